@@ -1,0 +1,74 @@
+"""dualad: automatic differentiation for NumPy and CuPy arrays.
+
+>>> import dualad
+>>> x = dualad.tensor([0.5, 1.0], requires_grad=True)
+>>> y = dualad.sin(x).sum()
+>>> y.backward()
+>>> x.grad
+tensor([0.87758256, 0.54030231])
+"""
+
+from __future__ import annotations
+
+from . import ops as _ops  # noqa: F401  (registers ops, attaches Tensor methods)
+from ._backend import Device
+from ._backend import Device as device
+from ._creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._dtypes import (
+    bool_,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    uint8,
+)
+from ._tensor import Tensor, is_tensor
+from .ops.elementwise import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.reductions import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
+from .rev.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from . import autograd  # noqa: E402
+
+bool = bool_  # noqa: A001 - torch spelling dualad.bool
+__version__ = "0.1.0"

@@ -1,0 +1,149 @@
+"""Array backends: NumPy on "cpu", CuPy on "cuda"/"cuda:N".
+
+Invariant: the array module of an op is the module of its data. It is found from the array's type
+through a small dict (tens of ns); CuPy is imported only when a "cuda" device is asked for or a
+CuPy array is seen. Impls use only names that NumPy 2 and CuPy share.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+# type(array) -> array module. Python scalars resolve to NumPy: they carry no device.
+_MODULE_OF_TYPE: dict[type, ModuleType] = {np.ndarray: np, float: np, int: np, complex: np, bool: np}
+for _t in (np.float16, np.float32, np.float64, np.complex64, np.complex128, np.int8, np.int16,
+           np.int32, np.int64, np.uint8, np.bool_):
+    _MODULE_OF_TYPE[_t] = np
+
+_cupy: ModuleType | None = None
+_cupy_error: str | None = None
+
+
+def _import_cupy() -> ModuleType:
+    """Import CuPy once, with an error that says why "cuda" cannot be used."""
+    global _cupy, _cupy_error
+    if _cupy is not None:
+        return _cupy
+    if _cupy_error is not None:
+        raise RuntimeError(_cupy_error)
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device is visible")
+    except Exception as exc:  # ImportError, CUDARuntimeError, ...
+        _cupy_error = (
+            "dualad: device 'cuda' needs CuPy and a CUDA GPU "
+            f"({type(exc).__name__}: {exc}); install the 'gpu' extra (pip install dualad[gpu])"
+        )
+        raise RuntimeError(_cupy_error) from None
+    _cupy = cupy
+    _MODULE_OF_TYPE[cupy.ndarray] = cupy
+    return cupy
+
+
+def xp_of(array: Any) -> ModuleType:
+    """The array module (numpy or cupy) of ``array``."""
+    try:
+        return _MODULE_OF_TYPE[type(array)]
+    except KeyError:
+        return _resolve(type(array))
+
+
+def _resolve(array_type: type) -> ModuleType:
+    module = getattr(array_type, "__module__", "")
+    if module.startswith("cupy"):
+        return _import_cupy()
+    if issubclass(array_type, (np.ndarray, np.generic)):
+        _MODULE_OF_TYPE[array_type] = np
+        return np
+    raise TypeError(f"dualad: cannot use an object of type {array_type.__name__} as array data")
+
+
+class Device:
+    """A device: ``Device("cpu")``, ``Device("cuda")``, ``Device("cuda:1")``.
+
+    >>> Device("cuda:1").index
+    1
+    >>> str(Device("cpu"))
+    'cpu'
+    """
+
+    __slots__ = ("index", "type")
+
+    def __init__(self, spec: str | Device = "cpu", index: int | None = None) -> None:
+        if isinstance(spec, Device):
+            self.type, self.index = spec.type, spec.index
+            return
+        if not isinstance(spec, str):
+            raise TypeError(f"dualad: a device is 'cpu', 'cuda' or 'cuda:N', got {spec!r}")
+        kind, _, number = spec.partition(":")
+        if kind not in ("cpu", "cuda") or (number and not number.isdigit()):
+            raise RuntimeError(f"dualad: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+        if kind == "cpu" and (number or index):
+            raise RuntimeError(f"dualad: device {spec!r}: the cpu has no index")
+        self.type = kind
+        self.index = int(number) if number else index
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = Device(other)
+        if not isinstance(other, Device):
+            return NotImplemented
+        if self.type != other.type:
+            return False
+        return self.type == "cpu" or (self.index or 0) == (other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
+
+
+CPU = Device("cpu")
+
+
+def device_of(array: Any) -> Device:
+    """The device that holds ``array``."""
+    xp = xp_of(array)
+    if xp is np:
+        return CPU
+    return Device("cuda", int(array.device.id))
+
+
+def module_for(device: Device | str | None) -> ModuleType:
+    """The array module that allocates on ``device`` (None means cpu)."""
+    if device is None:
+        return np
+    device = Device(device)
+    if device.type == "cpu":
+        return np
+    return _import_cupy()
+
+
+def to_device(array: Any, device: Device | str) -> Any:
+    """Copy ``array`` to ``device`` (no copy if it is already there)."""
+    device = Device(device)
+    xp = xp_of(array)
+    if device.type == "cpu":
+        return array if xp is np else array.get()
+    cupy = _import_cupy()
+    with cupy.cuda.Device(device.index or 0):
+        return cupy.asarray(array)
+
+
+def allocate_on(device: Device | str | None, make):
+    """Run ``make(xp)`` with the right array module and, for CUDA, the right current device."""
+    xp = module_for(device)
+    if xp is np:
+        return make(np)
+    index = Device(device).index or 0
+    with xp.cuda.Device(index):
+        return make(xp)

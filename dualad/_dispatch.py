@@ -1,0 +1,431 @@
+"""Op records and dispatch: the one path every dualad op takes.
+
+An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
+The caller's fast path runs when no transform level is active (``LEVELS`` empty), every tensor
+argument is a plain ``Tensor`` that is not a view, and none requires grad (or grad mode is off):
+it does the impl call and wraps the array, nothing else. Otherwise ``dispatch`` runs:
+
+1. the highest active transform level that owns an argument processes the op (its rule runs with
+   itself and the levels above it suspended, i.e. one level down);
+2. with no such level, the eager bottom level runs the impl and, when an input requires grad and
+   grad mode is on, records a graph Node (``rev.node.OpNode``) for reverse mode.
+
+Impls are the only code that calls the array module; they get it as their first argument.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import numpy as np
+
+from ._backend import _MODULE_OF_TYPE, _resolve
+from ._state import GRAD, LEVELS
+from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
+
+SCALAR_TYPES = frozenset((float, int, bool, complex))
+_NO_EDGE = (None, 0)
+EMPTY: dict = {}
+REGISTRY: dict[str, OpDef] = {}
+_sequence = itertools.count()
+
+# NumPy returns NumPy scalars from 0-d operations; dualad keeps 0-d arrays.
+_NP_SCALAR_TYPES = frozenset(
+    (np.float64, np.float32, np.float16, np.complex128, np.complex64, np.int64, np.int32,
+     np.int16, np.int8, np.uint8, np.bool_)
+)
+
+
+class OpDef:
+    """One op: its array impl and its rules, defined once.
+
+    impl(xp, *arrays, **params) -> array | tuple of arrays
+    vjp(cts, outs, args, params, needs) -> tuple with one cotangent (or None) per argument.
+        ``cts``/``outs`` are tuples over the outputs; ``args`` are the saved arguments (Tensors,
+        Python scalars, or ``ArgMeta`` stand-ins carrying shape/dtype when not saved);
+        ``needs[i]`` says whether argument i needs a cotangent. Written in dualad ops.
+    jvp(tangents, outs, args, params) -> output tangent (tuple for several outputs); tangents
+        has None for arguments without one. Written in dualad ops.
+    batch(args, bdims, params) -> (outs, out_bdims) for vmap; written in dualad ops.
+    """
+
+    __slots__ = (
+        "batch",
+        "differentiable",
+        "impl",
+        "jvp",
+        "name",
+        "node_cls",
+        "nondiff_outputs",
+        "nout",
+        "save_args",
+        "save_out",
+        "view",
+        "vjp",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable,
+        *,
+        vjp: Callable | None = None,
+        jvp: Callable | None = None,
+        batch: Callable | None = None,
+        differentiable: bool = True,
+        save_args: bool = True,
+        save_out: bool = False,
+        nout: int = 1,
+        nondiff_outputs: tuple[int, ...] = (),
+        view: bool | str = False,
+        node_name: str | None = None,
+    ) -> None:
+        from .rev.node import make_node_class
+
+        self.name = name
+        self.impl = impl
+        self.vjp = vjp
+        self.jvp = jvp
+        self.batch = batch
+        self.differentiable = differentiable
+        self.save_args = save_args
+        self.save_out = save_out
+        self.nout = nout
+        self.nondiff_outputs = nondiff_outputs
+        self.view = view  # False, True (always a view of argument 0) or "maybe"
+        self.node_cls = make_node_class(node_name or _node_name(name))
+
+    def __repr__(self) -> str:
+        return f"<dualad op {self.name}>"
+
+
+def _node_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in REGISTRY:
+        raise ValueError(f"dualad: op {op.name!r} is registered twice")
+    REGISTRY[op.name] = op
+    return op
+
+
+class Level:
+    """A transform level on the stack (a dual level, a vmap level, a function-transform tape).
+
+    Subclasses say which values they own and how they process an op; ``process`` must run its
+    rules with this level and the ones above it suspended (see ``suspended``).
+    """
+
+    __slots__ = ("alive", "index")
+
+    def owns(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def process(self, op: OpDef, args: tuple, params: dict):
+        raise NotImplementedError
+
+
+def find_level(args: tuple) -> Level | None:
+    """The innermost active level that owns one of ``args``."""
+    for level in reversed(LEVELS):
+        for a in args:
+            if level.owns(a):
+                return level
+    return None
+
+
+class suspended:
+    """Context manager: take ``level`` and every level above it off the stack for a while."""
+
+    __slots__ = ("level", "removed")
+
+    def __init__(self, level: Level) -> None:
+        self.level = level
+
+    def __enter__(self):
+        position = LEVELS.index(self.level)
+        self.removed = LEVELS[position:]
+        del LEVELS[position:]
+
+    def __exit__(self, *exc):
+        LEVELS.extend(self.removed)
+
+
+# ---------------------------------------------------------------------------------------------
+# eager evaluation (the bottom level)
+
+
+def _xp(array):
+    try:
+        return _MODULE_OF_TYPE[type(array)]
+    except KeyError:
+        return _resolve(type(array))
+
+
+def as_arg(value):
+    """Normalise one op argument: Tensors and Python scalars pass, arrays/lists become Tensors."""
+    if isinstance(value, Tensor) or type(value) in SCALAR_TYPES or value is None:
+        return value
+    from ._creation import as_tensor
+
+    return as_tensor(value)
+
+
+def dispatch(op: OpDef, args: tuple, params: dict):
+    """The slow path: levels, conversion of non-tensor arguments, graph recording."""
+    if LEVELS:
+        level = find_level(args)
+        if level is not None:
+            return level.process(op, args, params)
+    return eager(op, args, params)
+
+
+def eager(op: OpDef, args: tuple, params: dict):
+    """Run ``op`` on the bottom level: impl on the arrays, plus a Node if grad is recorded."""
+    datas = []
+    requires_grad = False
+    xp = None
+    converted = False
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._view is not None and a._view.version != _version(a._view.base):
+                from .rev.views import refresh_view_node
+
+                refresh_view_node(a)
+            data = a._data
+            if xp is None:
+                xp = _xp(data)
+            elif _xp(data) is not xp:
+                raise _device_error(op, args)
+            if a._rg:
+                requires_grad = True
+            datas.append(data)
+        elif type(a) in SCALAR_TYPES or a is None:
+            datas.append(a)
+        else:
+            converted = True
+            break
+    if converted:
+        return eager(op, tuple(as_arg(a) for a in args), params)
+    if xp is None:
+        xp = np
+    try:
+        out = op.impl(xp, *datas, **params)
+    except Exception as exc:
+        raise op_error(op, args, params, exc) from exc
+    record = requires_grad and op.differentiable and GRAD.enabled
+    if op.nout == 1:
+        if type(out) in _NP_SCALAR_TYPES:
+            out = np.asarray(out)
+        result = wrap(out)
+        if op.view:
+            make_view(result, args[0], op, params)
+        if record:
+            record_node(op, args, params, (result,))
+        return result
+    results = tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+    if op.view:
+        for r in results:
+            make_view(r, args[0], op, params, multi_output=True)
+    if record:
+        record_node(op, args, params, results)
+    return results
+
+
+def _version(t: Tensor) -> int:
+    box = t._vc
+    return 0 if box is None else box[0]
+
+
+def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_output=False):
+    """Mark ``result`` as a view of ``source`` when their data alias."""
+    if op.view == "maybe" and not _aliases(result._data, source._data):
+        return
+    view = source._view
+    if view is None:
+        base, replay = source, ((op, params),)
+    else:
+        base, replay = view.base, (*view.replay, (op, params))
+    box = base._vc
+    if box is None:
+        box = base._vc = [0]
+    result._vc = box
+    result._view = ViewInfo(
+        base,
+        replay,
+        box[0],
+        created_without_grad=base._rg and not GRAD.enabled,
+        multi_output=multi_output or (view is not None and view.multi_output),
+    )
+
+
+def _aliases(a, b) -> bool:
+    root_a = a if a.base is None else a.base
+    root_b = b if b.base is None else b.base
+    return root_a is root_b
+
+
+def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
+    """Attach a graph Node for ``op`` to ``results`` (they then require grad)."""
+    node = _new(op.node_cls)
+    node._init_op_node(op, next(_sequence), params)
+    edges = []
+    in_meta = []
+    for a in args:
+        if isinstance(a, Tensor):
+            data = a._data
+            in_meta.append((data.shape, data.dtype))
+            if a._rg:
+                n = a._node
+                edges.append((accumulator_of(a), 0) if n is None else (n, a._out_nr))
+            else:
+                edges.append(_NO_EDGE)
+        else:
+            in_meta.append(a)
+            edges.append(_NO_EDGE)
+    node._edges = tuple(edges)
+    node._in_meta = tuple(in_meta)
+    if op.save_args:
+        node._save_args(args)
+    nondiff = op.nondiff_outputs
+    for i, r in enumerate(results):
+        if i in nondiff:
+            continue
+        r._rg = True
+        r._node = node
+        r._out_nr = i
+    node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
+    if op.save_out:
+        node._save_outputs(results)
+
+
+def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
+    """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception."""
+    if isinstance(exc, (RuntimeError, TypeError, IndexError)) and str(exc).startswith("dualad"):
+        return exc
+    described = ", ".join(
+        f"Tensor(shape={tuple(a.shape)}, dtype={a.dtype})" if isinstance(a, Tensor) else repr(a)
+        for a in args
+    )
+    extra = f" with {params}" if params else ""
+    text = f"dualad.{op.name}: {type(exc).__name__}: {exc} (arguments: {described}{extra})"
+    kind = IndexError if isinstance(exc, IndexError) else (
+        TypeError if isinstance(exc, TypeError) else RuntimeError
+    )
+    return kind(text)
+
+
+def _device_error(op: OpDef, args: tuple) -> RuntimeError:
+    devices = [str(a.device) for a in args if isinstance(a, Tensor)]
+    return RuntimeError(
+        f"dualad.{op.name}: Expected all tensors to be on the same device, but found tensors on "
+        f"devices {devices}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# public callers with the fast path
+
+
+def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
+    """The public function for a one-argument op without parameters."""
+    impl = op.impl
+    modules = _MODULE_OF_TYPE
+
+    def call(x):
+        if type(x) is Tensor and not LEVELS and x._view is None and (
+            not x._rg or not GRAD.enabled
+        ):
+            data = x._data
+            try:
+                out = impl(modules[type(data)], data)
+            except Exception:
+                return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
+            if type(out) in _NP_SCALAR_TYPES:
+                out = np.asarray(out)
+            return wrap(out)
+        return dispatch(op, (x,), EMPTY)
+
+    return _finish(call, op, name, doc)
+
+
+def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
+    """The public function for a two-argument op without parameters (Python scalars allowed)."""
+    impl = op.impl
+    modules = _MODULE_OF_TYPE
+    scalars = SCALAR_TYPES
+
+    def call(a, b):
+        if not LEVELS:
+            ta = type(a) is Tensor
+            tb = type(b) is Tensor
+            if ta and tb:
+                da = a._data
+                db = b._data
+                if (
+                    type(da) is type(db)
+                    and a._view is None
+                    and b._view is None
+                    and ((not a._rg and not b._rg) or not GRAD.enabled)
+                ):
+                    try:
+                        out = impl(modules[type(da)], da, db)
+                    except Exception:
+                        return eager(op, (a, b), EMPTY)
+                    if type(out) in _NP_SCALAR_TYPES:
+                        out = np.asarray(out)
+                    return wrap(out)
+            elif ta:
+                if type(b) in scalars and a._view is None and (not a._rg or not GRAD.enabled):
+                    da = a._data
+                    try:
+                        out = impl(modules[type(da)], da, b)
+                    except Exception:
+                        return eager(op, (a, b), EMPTY)
+                    if type(out) in _NP_SCALAR_TYPES:
+                        out = np.asarray(out)
+                    return wrap(out)
+            elif tb and type(a) in scalars and b._view is None and (not b._rg or not GRAD.enabled):
+                db = b._data
+                try:
+                    out = impl(modules[type(db)], a, db)
+                except Exception:
+                    return eager(op, (a, b), EMPTY)
+                if type(out) in _NP_SCALAR_TYPES:
+                    out = np.asarray(out)
+                return wrap(out)
+        return dispatch(op, (a, b), EMPTY)
+
+    return _finish(call, op, name, doc)
+
+
+def _finish(call, op: OpDef, name: str | None, doc: str | None):
+    call.__name__ = call.__qualname__ = name or op.name
+    call.__doc__ = doc or f"dualad op ``{op.name}`` (differentiable: {op.differentiable})."
+    call.op = op
+    return call
+
+
+def apply(op: OpDef, *args, **params):
+    """Call ``op`` on ``args`` through the full dispatch (levels, graph recording)."""
+    return dispatch(op, args, params)
+
+
+def apply1(op: OpDef, x, params: dict):
+    """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
+    if type(x) is Tensor and not LEVELS and x._view is None and not op.view and (
+        not x._rg or not GRAD.enabled
+    ):
+        data = x._data
+        try:
+            out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)
+        except Exception:
+            return eager(op, (x,), params)
+        if op.nout == 1:
+            if type(out) in _NP_SCALAR_TYPES:
+                out = np.asarray(out)
+            return wrap(out)
+        return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+    return dispatch(op, (x,), params)

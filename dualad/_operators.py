@@ -1,0 +1,87 @@
+"""Tensor methods and Python operators, attached from the op modules.
+
+Each op module lists ``TENSOR_METHODS`` (functions that become methods of the same name) and
+``INPLACE_METHODS`` (functions that also get a trailing-underscore in-place method). Operators
+map to the same functions, so a method, an operator and the top-level function are one op.
+"""
+
+from __future__ import annotations
+
+from ._tensor import Tensor
+from .rev.inplace import apply_inplace
+
+
+def _inplace_method(functional, name):
+    def method(self, *args, **kwargs):
+        return apply_inplace(functional, self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of ``{functional.__name__}``: writes into ``self``."
+    return method
+
+
+def attach_methods(modules) -> None:
+    for module in modules:
+        for name in getattr(module, "TENSOR_METHODS", ()):
+            setattr(Tensor, name, getattr(module, name))
+        for name in getattr(module, "INPLACE_METHODS", ()):
+            setattr(Tensor, name + "_", _inplace_method(getattr(module, name), name + "_"))
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+
+    return method
+
+
+def attach_operators() -> None:
+    from .ops import elementwise as ew
+    from .ops import linalg, mutation, shape
+
+    ops = {
+        "__add__": ew.add,
+        "__sub__": ew.sub,
+        "__mul__": ew.mul,
+        "__truediv__": ew.div,
+        "__floordiv__": ew.floor_divide,
+        "__mod__": ew.remainder,
+        "__pow__": ew.pow,
+        "__matmul__": linalg.matmul,
+        "__and__": ew.bitwise_and,
+        "__or__": ew.bitwise_or,
+        "__xor__": ew.bitwise_xor,
+    }
+    for name, fn in ops.items():
+        setattr(Tensor, name, fn)
+        setattr(Tensor, "__r" + name[2:], _reflected(fn))
+        setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
+    Tensor.__neg__ = ew.neg
+    Tensor.__pos__ = lambda self: self
+    Tensor.__abs__ = ew.abs
+    Tensor.__invert__ = ew.bitwise_not
+    Tensor.__eq__ = ew.eq
+    Tensor.__ne__ = ew.ne
+    Tensor.__lt__ = ew.lt
+    Tensor.__le__ = ew.le
+    Tensor.__gt__ = ew.gt
+    Tensor.__ge__ = ew.ge
+    Tensor.__getitem__ = shape.getitem
+
+    def __setitem__(self, key, value):
+        apply_inplace(mutation.index_put, self, key, value)
+
+    Tensor.__setitem__ = __setitem__
+    Tensor.zero_ = _inplace_method(mutation.zero, "zero_")
+    Tensor.fill_ = _inplace_method(mutation.fill, "fill_")
+    Tensor.copy_ = _inplace_method(mutation.copy_from, "copy_")
+    Tensor.T = property(_full_transpose)
+    Tensor.mT = property(shape.matrix_transpose)
+    Tensor.H = property(lambda self: ew.conj(_full_transpose(self)))
+    Tensor.mH = property(lambda self: ew.conj(shape.matrix_transpose(self)))
+
+
+def _full_transpose(x):
+    from .ops.shape import permute
+
+    return permute(x, tuple(reversed(range(x.ndim)))) if x.ndim >= 2 else x

@@ -1,0 +1,25 @@
+"""The torch.autograd-shaped facade: backward, grad, grad modes and graph inspection.
+
+>>> import dualad
+>>> x = dualad.tensor(2.0, requires_grad=True)
+>>> dualad.autograd.grad(x ** 3, x)
+(tensor(12.),)
+"""
+
+from __future__ import annotations
+
+from ..rev.engine import backward, grad
+from ..rev.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from . import graph
+
+__all__ = [
+    "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+]

@@ -1,0 +1,12 @@
+"""The op registry's modules. Importing this package registers every op and attaches the
+Tensor methods and operators."""
+
+from __future__ import annotations
+
+from .. import _operators
+from . import elementwise, linalg, mutation, reductions, shape
+
+MODULES = (elementwise, reductions, shape, linalg, mutation)
+
+_operators.attach_methods(MODULES)
+_operators.attach_operators()

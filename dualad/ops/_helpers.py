@@ -1,0 +1,185 @@
+"""Category helpers: one call defines an op with its impl, VJP, JVP and batching rule.
+
+- ``unary``: elementwise, from one derivative formula ``deriv(x, y)`` written in dualad ops.
+- ``binary``: broadcasting elementwise, from the partial derivatives ``(d/da, d/db)``; the
+  engine reduces broadcast cotangents to each argument's shape in one place (node validation).
+- ``linear``: ops that are linear in their tensor argument: JVP is the op itself, VJP a transpose.
+- ``nondiff``: comparisons, predicates and the like: outputs never require grad; still batchable.
+- ``explicit``: anything else, with its rules given by hand next to its impl.
+
+Complex numbers follow PyTorch: a VJP multiplies by the conjugate of the derivative.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .._dispatch import OpDef, binary_caller, register, unary_caller
+from .._tensor import Tensor
+from ..vmap import rules as batching
+
+
+def _conj_if_complex(d):
+    if isinstance(d, Tensor) and d.dtype.kind == "c":
+        from .elementwise import conj
+
+        return conj(d)
+    if isinstance(d, complex):
+        return d.conjugate()
+    return d
+
+
+def unary(
+    name: str,
+    impl: Callable,
+    deriv: Callable,
+    *,
+    uses: str = "x",
+    doc: str | None = None,
+    node_name: str | None = None,
+):
+    """An elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
+
+    ``uses`` says what ``deriv`` reads: "x", "y" or "xy"; only that is saved for backward.
+    """
+
+    def vjp(cts, outs, args, params, needs):
+        return (cts[0] * _conj_if_complex(deriv(args[0], outs[0] if outs else None)),)
+
+    def jvp(tangents, outs, args, params):
+        return tangents[0] * deriv(args[0], outs[0])
+
+    op = register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=batching.elementwise,
+            save_args="x" in uses,
+            save_out="y" in uses,
+            node_name=node_name,
+        )
+    )
+    return unary_caller(op, doc=doc)
+
+
+def binary(
+    name: str,
+    impl: Callable,
+    partials: tuple[Callable | None, Callable | None],
+    *,
+    uses: str = "ab",
+    doc: str | None = None,
+    node_name: str | None = None,
+):
+    """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
+
+    A partial of None means the op is not differentiable in that argument.
+    """
+    da, db = partials
+
+    def vjp(cts, outs, args, params, needs):
+        ct = cts[0]
+        a, b = args
+        y = outs[0] if outs else None
+        grad_a = ct * _conj_if_complex(da(a, b, y)) if needs[0] and da is not None else None
+        grad_b = ct * _conj_if_complex(db(a, b, y)) if needs[1] and db is not None else None
+        return grad_a, grad_b
+
+    def jvp(tangents, outs, args, params):
+        a, b = args
+        y = outs[0]
+        t_a, t_b = tangents
+        total = None
+        if t_a is not None and da is not None:
+            total = t_a * da(a, b, y)
+        if t_b is not None and db is not None:
+            term = t_b * db(a, b, y)
+            total = term if total is None else total + term
+        return _broadcast_to_output(total, y)
+
+    op = register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=batching.elementwise,
+            save_args="a" in uses or "b" in uses,
+            save_out="y" in uses,
+            node_name=node_name,
+        )
+    )
+    return binary_caller(op, doc=doc)
+
+
+def _broadcast_to_output(tangent, y):
+    if tangent is None or not isinstance(tangent, Tensor):
+        return tangent
+    if tangent.shape != y.shape:
+        from .shape import broadcast_to
+
+        tangent = broadcast_to(tangent, y.shape)
+    return tangent
+
+
+def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: str | None = None):
+    """A broadcasting op linear in each argument (``mul``): d/da = b, d/db = a."""
+    return binary(
+        name,
+        impl,
+        (lambda a, b, y: b, lambda a, b, y: a),
+        doc=doc,
+        node_name=node_name,
+    )
+
+
+def linear(
+    name: str,
+    impl: Callable,
+    transpose: Callable,
+    *,
+    batch: Callable | None = None,
+    view: bool | str = False,
+    node_name: str | None = None,
+):
+    """An op linear in its single tensor argument: JVP applies the op, VJP its transpose.
+
+    ``transpose(ct, x, **params)`` gets the cotangent and an ``ArgMeta`` (shape and dtype) of x.
+    Returns the OpDef; the caller builds the public function (these ops take parameters).
+    """
+
+    def vjp(cts, outs, args, params, needs):
+        return (transpose(cts[0], args[0], **params),)
+
+    def jvp(tangents, outs, args, params):
+        from .._dispatch import apply
+
+        return apply(op, tangents[0], **params)
+
+    op = register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=batch,
+            save_args=False,
+            view=view,
+            node_name=node_name,
+        )
+    )
+    return op
+
+
+def nondiff_unary(name: str, impl: Callable, *, doc: str | None = None):
+    """An elementwise op whose output carries no gradient (predicates, rounding to ints, ...)."""
+    op = register(OpDef(name, impl, batch=batching.elementwise, differentiable=False))
+    return unary_caller(op, doc=doc)
+
+
+def nondiff_binary(name: str, impl: Callable, *, doc: str | None = None):
+    """A broadcasting binary op whose output carries no gradient (comparisons, logical ops)."""
+    op = register(OpDef(name, impl, batch=batching.elementwise, differentiable=False))
+    return binary_caller(op, doc=doc)

@@ -1,0 +1,126 @@
+"""Functional forms of the mutating ops (fill, zero, copy, index assignment).
+
+Each is an ordinary op whose first argument is the tensor being overwritten; ``rev/inplace.py``
+turns them into ``fill_``, ``zero_``, ``copy_`` and ``__setitem__``. Overwritten positions get no
+gradient from the result; the written values get theirs.
+"""
+
+from __future__ import annotations
+
+from .._dispatch import EMPTY, OpDef, dispatch, register
+from .._tensor import Tensor
+from .shape import IndexKey, _normalize_key, _device_key, getitem
+
+
+def _fill_impl(xp, x, value):
+    return xp.full(x.shape, value, dtype=x.dtype)
+
+
+def _fill_vjp(cts, outs, args, params, needs):
+    from .reductions import sum as reduce_sum
+
+    return None, (reduce_sum(cts[0]) if needs[1] else None)
+
+
+fill_op = register(
+    OpDef(
+        "fill",
+        _fill_impl,
+        vjp=_fill_vjp,
+        jvp=lambda tangents, outs, args, params: _fill_jvp(tangents, outs),
+        batch=None,
+        save_args=False,
+    )
+)
+
+
+def _fill_jvp(tangents, outs):
+    from .._creation import zeros_like
+    from .shape import broadcast_to
+
+    t_value = tangents[1]
+    if t_value is None:
+        return zeros_like(outs[0])
+    return broadcast_to(t_value, outs[0].shape) + 0
+
+
+def fill(x, value):
+    """A tensor like ``x`` filled with ``value`` (a number or a 0-d tensor)."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions."
+        )
+    return dispatch(fill_op, (x, value), EMPTY)
+
+
+def zero(x):
+    """A tensor of zeros like ``x`` (functional ``zero_``)."""
+    return dispatch(fill_op, (x, 0), EMPTY)
+
+
+def _copy_impl(xp, x, src):
+    return xp.broadcast_to(xp.asarray(src), x.shape).astype(x.dtype, copy=True)
+
+
+def _copy_vjp(cts, outs, args, params, needs):
+    return None, (cts[0] if needs[1] else None)
+
+
+def _copy_jvp(tangents, outs, args, params):
+    from .._creation import zeros_like
+    from .elementwise import astype
+    from .shape import broadcast_to
+
+    t_src = tangents[1]
+    if t_src is None:
+        return zeros_like(outs[0])
+    return astype(broadcast_to(t_src, outs[0].shape), outs[0].dtype)
+
+
+copy_op = register(
+    OpDef("copy_from", _copy_impl, vjp=_copy_vjp, jvp=_copy_jvp, save_args=False,
+          node_name="CopyBackwards")
+)
+
+
+def copy_from(x, src):
+    """``src`` broadcast to x's shape and cast to x's dtype (functional ``copy_``)."""
+    return dispatch(copy_op, (x, src), EMPTY)
+
+
+def _index_put_impl(xp, x, value, *, index):
+    out = x.copy()
+    out[_device_key(xp, index.key)] = value
+    return out
+
+
+def _index_put_vjp(cts, outs, args, params, needs):
+    ct = cts[0]
+    index = params["index"]
+    grad_x = index_put(ct, index, 0.0) if needs[0] else None
+    grad_value = getitem(ct, index) if needs[1] else None
+    return grad_x, grad_value
+
+
+def _index_put_jvp(tangents, outs, args, params):
+    from .._creation import zeros_like
+
+    t_x, t_value = tangents
+    index = params["index"]
+    if t_x is None:
+        t_x = zeros_like(outs[0])
+    return index_put(t_x, index, 0.0 if t_value is None else t_value)
+
+
+index_put_op = register(
+    OpDef("index_put", _index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, save_args=False,
+          node_name="IndexPutBackward0")
+)
+
+
+def index_put(x, key, value):
+    """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
+    index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
+    return dispatch(index_put_op, (x, value), {"index": index})
+

@@ -1,0 +1,1 @@
+"""Reverse mode: graph nodes, the executor, hooks, grad modes, in-place and view handling."""

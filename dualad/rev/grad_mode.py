@@ -1,0 +1,191 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Each is a context manager and a decorator (with or without parentheses). The mode is
+thread-local. A decorated generator runs its body under the mode only while it executes: the
+caller's mode is restored at every yield (PyTorch semantics).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+from .._state import GRAD
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are recorded for reverse mode in this thread.
+
+    >>> import dualad
+    >>> with dualad.no_grad():
+    ...     dualad.is_grad_enabled()
+    False
+    """
+    return GRAD.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return GRAD.inference
+
+
+class _DecoratorContext:
+    """Base: subclasses define ``_enter_state`` / restore the saved state on exit."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            func.__init__ = self(func.__init__)
+            return func
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self._clone():
+                return func(*args, **kwargs)
+
+        return decorated
+
+    def _clone(self):
+        return self.__class__()
+
+    def _wrap_generator(self, func):
+        @functools.wraps(func)
+        def generator(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self._clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self._clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self._clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self._clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator
+
+
+class no_grad(_DecoratorContext):
+    """Context manager and decorator that turns off graph recording.
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> with dualad.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            return self(func)
+        return self
+
+    def __enter__(self):
+        self.previous = GRAD.enabled
+        GRAD.enabled = False
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.previous
+        return False
+
+
+class enable_grad(_DecoratorContext):
+    """Context manager and decorator that turns graph recording back on."""
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            return self(func)
+        return self
+
+    def __enter__(self):
+        self.previous = GRAD.enabled
+        GRAD.enabled = True
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.previous
+        return False
+
+
+class set_grad_enabled(_DecoratorContext):
+    """Set grad mode: immediately when called, restored on exit when used with ``with``.
+
+    >>> import dualad
+    >>> with dualad.set_grad_enabled(False):
+    ...     dualad.is_grad_enabled()
+    False
+    >>> dualad.is_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = GRAD.enabled
+        self.mode = bool(mode)
+        GRAD.enabled = self.mode
+
+    def __call__(self, func):
+        GRAD.enabled = self.previous  # as a decorator it only applies inside func
+        return super().__call__(func)
+
+    def _clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        GRAD.enabled = self.mode
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.previous
+        return False
+
+
+class inference_mode(_DecoratorContext):
+    """Like ``no_grad``, and marks tensors made inside as inference tensors.
+
+    ``inference_mode(False)`` is a no-op scope (grad mode unchanged).
+    """
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):
+            self.mode = True
+            return self(mode)
+        self.mode = bool(mode)
+        return self
+
+    def __init__(self, mode=True) -> None:
+        pass
+
+    def _clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        self.previous = (GRAD.enabled, GRAD.inference)
+        if self.mode:
+            GRAD.enabled = False
+            GRAD.inference = True
+        else:
+            GRAD.inference = False
+
+    def __exit__(self, *exc):
+        GRAD.enabled, GRAD.inference = self.previous
+        return False

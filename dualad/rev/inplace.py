@@ -1,0 +1,200 @@
+"""In-place ops: compute out of place, write into the buffer, bump the version, rebase history.
+
+``x.op_(...)`` runs the functional op on a snapshot of ``x`` that has x's gradient history (so
+whatever the functional op saves is the pre-mutation value), copies the result into x's memory
+(views of x see it) and bumps the shared version counter (so nodes that saved x itself detect
+the change). Then x's history moves to the new node. If x is a view, its base gets a CopySlices
+node instead: the base's gradient outside the view region flows to its old history, inside the
+region to the op's result (PyTorch's CopySlices).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dispatch import _sequence
+from .._state import GRAD
+from .._tensor import Tensor, _new, accumulator_of
+from .node import Node, _validate
+
+_LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_OF_LEAF_MESSAGE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+
+
+def _snapshot(x: Tensor) -> Tensor:
+    """A copy of x's data with x's gradient history (same grad_fn / output_nr).
+
+    Only used while recording, where x is never a leaf that requires grad (that is an error).
+    """
+    out = _new(Tensor)
+    out._data = x._data.copy()
+    out._rg = x._rg
+    out._node = x.grad_fn
+    out._out_nr = x._out_nr
+    out._meta = None
+    out._fw = x._fw
+    out._vc = None
+    out._view = None
+    return out
+
+
+def _any_requires_grad(args) -> bool:
+    return any(isinstance(a, Tensor) and a._rg for a in args)
+
+
+def check_inplace_allowed(x: Tensor, args: tuple) -> None:
+    """PyTorch's errors for in-place ops that would corrupt gradients."""
+    if not GRAD.enabled:
+        return
+    if x._rg and x._node is None:
+        raise RuntimeError(_LEAF_MESSAGE)
+    view = x._view
+    if view is None:
+        return
+    base = view.base
+    if base._rg and base._node is None:
+        raise RuntimeError(_VIEW_OF_LEAF_MESSAGE)
+    involved = base._rg or _any_requires_grad(args)
+    if view.multi_output and involved:
+        raise RuntimeError(
+            "Output 0 of UnbindBackward0 is a view and its base or another view of its base has "
+            "been modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
+    if view.created_without_grad and involved:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            "can clarify your code by moving both the view and the inplace either both inside the "
+            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+            "want the inplace to be tracked)."
+        )
+
+
+def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
+    """Run ``functional(x, *args, **params)`` and write the result into ``x``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"dualad: in-place ops need a Tensor, got {type(x).__name__}")
+    check_inplace_allowed(x, args)
+    recording = GRAD.enabled and (
+        x._rg or _any_requires_grad(args) or (x._view is not None and x._view.base._rg)
+    )
+    source = _snapshot(x) if recording else x
+    result = functional(source, *args, **params)
+    write_into(x, result)
+    if recording:
+        rebase_history(x, result)
+    return x
+
+
+def write_into(x: Tensor, result: Tensor) -> None:
+    """Copy ``result`` into x's buffer (same shape, same-kind cast) and bump x's version."""
+    if tuple(result.shape) != tuple(x.shape):
+        raise RuntimeError(
+            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    dst = x._data
+    src = result._data
+    if type(dst) is not type(src):
+        raise RuntimeError(
+            f"dualad: in-place op mixes devices: the tensor is on {x.device}, the result on "
+            f"{result.device}"
+        )
+    if not np.can_cast(src.dtype, dst.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {src.dtype} can't be cast to the desired output type {dst.dtype}"
+        )
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    dst[...] = src
+    x._bump_version()
+
+
+def rebase_history(x: Tensor, result: Tensor) -> None:
+    """Give ``x`` (and its base, if x is a view) the gradient history of ``result``."""
+    from .hooks import move_retain_grad
+
+    view = x._view
+    if view is None:
+        if result._rg:
+            x._rg = True
+            x._node = result._node
+            x._out_nr = result._out_nr
+            meta = x._meta
+            if meta is not None and meta.retains_grad:
+                move_retain_grad(x, (x._node, x._out_nr))
+        return
+    base = view.base
+    if not (result._rg or base._rg):
+        return
+    node = CopySlices(base, result, view.replay)
+    base._rg = True
+    base._node = node
+    base._out_nr = 0
+    meta = base._meta
+    if meta is not None and meta.retains_grad:
+        move_retain_grad(base, (node, 0))
+    from .views import refresh_view_node
+
+    view.version = -1  # force the view's grad_fn to be rebuilt from the new base history
+    refresh_view_node(x)
+    meta = x._meta
+    if meta is not None and meta.retains_grad:
+        move_retain_grad(x, (x._node, x._out_nr))
+
+
+class CopySlices(Node):
+    """History of a base after an in-place op on one of its views."""
+
+    __slots__ = ("_base_shape", "_base_dtype", "_in_meta", "_replay")
+
+    def __init__(self, base: Tensor, result: Tensor, replay: tuple) -> None:
+        self._init_base(next(_sequence))
+        if base._rg:
+            node = base._node
+            base_edge = (accumulator_of(base), 0) if node is None else (node, base._out_nr)
+        else:
+            base_edge = (None, 0)
+        result_edge = (result._node, result._out_nr) if result._rg else (None, 0)
+        self._edges = (base_edge, result_edge)
+        self._in_meta = ((base.shape, base.dtype), (result.shape, result.dtype))
+        self._replay = replay
+        self._base_shape = base.shape
+        self._base_dtype = base.dtype
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def _mask(self, like: Tensor) -> Tensor:
+        """1 outside the view region, 0 inside, as a constant on ``like``'s device."""
+        from .._backend import xp_of
+        from .._tensor import wrap
+        from .views import replay_view
+
+        xp = xp_of(like._data)
+        keep = wrap(xp.ones(self._base_shape, dtype=like.dtype))
+        previous = GRAD.enabled
+        GRAD.enabled = False
+        try:
+            region = replay_view(keep, self._replay)
+        finally:
+            GRAD.enabled = previous
+        region._data[...] = 0
+        return keep
+
+    def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        from .views import replay_view
+
+        ct = grads[0]
+        base_edge, result_edge = self._edges
+        grad_base = ct * self._mask(ct) if base_edge[0] is not None else None
+        grad_result = replay_view(ct, self._replay) if result_edge[0] is not None else None
+        needs = (grad_base is not None, grad_result is not None)
+        return _validate((grad_base, grad_result), self._in_meta, needs, self)

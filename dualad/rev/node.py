@@ -1,0 +1,388 @@
+"""Graph nodes of reverse mode (each one tape entry: what an op needs to send gradients back).
+
+Invariants:
+- A node holds ``_edges``: one ``(node, output_nr)`` pair per argument of its op, ``(None, 0)``
+  for arguments that do not require grad (Python scalars included). ``next_functions`` shows them.
+- Saved arguments are kept as the Tensors themselves with their version at save time, so that
+  ``create_graph`` differentiates through them and in-place changes are detected. A saved output
+  is kept as its array (a Tensor pointing back at its own node would be a reference cycle) and
+  rebuilt as a Tensor whose grad_fn is this node when unpacked.
+- After a backward without ``retain_graph`` the saved values are dropped; using them again raises
+  the "Specify retain_graph=True" error. Nodes that saved nothing can run again.
+- Nodes never recurse into each other: destruction of deep graphs is flattened by ``_release``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from .._tensor import Tensor, _new
+
+_FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+_hook_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Handle returned by hook registration; ``remove()`` unregisters (idempotent)."""
+
+    __slots__ = ("_hooks_ref", "id")
+
+    def __init__(self, hooks: dict) -> None:
+        import weakref
+
+        self.id = next(_hook_ids)
+        self._hooks_ref = weakref.ref(hooks) if hasattr(hooks, "__weakref__") else (lambda: hooks)
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class HookDict(dict):
+    """A dict of hooks (id -> fn) that handles can refer to weakly."""
+
+    __slots__ = ("__weakref__",)
+
+
+class ArgMeta:
+    """Stand-in for an argument an op did not save: its shape and dtype only."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape, dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"ArgMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+class Node:
+    """A node of the backward graph (``tensor.grad_fn``).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 2
+    >>> y.grad_fn.name()
+    'MulBackward0'
+    >>> y.grad_fn.next_functions[0][0].name()
+    'AccumulateGrad'
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_anomaly",
+        "_edges",
+        "_metadata",
+        "_post_hooks",
+        "_pre_hooks",
+        "_retain",
+        "_seq",
+        "_tensor_hooks",
+    )
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return self._edges
+
+    @property
+    def metadata(self) -> dict:
+        meta = self._metadata
+        if meta is None:
+            meta = self._metadata = {}
+        return meta
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs) -> tuple | None`` runs before this node; may replace grad_outputs."""
+        hooks = self._pre_hooks
+        if hooks is None:
+            hooks = self._pre_hooks = HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after this node."""
+        hooks = self._post_hooks
+        if hooks is None:
+            hooks = self._post_hooks = HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def _tensor_hooks_of(self, output_nr: int) -> HookDict:
+        table = self._tensor_hooks
+        if table is None:
+            table = self._tensor_hooks = {}
+        hooks = table.get(output_nr)
+        if hooks is None:
+            hooks = table[output_nr] = HookDict()
+        return hooks
+
+    def _init_base(self, seq: int) -> None:
+        self._seq = seq
+        self._edges = ()
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None
+        self._retain = None
+        self._anomaly = None
+
+    @property
+    def _num_outputs(self) -> int:
+        return 1
+
+    def __call__(self, *grad_outputs):
+        """Apply the node to gradients w.r.t. its outputs; returns gradients w.r.t. its inputs."""
+        from .._state import GRAD
+
+        n = self._num_outputs
+        if len(grad_outputs) != n:
+            raise TypeError(f"expected {n} arguments, got {len(grad_outputs)} instead")
+        grads = self._apply(list(grad_outputs), None, GRAD.enabled)
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+    def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Drop saved values (after a backward without retain_graph)."""
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class OpNode(Node):
+    """Node of a registered op: calls the op's VJP on the saved arguments."""
+
+    __slots__ = (
+        "_args",
+        "_freed",
+        "_in_meta",
+        "_op",
+        "_out_data",
+        "_out_meta",
+        "_out_versions",
+        "_params",
+        "_versions",
+    )
+
+    def _init_op_node(self, op, seq: int, params: dict) -> None:
+        self._seq = seq
+        self._metadata = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None
+        self._retain = None
+        self._anomaly = None
+        self._op = op
+        self._params = params
+        self._args = None
+        self._out_data = None
+        self._freed = False
+
+    def _save_args(self, args: tuple) -> None:
+        self._args = args
+        self._versions = tuple(
+            (0 if a._vc is None else a._vc[0]) if isinstance(a, Tensor) else None for a in args
+        )
+
+    def _save_outputs(self, results: tuple) -> None:
+        boxes = []
+        for r in results:
+            box = r._vc
+            if box is None:
+                box = r._vc = [0]
+            boxes.append((box, box[0]))
+        self._out_data = tuple(r._data for r in results)
+        self._out_versions = tuple(boxes)
+
+    @property
+    def _num_outputs(self) -> int:
+        return len(self._out_meta)
+
+    def _unpack_args(self) -> tuple:
+        op = self._op
+        if op.save_args:
+            if self._freed:
+                raise RuntimeError(_FREED_MESSAGE)
+            args = self._args
+            for i, (a, version) in enumerate(zip(args, self._versions)):
+                if version is not None and (0 if a._vc is None else a._vc[0]) != version:
+                    raise RuntimeError(_version_message(a, i, self, version))
+            return args
+        return tuple(
+            ArgMeta(*m) if type(m) is tuple else m for m in self._in_meta
+        )
+
+    def _unpack_outputs(self) -> tuple | None:
+        if not self._op.save_out:
+            return None
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        outs = []
+        for i, (data, (box, version)) in enumerate(zip(self._out_data, self._out_versions)):
+            t = _new(Tensor)
+            t._data = data
+            t._rg = True
+            t._node = self
+            t._out_nr = i
+            t._meta = None
+            t._fw = None
+            t._vc = box
+            t._view = None
+            if box[0] != version:
+                raise RuntimeError(_version_message(t, i, self, version, output=True))
+            outs.append(t)
+        return tuple(outs)
+
+    def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        op = self._op
+        if op.vjp is None:
+            raise NotImplementedError(f"the derivative for '{op.name}' is not implemented.")
+        edges = self._edges
+        if needs is None:
+            needs = tuple(e[0] is not None for e in edges)
+        args = self._unpack_args()
+        outs = self._unpack_outputs()
+        if len(grads) > 1:
+            grads = _fill_missing(grads, self._out_meta)
+        result = op.vjp(tuple(grads), outs, args, self._params, needs)
+        return _validate(result, self._in_meta, needs, self)
+
+    def _release(self) -> None:
+        op = self._op
+        if op.save_args or op.save_out:
+            self._args = None
+            self._out_data = None
+            self._freed = True
+
+    @property
+    def saved_tensors(self) -> tuple:
+        args = self._unpack_args()
+        return tuple(a for a in args if isinstance(a, Tensor))
+
+
+def _fill_missing(grads: list, out_meta: tuple) -> list:
+    """Multi-output nodes: outputs that received no gradient get zeros (rules need all)."""
+    from .._creation import zeros_for
+
+    return [
+        zeros_for(shape, dtype, grads) if g is None else g
+        for g, (shape, dtype) in zip(grads, out_meta)
+    ]
+
+
+def _validate(result, in_meta: tuple, needs, node) -> tuple:
+    """Cast each input gradient to its input's dtype and reduce broadcast shapes; check shapes."""
+    from ..ops.elementwise import astype, real
+    from ..ops.reductions import sum_to
+
+    out = []
+    for i, g in enumerate(result):
+        if g is None or not needs[i]:
+            out.append(None)
+            continue
+        meta = in_meta[i]
+        shape, dtype = meta
+        gshape = g._data.shape if type(g) is Tensor else g.shape
+        if gshape != shape:
+            try:
+                g = sum_to(g, shape)
+            except Exception:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(gshape)} but expected shape compatible with {list(shape)}"
+                ) from None
+        if g.dtype != dtype:
+            if g.dtype.kind == "c" and dtype.kind != "c":
+                g = real(g)
+            if g.dtype != dtype:
+                g = astype(g, dtype)
+        out.append(g)
+    return tuple(out)
+
+
+def _version_message(t: Tensor, index: int, node: Node, expected: int, output=False) -> str:
+    current = 0 if t._vc is None else t._vc[0]
+    kind = "output" if output else "input"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [dualad.Tensor {list(t.shape)}, dtype={t.dtype}], which is {kind} {index} of "
+        f"{node.name()}, is at version {current}; expected version {expected} instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with dualad.autograd.set_detect_anomaly(True)."
+    )
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: accumulates into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        from .._dispatch import _sequence
+
+        self._init_base(next(_sequence))
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        from .engine import accumulate_into_leaf
+
+        accumulate_into_leaf(self, grads[0], create_graph)
+        return ()
+
+
+AccumulateGrad.__qualname__ = "AccumulateGrad"
+
+
+class ErrorNode(Node):
+    """A node whose backward raises (used where differentiating again is not supported)."""
+
+    __slots__ = ("_message", "_nin")
+
+    def __init__(self, message: str, edges: tuple) -> None:
+        from .._dispatch import _sequence
+
+        self._init_base(next(_sequence))
+        self._message = message
+        self._edges = edges
+
+    def name(self) -> str:
+        return "Error"
+
+    def _apply(self, grads, needs, create_graph):
+        raise RuntimeError(self._message)
+
+
+def make_node_class(name: str) -> type:
+    """A Node subclass whose ``__name__`` is ``name`` (``type(node).__name__ == node.name()``)."""
+    return type(name, (OpNode,), {"__slots__": (), "__module__": "dualad.rev.node"})

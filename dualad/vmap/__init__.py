@@ -1,0 +1,1 @@
+"""vmap: the batching transform (batching rules live in ``dualad.vmap.rules``)."""
