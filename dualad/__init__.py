@@ -10,7 +10,8 @@ tensor([0.87758256, 0.54030231])
 
 from __future__ import annotations
 
-from . import ops as _ops  # noqa: F401  (registers ops, attaches Tensor methods)
+from . import autograd
+from . import ops as _ops
 from ._backend import Device
 from ._backend import Device as device
 from ._creation import (
@@ -56,10 +57,10 @@ from ._dtypes import (
     uint8,
 )
 from ._tensor import Tensor, is_tensor
-from .ops.elementwise import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
-from .ops.reductions import *  # noqa: F403
-from .ops.shape import *  # noqa: F403
+from .ops.elementwise import *
+from .ops.linalg import *
+from .ops.reductions import *
+from .ops.shape import *
 from .rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -68,7 +69,6 @@ from .rev.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from . import autograd  # noqa: E402
 
-bool = bool_  # noqa: A001 - torch spelling dualad.bool
+bool = bool_
 __version__ = "0.1.0"

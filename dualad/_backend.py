@@ -13,9 +13,26 @@ from typing import Any
 import numpy as np
 
 # type(array) -> array module. Python scalars resolve to NumPy: they carry no device.
-_MODULE_OF_TYPE: dict[type, ModuleType] = {np.ndarray: np, float: np, int: np, complex: np, bool: np}
-for _t in (np.float16, np.float32, np.float64, np.complex64, np.complex128, np.int8, np.int16,
-           np.int32, np.int64, np.uint8, np.bool_):
+_MODULE_OF_TYPE: dict[type, ModuleType] = {
+    np.ndarray: np,
+    float: np,
+    int: np,
+    complex: np,
+    bool: np,
+}
+for _t in (
+    np.float16,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.bool_,
+):
     _MODULE_OF_TYPE[_t] = np
 
 _cupy: ModuleType | None = None
@@ -82,7 +99,9 @@ class Device:
             raise TypeError(f"dualad: a device is 'cpu', 'cuda' or 'cuda:N', got {spec!r}")
         kind, _, number = spec.partition(":")
         if kind not in ("cpu", "cuda") or (number and not number.isdigit()):
-            raise RuntimeError(f"dualad: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'")
+            raise RuntimeError(
+                f"dualad: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'"
+            )
         if kind == "cpu" and (number or index):
             raise RuntimeError(f"dualad: device {spec!r}: the cpu has no index")
         self.type = kind
@@ -104,7 +123,11 @@ class Device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}'" + ("" if self.index is None else f", index={self.index}") + ")"
+        return (
+            f"device(type='{self.type}'"
+            + ("" if self.index is None else f", index={self.index}")
+            + ")"
+        )
 
 
 CPU = Device("cpu")

@@ -295,7 +295,9 @@ def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
         low, high = 0, low
     shape = _size((size,)) if not isinstance(size, int) else (size,)
     dtype = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    return wrap(allocate_on(device, lambda xp: _generator(xp).integers(low, high, shape).astype(dtype)))
+    return wrap(
+        allocate_on(device, lambda xp: _generator(xp).integers(low, high, shape).astype(dtype))
+    )
 
 
 def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -309,8 +311,24 @@ def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = Fals
 
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
-    "linspace", "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint", "randn",
-    "randn_like", "tensor", "zeros", "zeros_like",
+    "arange",
+    "as_tensor",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "linspace",
+    "manual_seed",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randn",
+    "randn_like",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ]
-

@@ -16,7 +16,8 @@ Impls are the only code that calls the array module; they get it as their first 
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,19 @@ _sequence = itertools.count()
 
 # NumPy returns NumPy scalars from 0-d operations; dualad keeps 0-d arrays.
 _NP_SCALAR_TYPES = frozenset(
-    (np.float64, np.float32, np.float16, np.complex128, np.complex64, np.int64, np.int32,
-     np.int16, np.int8, np.uint8, np.bool_)
+    (
+        np.float64,
+        np.float32,
+        np.float16,
+        np.complex128,
+        np.complex64,
+        np.int64,
+        np.int32,
+        np.int16,
+        np.int8,
+        np.uint8,
+        np.bool_,
+    )
 )
 
 
@@ -267,36 +279,76 @@ def _aliases(a, b) -> bool:
     return root_a is root_b
 
 
+def _argmeta(data):
+    from .rev.node import ArgMeta
+
+    global _argmeta
+    _argmeta = ArgMeta.of  # bind once the rev package is importable
+    return ArgMeta.of(data)
+
+
 def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
-    """Attach a graph Node for ``op`` to ``results`` (they then require grad)."""
+    """Attach a graph Node for ``op`` to ``results`` (they then require grad).
+
+    Hot path of every recorded op: no generators, no helper calls beyond what is needed.
+    """
     node = _new(op.node_cls)
-    node._init_op_node(op, next(_sequence), params)
+    node._seq = next(_sequence)
+    node._extra = None
+    node._nout = len(results)
+    node._op = op
+    node._params = params
+    node._freed = False
+    node._out_data = None
     edges = []
-    in_meta = []
+    needs = []
+    versions = []
     for a in args:
         if isinstance(a, Tensor):
-            data = a._data
-            in_meta.append((data.shape, data.dtype))
+            box = a._vc
+            versions.append(0 if box is None else box[0])
             if a._rg:
                 n = a._node
-                edges.append((accumulator_of(a), 0) if n is None else (n, a._out_nr))
+                if n is None:
+                    meta = a._meta
+                    ref = None if meta is None else meta.accumulator
+                    n = None if ref is None else ref()
+                    if n is None:
+                        n = accumulator_of(a)
+                    edges.append((n, 0))
+                else:
+                    edges.append((n, a._out_nr))
+                needs.append(True)
             else:
                 edges.append(_NO_EDGE)
+                needs.append(False)
         else:
-            in_meta.append(a)
+            versions.append(None)
             edges.append(_NO_EDGE)
+            needs.append(False)
     node._edges = tuple(edges)
-    node._in_meta = tuple(in_meta)
+    node._needs = needs
     if op.save_args:
-        node._save_args(args)
-    nondiff = op.nondiff_outputs
-    for i, r in enumerate(results):
-        if i in nondiff:
-            continue
+        node._args = args
+        node._versions = versions
+    else:
+        node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
+    if len(results) == 1:
+        r = results[0]
         r._rg = True
         r._node = node
-        r._out_nr = i
-    node._out_meta = tuple((r._data.shape, r._data.dtype) for r in results)
+        node._out_meta = None  # one output: its meta is only needed for multi-output nodes
+    else:
+        nondiff = op.nondiff_outputs
+        out_meta = []
+        for i, r in enumerate(results):
+            data = r._data
+            out_meta.append((data.shape, data.dtype))
+            if i not in nondiff:
+                r._rg = True
+                r._node = node
+                r._out_nr = i
+        node._out_meta = tuple(out_meta)
     if op.save_out:
         node._save_outputs(results)
 
@@ -311,8 +363,10 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     )
     extra = f" with {params}" if params else ""
     text = f"dualad.{op.name}: {type(exc).__name__}: {exc} (arguments: {described}{extra})"
-    kind = IndexError if isinstance(exc, IndexError) else (
-        TypeError if isinstance(exc, TypeError) else RuntimeError
+    kind = (
+        IndexError
+        if isinstance(exc, IndexError)
+        else (TypeError if isinstance(exc, TypeError) else RuntimeError)
     )
     return kind(text)
 
@@ -329,15 +383,48 @@ def _device_error(op: OpDef, args: tuple) -> RuntimeError:
 # public callers with the fast path
 
 
+def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
+    """``record_node`` specialised to one plain tensor argument that requires grad."""
+    node = _new(op.node_cls)
+    node._seq = next(_sequence)
+    node._extra = None
+    node._nout = 1
+    node._op = op
+    node._params = EMPTY
+    node._freed = False
+    node._out_data = None
+    node._out_meta = None
+    n = x._node
+    if n is None:
+        meta = x._meta
+        ref = None if meta is None else meta.accumulator
+        n = None if ref is None else ref()
+        if n is None:
+            n = accumulator_of(x)
+    node._edges = ((n, x._out_nr),)
+    node._needs = _ONE_NEEDED
+    if op.save_args:
+        node._args = (x,)
+        box = x._vc
+        node._versions = (0 if box is None else box[0],)
+    else:
+        node._args = (_argmeta(x._data),)
+    result._rg = True
+    result._node = node
+    if op.save_out:
+        node._save_outputs((result,))
+
+
+_ONE_NEEDED = (True,)
+
+
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
     impl = op.impl
     modules = _MODULE_OF_TYPE
 
     def call(x):
-        if type(x) is Tensor and not LEVELS and x._view is None and (
-            not x._rg or not GRAD.enabled
-        ):
+        if type(x) is Tensor and not LEVELS and x._view is None:
             data = x._data
             try:
                 out = impl(modules[type(data)], data)
@@ -345,7 +432,10 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
-            return wrap(out)
+            result = wrap(out)
+            if x._rg and GRAD.enabled:
+                _record_one(op, x, result)
+            return result
         return dispatch(op, (x,), EMPTY)
 
     return _finish(call, op, name, doc)
@@ -364,21 +454,19 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             if ta and tb:
                 da = a._data
                 db = b._data
-                if (
-                    type(da) is type(db)
-                    and a._view is None
-                    and b._view is None
-                    and ((not a._rg and not b._rg) or not GRAD.enabled)
-                ):
+                if type(da) is type(db) and a._view is None and b._view is None:
                     try:
                         out = impl(modules[type(da)], da, db)
                     except Exception:
                         return eager(op, (a, b), EMPTY)
                     if type(out) in _NP_SCALAR_TYPES:
                         out = np.asarray(out)
-                    return wrap(out)
+                    result = wrap(out)
+                    if (a._rg or b._rg) and GRAD.enabled:
+                        record_node(op, (a, b), EMPTY, (result,))
+                    return result
             elif ta:
-                if type(b) in scalars and a._view is None and (not a._rg or not GRAD.enabled):
+                if type(b) in scalars and a._view is None:
                     da = a._data
                     try:
                         out = impl(modules[type(da)], da, b)
@@ -386,8 +474,11 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                         return eager(op, (a, b), EMPTY)
                     if type(out) in _NP_SCALAR_TYPES:
                         out = np.asarray(out)
-                    return wrap(out)
-            elif tb and type(a) in scalars and b._view is None and (not b._rg or not GRAD.enabled):
+                    result = wrap(out)
+                    if a._rg and GRAD.enabled:
+                        record_node(op, (a, b), EMPTY, (result,))
+                    return result
+            elif tb and type(a) in scalars and b._view is None:
                 db = b._data
                 try:
                     out = impl(modules[type(db)], a, db)
@@ -395,7 +486,10 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     return eager(op, (a, b), EMPTY)
                 if type(out) in _NP_SCALAR_TYPES:
                     out = np.asarray(out)
-                return wrap(out)
+                result = wrap(out)
+                if b._rg and GRAD.enabled:
+                    record_node(op, (a, b), EMPTY, (result,))
+                return result
         return dispatch(op, (a, b), EMPTY)
 
     return _finish(call, op, name, doc)
@@ -415,8 +509,12 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if type(x) is Tensor and not LEVELS and x._view is None and not op.view and (
-        not x._rg or not GRAD.enabled
+    if (
+        type(x) is Tensor
+        and not LEVELS
+        and x._view is None
+        and not op.view
+        and (not x._rg or not GRAD.enabled)
     ):
         data = x._data
         try:

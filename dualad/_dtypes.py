@@ -16,9 +16,9 @@ int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
 bool_ = np.dtype("bool")
 
-half, float, double = float16, float32, float64  # noqa: A001 - torch spellings
+half, float, double = float16, float32, float64
 cfloat, cdouble = complex64, complex128
-int, long = int32, int64  # noqa: A001
+int, long = int32, int64
 
 # kinds whose tensors may require grad
 DIFFERENTIABLE_KINDS = frozenset("fc")

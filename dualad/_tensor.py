@@ -537,9 +537,7 @@ class Tensor:
         data = self._data
         if type(data) is not np.ndarray:
             data = data.get()
-        body = np.array2string(
-            data, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3
-        )
+        body = np.array2string(data, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
         extras = []
         if self.device.type != "cpu":
             extras.append(f"device='{self.device}'")
@@ -559,7 +557,10 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         data = self._data
-        return (_rebuild, (data if type(data) is np.ndarray else data.get(), self._rg, str(self.device)))
+        return (
+            _rebuild,
+            (data if type(data) is np.ndarray else data.get(), self._rg, str(self.device)),
+        )
 
     def __deepcopy__(self, memo):
         if self._node is not None:
@@ -578,7 +579,9 @@ class Tensor:
         return self.__deepcopy__({})
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | {"shape", "dtype", "device", "grad", "requires_grad"})
+        return sorted(
+            set(super().__dir__()) | {"shape", "dtype", "device", "grad", "requires_grad"}
+        )
 
 
 def _rebuild(data, requires_grad, device):
@@ -632,4 +635,4 @@ def accumulator_of(t: Tensor):
     return node
 
 
-xp_of_tensor = lambda t: xp_of(t._data)  # noqa: E731
+xp_of_tensor = lambda t: xp_of(t._data)

@@ -20,6 +20,13 @@ from ..rev.grad_mode import (
 from . import graph
 
 __all__ = [
-    "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
-    "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+    "backward",
+    "enable_grad",
+    "grad",
+    "graph",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
 ]

@@ -24,7 +24,9 @@ def normalize_dims(dim, ndim: int, *, op: str = "op") -> tuple[int, ...]:
     if ndim == 0:
         return ()
     if len(dims) != len(tuple(dim)):
-        raise RuntimeError(f"dualad.{op}: dim {tuple(dim)} appears multiple times in the list of dims")
+        raise RuntimeError(
+            f"dualad.{op}: dim {tuple(dim)} appears multiple times in the list of dims"
+        )
     return dims
 
 

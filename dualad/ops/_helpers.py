@@ -12,7 +12,7 @@ Complex numbers follow PyTorch: a VJP multiplies by the conjugate of the derivat
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .._dispatch import OpDef, binary_caller, register, unary_caller
 from .._tensor import Tensor
@@ -20,6 +20,12 @@ from ..vmap import rules as batching
 
 
 def _conj_if_complex(d):
+    if type(d) is Tensor:
+        if d._data.dtype.kind != "c":
+            return d
+        from .elementwise import conj
+
+        return conj(d)
     if isinstance(d, Tensor) and d.dtype.kind == "c":
         from .elementwise import conj
 
@@ -44,7 +50,13 @@ def unary(
     """
 
     def vjp(cts, outs, args, params, needs):
-        return (cts[0] * _conj_if_complex(deriv(args[0], outs[0] if outs else None)),)
+        d = deriv(args[0], None if outs is None else outs[0])
+        if type(d) is Tensor:
+            if d._data.dtype.kind == "c":
+                d = _conj_if_complex(d)
+        elif isinstance(d, (Tensor, complex)):
+            d = _conj_if_complex(d)
+        return (cts[0] * d,)
 
     def jvp(tangents, outs, args, params):
         return tangents[0] * deriv(args[0], outs[0])
@@ -83,8 +95,8 @@ def binary(
         ct = cts[0]
         a, b = args
         y = outs[0] if outs else None
-        grad_a = ct * _conj_if_complex(da(a, b, y)) if needs[0] and da is not None else None
-        grad_b = ct * _conj_if_complex(db(a, b, y)) if needs[1] and db is not None else None
+        grad_a = _times_partial(ct, da, a, b, y) if needs[0] and da is not None else None
+        grad_b = _times_partial(ct, db, a, b, y) if needs[1] and db is not None else None
         return grad_a, grad_b
 
     def jvp(tangents, outs, args, params):
@@ -112,6 +124,18 @@ def binary(
         )
     )
     return binary_caller(op, doc=doc)
+
+
+def _times_partial(ct, partial, a, b, y):
+    d = partial(a, b, y)
+    if type(d) is int:  # constant partials (add, sub) cost at most a negation
+        if d == 1:
+            return ct
+        if d == -1:
+            from .elementwise import neg
+
+            return neg(ct)
+    return ct * _conj_if_complex(d)
 
 
 def _broadcast_to_output(tangent, y):

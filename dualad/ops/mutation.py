@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._dispatch import EMPTY, OpDef, dispatch, register
 from .._tensor import Tensor
-from .shape import IndexKey, _normalize_key, _device_key, getitem
+from .shape import IndexKey, _device_key, _normalize_key, getitem
 
 
 def _fill_impl(xp, x, value):

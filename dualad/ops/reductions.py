@@ -37,7 +37,7 @@ _sum_op = linear(
 )
 
 
-def sum(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):  # noqa: A001
+def sum(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
     """Sum over ``dim`` (all dims by default).
 
     >>> import dualad

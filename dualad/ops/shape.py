@@ -70,8 +70,8 @@ def _view_impl(xp, x, *, shape):
         out.shape = shape
     except AttributeError:
         raise RuntimeError(
-            f"view size is not compatible with input tensor's size and stride (at least one "
-            f"dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
     return out
 

@@ -143,7 +143,7 @@ def _input_edge(t, index: int):
     if not isinstance(t, Tensor):
         raise TypeError(f"dualad: inputs[{index}] must be a Tensor, got {type(t).__name__}")
     if not t._rg:
-        raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     node = t.grad_fn
     return (accumulator_of(t), 0) if node is None else (node, t._out_nr)
 
@@ -176,17 +176,22 @@ def backward(
     """
     _check_not_in_transform("backward")
     if grad_variables is not None:
-        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
         if grad_tensors is not None:
             raise RuntimeError(
                 "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
                 "`backward()`. Please only use `grad_tensors`."
             )
         grad_tensors = grad_variables
-    if inputs is not None and not isinstance(inputs, (Tensor, GradientEdgeType)) and len(
-        inputs
-    ) == 0:
+    if (
+        inputs is not None
+        and not isinstance(inputs, (Tensor, GradientEdgeType))
+        and len(inputs) == 0
+    ):
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
     input_list = _as_tuple(inputs) if inputs is not None else None
@@ -322,8 +327,9 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                 retained_inputs.setdefault(t.grad_fn, []).append((t._out_nr, weakref.ref(t)))
     executes = None  # None: every discovered node runs (plain backward)
     if capture is not None or inputs is not None:
-        executes = _needed_nodes(root_nodes, dependencies, captures, retained_inputs, run_leaves,
-                                 accumulate)
+        executes = _needed_nodes(
+            root_nodes, dependencies, captures, retained_inputs, run_leaves, accumulate
+        )
         dependencies = _restricted_dependencies(root_nodes, executes, dependencies)
 
     # ---- seed the roots
@@ -331,7 +337,7 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * node._num_outputs
+            buf = buffers[node] = [None] * node._nout
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     results = [None] * (len(capture) if capture is not None else 0)
 
@@ -343,13 +349,16 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
 
     previous_mode = GRAD.enabled
     GRAD.enabled = bool(create_graph)
-    executed = []
+    release = not retain_graph
+    filtered = executes is not None
     try:
         while ready:
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
+            is_leaf_node = type(node) is AccumulateGrad
             if grads is not None:
-                _run_tensor_hooks(node, grads)
+                if node._extra is not None or is_leaf_node:
+                    _run_tensor_hooks(node, grads)
                 if captures:
                     for nr, index in captures.get(node, ()):
                         results[index] = grads[nr]
@@ -358,40 +367,48 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             _accumulate_retained(t, grads[nr], create_graph)
-            runs = executes is None or node in executes
-            if type(node) is AccumulateGrad and (not accumulate or (
-                run_leaves is not None and node not in run_leaves)):
-                runs = False
-            out = ()
-            if runs and grads is not None:
-                if node._pre_hooks:
-                    grads = _run_pre_hooks(node, grads)
-                out = node._apply(grads, None, create_graph)
-                if node._post_hooks:
-                    out = _run_post_hooks(node, out, grads)
-                executed.append(node)
-            elif runs and type(node) is not AccumulateGrad:
-                executed.append(node)
-            if executes is not None and not runs and node not in root_set:
+            if is_leaf_node:
+                runs = accumulate and (run_leaves is None or node in run_leaves)
+            else:
+                runs = not filtered or node in executes
+            out = None
+            if runs:
+                if grads is not None:
+                    extra = node._extra
+                    if extra is not None and extra.pre_hooks:
+                        grads = _run_pre_hooks(node, grads)
+                    out = node._apply(grads, None, create_graph)
+                    if extra is not None and extra.post_hooks:
+                        out = _run_post_hooks(node, out, grads)
+                if release:
+                    node._release()
+            elif filtered and node not in root_set:
                 continue  # its edges were not counted: it is only a capture point
-            for (child, nr), g in zip(node._edges, out or (None,) * len(node._edges)):
+            if out is None:
+                for child, nr in node._edges:
+                    if child is not None and child in dependencies:
+                        remaining = dependencies[child] - 1
+                        dependencies[child] = remaining
+                        if remaining == 0:
+                            heappush(ready, (-child._seq, child))
+                continue
+            for (child, nr), g in zip(node._edges, out):
                 if child is None or child not in dependencies:
                     continue
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * child._num_outputs
-                    previous = buf[nr]
-                    buf[nr] = g if previous is None else previous + g
+                        buf = buffers[child] = [None] * child._nout
+                        buf[nr] = g
+                    else:
+                        previous = buf[nr]
+                        buf[nr] = g if previous is None else previous + g
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
                     heappush(ready, (-child._seq, child))
     finally:
         GRAD.enabled = previous_mode
-        if not retain_graph:
-            for node in executed:
-                node._release()
     return results
 
 

@@ -62,9 +62,7 @@ def register_post_accumulate_hook(t: Tensor, hook) -> RemovableHandle:
     if t._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not t._rg:
-        raise RuntimeError(
-            "cannot register a hook on a tensor that doesn't require gradient"
-        )
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     meta = get_meta(t)
     if meta.post_accumulate_hooks is None:
         meta.post_accumulate_hooks = HookDict()

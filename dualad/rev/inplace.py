@@ -15,7 +15,7 @@ import numpy as np
 from .._dispatch import _sequence
 from .._state import GRAD
 from .._tensor import Tensor, _new, accumulator_of
-from .node import Node, _validate
+from .node import ArgMeta, Node, _validate
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MESSAGE = (
@@ -153,7 +153,7 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
 class CopySlices(Node):
     """History of a base after an in-place op on one of its views."""
 
-    __slots__ = ("_base_shape", "_base_dtype", "_in_meta", "_replay")
+    __slots__ = ("_base_dtype", "_base_shape", "_metas", "_replay")
 
     def __init__(self, base: Tensor, result: Tensor, replay: tuple) -> None:
         self._init_base(next(_sequence))
@@ -164,7 +164,7 @@ class CopySlices(Node):
             base_edge = (None, 0)
         result_edge = (result._node, result._out_nr) if result._rg else (None, 0)
         self._edges = (base_edge, result_edge)
-        self._in_meta = ((base.shape, base.dtype), (result.shape, result.dtype))
+        self._metas = (ArgMeta(base.shape, base.dtype), ArgMeta(result.shape, result.dtype))
         self._replay = replay
         self._base_shape = base.shape
         self._base_dtype = base.dtype
@@ -197,4 +197,4 @@ class CopySlices(Node):
         grad_base = ct * self._mask(ct) if base_edge[0] is not None else None
         grad_result = replay_view(ct, self._replay) if result_edge[0] is not None else None
         needs = (grad_base is not None, grad_result is not None)
-        return _validate((grad_base, grad_result), self._in_meta, needs, self)
+        return _validate((grad_base, grad_result), self._metas, needs, self)

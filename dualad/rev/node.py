@@ -15,7 +15,6 @@ Invariants:
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from .._tensor import Tensor, _new
 
@@ -67,12 +66,50 @@ class ArgMeta:
         self.shape = shape
         self.dtype = dtype
 
+    @classmethod
+    def of(cls, data) -> ArgMeta:
+        """The stand-in of an array (hot path: no __init__ call)."""
+        meta = _new(cls)
+        meta.shape = data.shape
+        meta.dtype = data.dtype
+        return meta
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     def __repr__(self) -> str:
         return f"ArgMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+class NodeExtra:
+    """What few nodes need: hooks, retain-grad captures, metadata, anomaly traces."""
+
+    __slots__ = ("anomaly", "metadata", "post_hooks", "pre_hooks", "retain", "tensor_hooks")
+
+    def __init__(self) -> None:
+        self.anomaly = None
+        self.metadata = None
+        self.post_hooks = None
+        self.pre_hooks = None
+        self.retain = None
+        self.tensor_hooks = None
+
+
+def _extra_slot(name: str):
+    """A property stored on the node's NodeExtra (made on first write)."""
+
+    def get(self):
+        extra = self._extra
+        return None if extra is None else getattr(extra, name)
+
+    def set(self, value):
+        extra = self._extra
+        if extra is None:
+            extra = self._extra = NodeExtra()
+        setattr(extra, name, value)
+
+    return property(get, set)
 
 
 class Node:
@@ -87,17 +124,14 @@ class Node:
     'AccumulateGrad'
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_anomaly",
-        "_edges",
-        "_metadata",
-        "_post_hooks",
-        "_pre_hooks",
-        "_retain",
-        "_seq",
-        "_tensor_hooks",
-    )
+    __slots__ = ("__weakref__", "_edges", "_extra", "_nout", "_seq")
+
+    _pre_hooks = _extra_slot("pre_hooks")
+    _post_hooks = _extra_slot("post_hooks")
+    _tensor_hooks = _extra_slot("tensor_hooks")
+    _retain = _extra_slot("retain")
+    _metadata = _extra_slot("metadata")
+    _anomaly = _extra_slot("anomaly")
 
     def name(self) -> str:
         return type(self).__name__
@@ -146,16 +180,12 @@ class Node:
     def _init_base(self, seq: int) -> None:
         self._seq = seq
         self._edges = ()
-        self._metadata = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retain = None
-        self._anomaly = None
+        self._extra = None
+        self._nout = 1
 
     @property
     def _num_outputs(self) -> int:
-        return 1
+        return self._nout
 
     def __call__(self, *grad_outputs):
         """Apply the node to gradients w.r.t. its outputs; returns gradients w.r.t. its inputs."""
@@ -164,6 +194,8 @@ class Node:
         n = self._num_outputs
         if len(grad_outputs) != n:
             raise TypeError(f"expected {n} arguments, got {len(grad_outputs)} instead")
+        if all(g is None for g in grad_outputs):
+            return None if len(self._edges) == 1 else (None,) * len(self._edges)
         grads = self._apply(list(grad_outputs), None, GRAD.enabled)
         return grads[0] if len(grads) == 1 else tuple(grads)
 
@@ -183,7 +215,7 @@ class OpNode(Node):
     __slots__ = (
         "_args",
         "_freed",
-        "_in_meta",
+        "_needs",
         "_op",
         "_out_data",
         "_out_meta",
@@ -191,26 +223,6 @@ class OpNode(Node):
         "_params",
         "_versions",
     )
-
-    def _init_op_node(self, op, seq: int, params: dict) -> None:
-        self._seq = seq
-        self._metadata = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retain = None
-        self._anomaly = None
-        self._op = op
-        self._params = params
-        self._args = None
-        self._out_data = None
-        self._freed = False
-
-    def _save_args(self, args: tuple) -> None:
-        self._args = args
-        self._versions = tuple(
-            (0 if a._vc is None else a._vc[0]) if isinstance(a, Tensor) else None for a in args
-        )
 
     def _save_outputs(self, results: tuple) -> None:
         boxes = []
@@ -222,23 +234,20 @@ class OpNode(Node):
         self._out_data = tuple(r._data for r in results)
         self._out_versions = tuple(boxes)
 
-    @property
-    def _num_outputs(self) -> int:
-        return len(self._out_meta)
-
     def _unpack_args(self) -> tuple:
-        op = self._op
-        if op.save_args:
+        if self._op.save_args:
             if self._freed:
                 raise RuntimeError(_FREED_MESSAGE)
             args = self._args
-            for i, (a, version) in enumerate(zip(args, self._versions)):
-                if version is not None and (0 if a._vc is None else a._vc[0]) != version:
-                    raise RuntimeError(_version_message(a, i, self, version))
+            versions = self._versions
+            for i in range(len(args)):
+                version = versions[i]
+                if version is not None:
+                    box = args[i]._vc
+                    if (0 if box is None else box[0]) != version:
+                        raise RuntimeError(_version_message(args[i], i, self, version))
             return args
-        return tuple(
-            ArgMeta(*m) if type(m) is tuple else m for m in self._in_meta
-        )
+        return self._args  # ArgMeta stand-ins (shape, dtype) and Python scalars
 
     def _unpack_outputs(self) -> tuple | None:
         if not self._op.save_out:
@@ -263,17 +272,16 @@ class OpNode(Node):
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         op = self._op
-        if op.vjp is None:
+        vjp = op.vjp
+        if vjp is None:
             raise NotImplementedError(f"the derivative for '{op.name}' is not implemented.")
-        edges = self._edges
         if needs is None:
-            needs = tuple(e[0] is not None for e in edges)
-        args = self._unpack_args()
-        outs = self._unpack_outputs()
-        if len(grads) > 1:
+            needs = self._needs
+        args = self._unpack_args() if op.save_args else self._args
+        outs = self._unpack_outputs() if op.save_out else None
+        if self._nout > 1:
             grads = _fill_missing(grads, self._out_meta)
-        result = op.vjp(tuple(grads), outs, args, self._params, needs)
-        return _validate(result, self._in_meta, needs, self)
+        return _validate(vjp(tuple(grads), outs, args, self._params, needs), args, needs, self)
 
     def _release(self) -> None:
         op = self._op
@@ -284,6 +292,8 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self) -> tuple:
+        if not self._op.save_args:
+            return ()
         args = self._unpack_args()
         return tuple(a for a in args if isinstance(a, Tensor))
 
@@ -298,34 +308,61 @@ def _fill_missing(grads: list, out_meta: tuple) -> list:
     ]
 
 
-def _validate(result, in_meta: tuple, needs, node) -> tuple:
-    """Cast each input gradient to its input's dtype and reduce broadcast shapes; check shapes."""
+def _validate(result, args, needs, node) -> tuple:
+    """Cast each input gradient to its input's dtype and reduce broadcast shapes; check shapes.
+
+    ``args`` are the op's arguments or their ``ArgMeta`` stand-ins. This is the one place where
+    broadcasting is undone for every op (rules may return output-shaped cotangents).
+    """
+    conformed = None
+    for i in range(len(result)):
+        g = result[i]
+        if g is None:
+            continue
+        if not needs[i]:
+            g = None
+        else:
+            a = args[i]
+            if type(a) is Tensor:
+                data = a._data
+                shape, dtype = data.shape, data.dtype
+            else:
+                shape, dtype = a.shape, a.dtype
+            if type(g) is Tensor:
+                data = g._data
+                gdtype = data.dtype
+                if (gdtype is dtype or gdtype == dtype) and data.shape == shape:
+                    continue
+            g = _conform(g, shape, dtype, i, node)
+        if conformed is None:
+            conformed = list(result)
+        conformed[i] = g
+    return result if conformed is None else tuple(conformed)
+
+
+def _conform(g, shape, dtype, index: int, node):
     from ..ops.elementwise import astype, real
     from ..ops.reductions import sum_to
 
-    out = []
-    for i, g in enumerate(result):
-        if g is None or not needs[i]:
-            out.append(None)
-            continue
-        meta = in_meta[i]
-        shape, dtype = meta
-        gshape = g._data.shape if type(g) is Tensor else g.shape
-        if gshape != shape:
-            try:
-                g = sum_to(g, shape)
-            except Exception:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(gshape)} but expected shape compatible with {list(shape)}"
-                ) from None
+    if not isinstance(g, Tensor):
+        from .._creation import as_tensor
+
+        g = as_tensor(g)
+    gshape = tuple(g.shape)
+    if gshape != tuple(shape):
+        try:
+            g = sum_to(g, shape)
+        except Exception:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}"
+            ) from None
+    if g.dtype != dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":
+            g = real(g)
         if g.dtype != dtype:
-            if g.dtype.kind == "c" and dtype.kind != "c":
-                g = real(g)
-            if g.dtype != dtype:
-                g = astype(g, dtype)
-        out.append(g)
-    return tuple(out)
+            g = astype(g, dtype)
+    return g
 
 
 def _version_message(t: Tensor, index: int, node: Node, expected: int, output=False) -> str:
