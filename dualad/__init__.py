@@ -57,6 +57,7 @@ from ._dtypes import (
     uint8,
 )
 from ._tensor import Tensor, is_tensor
+from .ops.einsum import *
 from .ops.elementwise import *
 from .ops.linalg import *
 from .ops.reductions import *
@@ -72,3 +73,4 @@ from .rev.grad_mode import (
 
 bool = bool_
 __version__ = "0.1.0"
+from . import fwd  # noqa: E402

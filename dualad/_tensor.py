@@ -551,6 +551,11 @@ class Tensor:
             extras.append(f"grad_fn=<{self._node.name()}>")
         elif self._rg:
             extras.append("requires_grad=True")
+        if self._fw:
+            # forward-mode tangents, innermost level last (dualad.fwd keys them by level)
+            for level, tangent in self._fw.items():
+                extras.append(f"tangent={tangent!r}" if len(self._fw) == 1 else
+                              f"tangent[{level.index}]={tangent!r}")
         return "tensor(" + ", ".join([body, *extras]) + ")"
 
     __str__ = __repr__

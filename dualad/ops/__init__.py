@@ -4,9 +4,9 @@ Tensor methods and operators."""
 from __future__ import annotations
 
 from .. import _operators
-from . import elementwise, linalg, mutation, reductions, shape
+from . import einsum, elementwise, linalg, mutation, reductions, shape
 
-MODULES = (elementwise, reductions, shape, linalg, mutation)
+MODULES = (elementwise, reductions, shape, linalg, einsum, mutation)
 
 _operators.attach_methods(MODULES)
 _operators.attach_operators()

@@ -9,7 +9,7 @@ import numpy as np
 from .._dispatch import OpDef, apply, apply1, dispatch, register
 from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
-from ._dims import normalize_dim, normalize_dims, size_args
+from ._dims import normalize_dim, normalize_dims, pick_dim, size_args
 from ._helpers import linear
 
 # ---------------------------------------------------------------------------------------------
@@ -198,11 +198,13 @@ def expand(x, *sizes):
     shape = tuple(
         (x.shape[i - lead] if s == -1 else s) if i >= lead else s for i, s in enumerate(sizes)
     )
+    if shape == tuple(x.shape):
+        return dispatch(_broadcast_op, (x,), {"shape": shape})  # torch: expand is always a view
     return broadcast_to(x, shape)
 
 
 def expand_as(x, other):
-    return broadcast_to(x, tuple(other.shape))
+    return expand(x, tuple(other.shape))
 
 
 def broadcast_tensors(*tensors):
@@ -289,7 +291,7 @@ def t(x):
     """Transpose of a tensor with at most 2 dims."""
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return transpose(x, 0, 1) if x.ndim == 2 else _same_shape_view(x)
 
 
 def matrix_transpose(x):
@@ -302,23 +304,46 @@ def matrix_transpose(x):
 # ---------------------------------------------------------------------------------------------
 # indexing
 
+_SEQUENCE_ITEM_TYPES = (list, tuple, slice, type(Ellipsis), type(None), np.ndarray, Tensor)
+
+
+def _sequence_as_tuple(key: list) -> bool:
+    """PyTorch's (and old NumPy's) rule: a short list holding a sequence, slice, None, Ellipsis
+    or tensor is a tuple of indices (``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``); a list of
+    plain integers or booleans is one index array. Seed tests pin this for indexing/setitem."""
+    return len(key) < 32 and any(isinstance(k, _SEQUENCE_ITEM_TYPES) for k in key)
+
 
 def _normalize_key(key):
     """Index keys as NumPy understands them: tensors become arrays, lists of ints arrays."""
-    if not isinstance(key, tuple):
+    if isinstance(key, list) and _sequence_as_tuple(key):
+        key = tuple(key)
+    elif not isinstance(key, tuple):
         key = (key,)
     out = []
     for k in key:
         if isinstance(k, Tensor):
             k = k._data
             if k.dtype.kind not in "iub":
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors"
-                )
-        elif isinstance(k, list):
-            k = np.asarray(k)
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if k.dtype == np.uint8:  # torch: a byte tensor index is a mask
+                k = k.astype(bool)
+        elif isinstance(k, (list, tuple)):
+            try:
+                k = np.asarray(k)
+            except ValueError:
+                raise IndexError(f"dualad: ragged index sequence {k!r}") from None
+            if k.size == 0:
+                k = k.astype(np.int64)
             if k.dtype.kind not in "iub":
                 raise IndexError(f"dualad: list index must hold integers or booleans: {k!r}")
+        elif isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
+            raise IndexError(f"dualad: arrays used as indices must be integer or boolean: {k!r}")
+        elif isinstance(k, float):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                "are valid indices (got float)"
+            )
         out.append(k)
     return tuple(out)
 
@@ -326,10 +351,9 @@ def _normalize_key(key):
 def is_basic_key(key: tuple) -> bool:
     """True if indexing with ``key`` gives a view (ints, slices, None, Ellipsis only)."""
     for k in key:
-        if not (k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))
-                or (isinstance(k, np.ndarray) is False and type(k) is bool)):
-            return False
         if type(k) is bool:
+            return False
+        if not (k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer))):
             return False
     return True
 
@@ -357,6 +381,13 @@ def _getitem_impl(xp, x, *, index):
     return x[_device_key(xp, index.key)]
 
 
+def _index_impl(xp, x, *, index):
+    out = x[_device_key(xp, index.key)]
+    if out.base is not None and (out.base is x or out.base is x.base):
+        out = out.copy()  # advanced indexing never aliases its input
+    return out
+
+
 def _index_put_zeros_impl(xp, ct, *, index, shape):
     out = xp.zeros(shape, dtype=ct.dtype)
     key = _device_key(xp, index.key)
@@ -367,23 +398,71 @@ def _index_put_zeros_impl(xp, ct, *, index, shape):
     return out
 
 
+def _advanced_layout(key: tuple) -> tuple[bool, int]:
+    """For a key with advanced parts: (are they adjacent?, ndim of their broadcast result).
+
+    NumPy puts the advanced result dims where the first advanced index was when the advanced
+    indices are adjacent, and first otherwise (ints count as advanced next to arrays).
+    """
+    positions = []
+    ndim = 0
+    for i, k in enumerate(key):
+        if isinstance(k, np.ndarray):
+            positions.append(i)
+            ndim = max(ndim, 1 if k.dtype == bool else k.ndim)
+        elif type(k) is bool:
+            positions.append(i)
+            ndim = max(ndim, 1)
+        elif isinstance(k, (int, np.integer)):
+            positions.append(i)
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    return adjacent, ndim
+
+
+def _getitem_batch(op, args, bdims, params):
+    """Index the logical dims: put the batch dim first and prepend a full slice to the key."""
+    x = move_bdim_to_front(args[0], bdims[0])
+    index = params["index"]
+    key = (slice(None), *index.key)
+    out = dispatch(op, (x,), {"index": IndexKey(key)})
+    if index.basic:
+        return out, 0
+    adjacent, ndim = _advanced_layout(index.key)
+    return out, (0 if adjacent else ndim)
+
+
+def _index_put_zeros_batch(op, args, bdims, params):
+    ct = move_bdim_to_front(args[0], bdims[0])
+    index = params["index"]
+    key = (slice(None), *index.key)
+    if not index.basic:
+        adjacent, ndim = _advanced_layout(index.key)
+        if not adjacent:  # the advanced dims lead the values; the batch dim must follow them
+            ct = movedim(ct, 0, ndim)
+    shape = (ct.shape[0] if index.basic or adjacent else ct.shape[ndim], *params["shape"])
+    return apply(op, ct, index=IndexKey(key), shape=shape), 0
+
+
 _getitem_view_op = linear(
     "getitem",
     _getitem_impl,
     lambda ct, x, *, index: index_put_zeros(ct, index, x.shape),
+    batch=_getitem_batch,
     view=True,
     node_name="SliceBackward0",
 )
 _getitem_copy_op = linear(
     "index",
-    _getitem_impl,
+    _index_impl,
     lambda ct, x, *, index: index_put_zeros(ct, index, x.shape),
+    batch=_getitem_batch,
     node_name="IndexBackward0",
 )
 _index_put_zeros_op = linear(
     "index_put_zeros",
     _index_put_zeros_impl,
     lambda ct, x, *, index, shape: getitem(ct, index),
+    batch=_index_put_zeros_batch,
     node_name="IndexPutBackward0",
 )
 
@@ -394,34 +473,77 @@ def index_put_zeros(values, index: IndexKey, shape):
 
 
 def getitem(x, key):
-    """``x[key]``: basic indexing gives a view, advanced indexing a copy (NumPy rules)."""
+    """``x[key]``: basic indexing gives a view, advanced indexing a copy (NumPy rules).
+
+    Integer arrays, boolean masks, slices, None, Ellipsis and integer/boolean tensors (0-d ones
+    included) are accepted; a list holding sequences, slices or tensors is a tuple of indices
+    (PyTorch's rule). Repeated indices accumulate their gradients.
+
+    >>> import dualad
+    >>> x = dualad.arange(6.0).reshape(2, 3)
+    >>> x[:, [2, 0]]
+    tensor([[2., 0.],
+            [5., 3.]])
+    """
     index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
     op = _getitem_view_op if index.basic else _getitem_copy_op
     return dispatch(op, (x,), {"index": index})
 
 
+def _slice_key(dim: int, item) -> IndexKey:
+    return IndexKey((slice(None),) * dim + (item,))
+
+
 def select(x, dim: int, index: int):
-    """The slice of ``x`` at ``index`` along ``dim`` (a view without that dim)."""
+    """The slice of ``x`` at ``index`` along ``dim`` (a view without that dim).
+
+    >>> import dualad
+    >>> dualad.arange(6).reshape(2, 3).select(1, -1)
+    tensor([2, 5])
+    """
+    if x.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, x.ndim, op="select")
     size = x.shape[dim]
+    index = int(index)
     if not -size <= index < size:
         raise IndexError(
-            f"select(): index {index} out of range for tensor of size {tuple(x.shape)} at "
+            f"select(): index {index} out of range for tensor of size {list(x.shape)} at "
             f"dimension {dim}"
         )
-    return getitem(x, (slice(None),) * dim + (int(index),))
+    return getitem(x, _slice_key(dim, index))
 
 
 def narrow(x, dim: int, start: int, length: int):
-    """``length`` elements of ``x`` along ``dim`` from ``start`` (a view)."""
+    """``length`` elements of ``x`` along ``dim`` from ``start`` (a view).
+
+    >>> import dualad
+    >>> dualad.arange(5).narrow(0, 1, 3)
+    tensor([1, 2, 3])
+    """
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, x.ndim, op="narrow")
+    start, length = int(start), int(length)
     if start < 0:
         start += x.shape[dim]
-    if not 0 <= start <= x.shape[dim] - length or length < 0:
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not 0 <= start <= x.shape[dim] - length:
         raise IndexError(
             f"start ({start}) + length ({length}) exceeds dimension size ({x.shape[dim]})."
         )
-    return getitem(x, (slice(None),) * dim + (slice(start, start + length),))
+    return getitem(x, _slice_key(dim, slice(start, start + length)))
+
+
+# ---------------------------------------------------------------------------------------------
+# splitting into views (multi-output view ops) and joining
+
+
+def _multi_output_batch(op, args, bdims, params):
+    x = move_bdim_to_front(args[0], bdims[0])
+    outs = apply(op, x, **dict(params, dim=params["dim"] + 1))
+    return outs, (0,) * len(outs)
 
 
 def _unbind_impl(xp, x, *, dim):
@@ -438,6 +560,7 @@ _unbind_op = register(
         _unbind_impl,
         vjp=_unbind_vjp,
         jvp=lambda tangents, outs, args, params: unbind(tangents[0], params["dim"]),
+        batch=_multi_output_batch,
         save_args=False,
         view=True,
         nout=-1,
@@ -446,11 +569,136 @@ _unbind_op = register(
 
 
 def unbind(x, dim: int = 0):
-    """The slices of ``x`` along ``dim`` as a tuple of views."""
+    """The slices of ``x`` along ``dim`` as a tuple of views.
+
+    >>> import dualad
+    >>> [t.tolist() for t in dualad.tensor([[1, 2], [3, 4]]).unbind(1)]
+    [[1, 3], [2, 4]]
+    """
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = normalize_dim(dim, x.ndim, op="unbind")
     if x.shape[dim] == 0:
         return ()
     return dispatch(_unbind_op, (x,), {"dim": dim})
+
+
+def _split_impl(xp, x, *, sizes, dim):
+    lead = (slice(None),) * dim
+    out = []
+    start = 0
+    for size in sizes:
+        out.append(x[(*lead, slice(start, start + size))])
+        start += size
+    return tuple(out)
+
+
+_split_op = register(
+    OpDef(
+        "split",
+        _split_impl,
+        vjp=lambda cts, outs, args, params: None,  # replaced below (needs ``cat``)
+        jvp=lambda tangents, outs, args, params: _split_sizes(tangents[0], **params),
+        batch=_multi_output_batch,
+        save_args=False,
+        view=True,
+        nout=-1,
+        node_name="SplitWithSizesBackward0",
+    )
+)
+_split_op.vjp = lambda cts, outs, args, params, needs: (cat(list(cts), params["dim"]),)
+
+
+def _split_sizes(x, *, sizes, dim):
+    if not sizes:
+        return ()
+    return dispatch(_split_op, (x,), {"sizes": tuple(sizes), "dim": dim})
+
+
+def split(x, split_size_or_sections, dim: int = 0):
+    """Split ``x`` along ``dim`` into views: chunks of ``split_size`` (the last one may be
+    smaller) when it is an int, or chunks of the given sizes when it is a list.
+
+    >>> import dualad
+    >>> [t.tolist() for t in dualad.arange(5).split(2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [t.tolist() for t in dualad.arange(5).split([1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    dim = normalize_dim(dim, x.ndim, op="split")
+    length = x.shape[dim]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = tuple(int(s) for s in split_size_or_sections)
+        if any(s < 0 for s in sizes) or sum(sizes) != length:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {length} (input "
+                f"tensor's size at dimension {dim}), but got split_sizes={list(sizes)}"
+            )
+    else:
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and length != 0):
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of "
+                f"{length}" if size == 0 else
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
+        if length == 0:
+            sizes = (0,)
+        else:
+            sizes = (size,) * (length // size) + ((length % size,) if length % size else ())
+    return _split_sizes(x, sizes=sizes, dim=dim)
+
+
+def chunk(x, chunks: int, dim: int = 0):
+    """Split ``x`` into ``chunks`` views of (almost) equal size along ``dim`` (torch.chunk: each
+    has ``ceil(size / chunks)`` elements, so fewer chunks may come back).
+
+    >>> import dualad
+    >>> [t.tolist() for t in dualad.arange(5).chunk(3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    dim = normalize_dim(dim, x.ndim, op="chunk")
+    length = x.shape[dim]
+    if length == 0:
+        return _split_sizes(x, sizes=(0,) * chunks, dim=dim)
+    return split(x, -(-length // chunks), dim)
+
+
+def tensor_split(x, indices_or_sections, dim: int = 0):
+    """NumPy's ``array_split``: ``sections`` nearly equal parts (the first ``size % sections``
+    one larger), or the pieces between the given indices. Each piece is a view.
+
+    >>> import dualad
+    >>> [t.tolist() for t in dualad.arange(5).tensor_split(2)]
+    [[0, 1, 2], [3, 4]]
+    >>> [t.tolist() for t in dualad.arange(5).tensor_split([1, 3])]
+    [[0], [1, 2], [3, 4]]
+    """
+    if x.ndim == 0:
+        raise RuntimeError("tensor_split expects at least a 1-dimensional tensor")
+    dim = normalize_dim(dim, x.ndim, op="tensor_split")
+    length = x.shape[dim]
+    if isinstance(indices_or_sections, (list, tuple)):
+        bounds = [0, *(int(i) for i in indices_or_sections), length]
+        pieces = []
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            start = min(max(start + length if start < 0 else start, 0), length)
+            stop = min(max(stop + length if stop < 0 else stop, 0), length)
+            pieces.append(getitem(x, _slice_key(dim, slice(start, max(start, stop)))))
+        return tuple(pieces)
+    sections = int(indices_or_sections)
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    small, extra = divmod(length, sections)
+    sizes = (small + 1,) * extra + (small,) * (sections - extra)
+    return _split_sizes(x, sizes=sizes, dim=dim)
 
 
 def _stack_impl(xp, *arrays, dim):
@@ -462,11 +710,38 @@ def _stack_vjp(cts, outs, args, params, needs):
     return tuple(p if need else None for p, need in zip(parts, needs))
 
 
-def _stack_jvp(tangents, outs, args, params):
+def _fill_tangents(tangents, args):
     from .._creation import zeros_like
 
-    filled = [zeros_like(a) if t is None else t for a, t in zip(args, tangents)]
-    return stack(filled, params["dim"])
+    return [zeros_like(a) if t is None else t for a, t in zip(args, tangents)]
+
+
+def _stack_jvp(tangents, outs, args, params):
+    return stack(_fill_tangents(tangents, args), params["dim"])
+
+
+def _batch_size(args, bdims) -> int:
+    for a, b in zip(args, bdims):
+        if b is not None:
+            return a.shape[b]
+    raise RuntimeError("dualad: batching rule called without a batched argument")
+
+
+def _all_batched_front(args, bdims):
+    """Every tensor argument with its batch dim first; unbatched ones are expanded (views)."""
+    size = _batch_size(args, bdims)
+    out = []
+    for a, b in zip(args, bdims):
+        if b is None:
+            a = broadcast_to(reshape(a, (1, *a.shape)), (size, *a.shape))
+        else:
+            a = move_bdim_to_front(a, b)
+        out.append(a)
+    return out
+
+
+def _join_batch(op, args, bdims, params):
+    return apply(op, *_all_batched_front(args, bdims), dim=params["dim"] + 1), 0
 
 
 _stack_op = register(
@@ -475,16 +750,33 @@ _stack_op = register(
         _stack_impl,
         vjp=_stack_vjp,
         jvp=_stack_jvp,
+        batch=_join_batch,
         save_args=False,
     )
 )
 
 
-def stack(tensors, dim: int = 0):
-    """Join tensors of one shape along a new dimension ``dim``."""
-    tensors = list(tensors)
+def _as_tensors(tensors, op: str) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"dualad.{op}: expected a sequence of tensors, got a single Tensor")
+    from .._dispatch import as_arg
+
+    tensors = [as_arg(t) for t in tensors]
     if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return tensors
+
+
+def stack(tensors, dim: int = 0, *, axis=None):
+    """Join tensors of one shape along a new dimension ``dim``.
+
+    >>> import dualad
+    >>> dualad.stack([dualad.tensor([1, 2]), dualad.tensor([3, 4])], dim=1)
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    tensors = _as_tensors(tensors, "stack")
+    dim = dim if axis is None else axis
     first = tuple(tensors[0].shape)
     for i, t in enumerate(tensors):
         if tuple(t.shape) != first:
@@ -496,9 +788,548 @@ def stack(tensors, dim: int = 0):
     return dispatch(_stack_op, tuple(tensors), {"dim": dim})
 
 
+def _cat_vjp(cts, outs, args, params, needs):
+    ct = cts[0]
+    dim = params["dim"]
+    grads = []
+    start = 0
+    for a, need in zip(args, needs):
+        stop = start + a.shape[dim]
+        grads.append(getitem(ct, _slice_key(dim, slice(start, stop))) if need else None)
+        start = stop
+    return tuple(grads)
+
+
+def _cat_jvp(tangents, outs, args, params):
+    return cat(_fill_tangents(tangents, args), params["dim"])
+
+
+_cat_op = register(
+    OpDef(
+        "cat",
+        lambda xp, *arrays, dim: xp.concatenate(arrays, axis=dim),
+        vjp=_cat_vjp,
+        jvp=_cat_jvp,
+        batch=_join_batch,
+        save_args=False,
+    )
+)
+
+
+def cat(tensors, dim: int | None = None, *, axis=None):
+    """Join tensors along an existing dimension ``dim`` (their other sizes must match).
+
+    ``concatenate``/``concat`` are the same op; dtypes promote as in NumPy.
+
+    >>> import dualad
+    >>> dualad.cat([dualad.zeros(1, 2), dualad.ones(2, 2)]).shape
+    (3, 2)
+    """
+    tensors = _as_tensors(tensors, "cat")
+    dim = pick_dim(dim, axis, default=0)
+    # torch's legacy rule: 1-d empty tensors are skipped next to tensors of other ranks
+    if any(t.ndim != 1 or t.shape[0] != 0 for t in tensors):
+        kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+        if kept and any(t.ndim != 1 for t in kept):
+            tensors = kept
+    first = tensors[0]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
+        if t.ndim != first.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}"
+            )
+    dim = normalize_dim(dim, first.ndim, op="cat")
+    for i, t in enumerate(tensors):
+        for d in range(first.ndim):
+            if d != dim and t.shape[d] != first.shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{first.shape[d]} but got size {t.shape[d]} for tensor number {i} in the "
+                    "list."
+                )
+    return dispatch(_cat_op, tuple(tensors), {"dim": dim})
+
+
+concatenate = concat = cat
+
+
+def atleast_1d(*tensors):
+    """``x`` with at least one dimension (a view); several tensors give a tuple."""
+    out = tuple(reshape(t, (1,)) if t.ndim == 0 else t for t in _unpack_varargs(tensors))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*tensors):
+    """``x`` with at least two dimensions: ``(n,)`` becomes ``(1, n)`` (a view)."""
+    out = tuple(
+        reshape(t, (1,) * (2 - t.ndim) + tuple(t.shape)) if t.ndim < 2 else t
+        for t in _unpack_varargs(tensors)
+    )
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*tensors):
+    """``x`` with at least three dims: ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+    shapes = {0: lambda s: (1, 1, 1), 1: lambda s: (1, s[0], 1), 2: lambda s: (*s, 1)}
+    out = tuple(
+        reshape(t, shapes[t.ndim](tuple(t.shape))) if t.ndim < 3 else t
+        for t in _unpack_varargs(tensors)
+    )
+    return out[0] if len(out) == 1 else out
+
+
+def _unpack_varargs(tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    from .._dispatch import as_arg
+
+    return tuple(as_arg(t) for t in tensors)
+
+
+def hstack(tensors):
+    """Concatenate column-wise: along dim 1, or dim 0 for 1-d tensors.
+
+    >>> import dualad
+    >>> dualad.hstack([dualad.tensor([1, 2]), dualad.tensor([3])])
+    tensor([1, 2, 3])
+    """
+    tensors = [atleast_1d(t) for t in _as_tensors(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """Concatenate row-wise after making each tensor at least 2-d.
+
+    >>> import dualad
+    >>> dualad.vstack([dualad.tensor([1, 2]), dualad.tensor([3, 4])])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    return cat([atleast_2d(t) for t in _as_tensors(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    """Concatenate depth-wise (dim 2) after making each tensor at least 3-d."""
+    return cat([atleast_3d(t) for t in _as_tensors(tensors, "dstack")], 2)
+
+
+def column_stack(tensors):
+    """Stack 1-d tensors as columns (``(n,)`` -> ``(n, 1)``), then concatenate along dim 1."""
+    tensors = _as_tensors(tensors, "column_stack")
+    return hstack([reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in tensors])
+
+
+# ---------------------------------------------------------------------------------------------
+# reordering and repeating elements (copies)
+
+
+def _dims_batch(op, args, bdims, params):
+    """Ops with a ``dims`` tuple of normalised dims: batch dim first, shift dims by one."""
+    x = move_bdim_to_front(args[0], bdims[0])
+    return apply(op, x, **dict(params, dims=tuple(d + 1 for d in params["dims"]))), 0
+
+
+_flip_op = linear(
+    "flip",
+    lambda xp, x, *, dims: xp.flip(x, axis=dims).copy() if dims else x.copy(),
+    lambda ct, x, *, dims: dispatch(_flip_op, (ct,), {"dims": dims}),
+    batch=_dims_batch,
+)
+
+
+def flip(x, *dims, axis=None):
+    """Reverse the order of elements along ``dims`` (a copy, as in torch).
+
+    ``x.flip(0)``, ``x.flip(0, 1)`` and ``dualad.flip(x, (0, 1))`` are all accepted; NumPy's
+    ``axis=`` (None: every dim) too.
+
+    >>> import dualad
+    >>> dualad.arange(3).flip(0)
+    tensor([2, 1, 0])
+    """
+    if dims and axis is not None:
+        raise TypeError("dualad.flip: pass either dims or axis=, not both")
+    if not dims:
+        dims = tuple(range(x.ndim)) if axis is None else axis
+    elif len(dims) == 1:
+        dims = dims[0]
+    if isinstance(dims, (int, np.integer)):
+        dims = (int(dims),)
+    dims = normalize_dims(dims, x.ndim, op="flip")
+    return apply1(_flip_op, x, {"dims": dims})
+
+
+def fliplr(x):
+    """Flip the columns (dim 1) of a tensor with at least 2 dims."""
+    if x.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(x):
+    """Flip the rows (dim 0) of a tensor with at least 1 dim."""
+    if x.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def _roll_impl(xp, x, *, shifts, dims):
+    if dims is None:
+        return xp.roll(x, shifts[0])
+    return xp.roll(x, shifts, axis=dims)
+
+
+def _roll_batch(op, args, bdims, params):
+    x = move_bdim_to_front(args[0], bdims[0])
+    dims = params["dims"]
+    if dims is None:  # roll of the flattened logical tensor
+        flat = reshape(x, (x.shape[0], -1))
+        rolled = apply(op, flat, shifts=params["shifts"], dims=(1,))
+        return reshape(rolled, x.shape), 0
+    return apply(op, x, shifts=params["shifts"], dims=tuple(d + 1 for d in dims)), 0
+
+
+_roll_op = linear(
+    "roll",
+    _roll_impl,
+    lambda ct, x, *, shifts, dims: dispatch(
+        _roll_op, (ct,), {"shifts": tuple(-s for s in shifts), "dims": dims}
+    ),
+    batch=_roll_batch,
+)
+
+
+def roll(x, shifts, dims=None):
+    """Shift elements cyclically by ``shifts`` along ``dims`` (the flattened tensor when
+    ``dims`` is None). A copy.
+
+    >>> import dualad
+    >>> dualad.arange(4).roll(1)
+    tensor([3, 0, 1, 2])
+    """
+    shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(map(int, shifts))
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(
+                f"roll: shifts ({list(shifts)}) must be a single int when dims is not given"
+            )
+        return apply1(_roll_op, x, {"shifts": shifts, "dims": None})
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    dims = tuple(normalize_dim(int(d), x.ndim, op="roll") for d in dims)
+    return apply1(_roll_op, x, {"shifts": shifts, "dims": dims})
+
+
+def _tile_transpose(ct, x, *, reps):
+    from .reductions import sum as reduce_sum
+
+    interleaved = []
+    for r, s in zip(reps, x.shape):
+        interleaved += [r, s]
+    summed = reduce_sum(reshape(ct, tuple(interleaved)), dim=tuple(range(0, 2 * len(reps), 2)))
+    return reshape(summed, x.shape)
+
+
+_tile_op = linear(
+    "tile",
+    lambda xp, x, *, reps: xp.tile(x, reps),
+    _tile_transpose,
+    batch=lambda op, args, bdims, params: (
+        apply(op, move_bdim_to_front(args[0], bdims[0]), reps=(1, *params["reps"])),
+        0,
+    ),
+)
+
+
+def tile(x, *dims):
+    """Repeat ``x`` ``dims[i]`` times along each dim (``dims`` shorter than ``x.ndim`` is
+    padded with ones on the left; ``x`` gets leading size-1 dims when it is longer).
+
+    >>> import dualad
+    >>> dualad.tensor([1, 2]).tile(2)
+    tensor([1, 2, 1, 2])
+    """
+    reps = size_args(dims)
+    for r in reps:
+        if r < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
+    if len(reps) < x.ndim:
+        reps = (1,) * (x.ndim - len(reps)) + reps
+    elif len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
+    return apply1(_tile_op, x, {"reps": reps})
+
+
+def repeat(x, *sizes):
+    """``Tensor.repeat`` (torch): like ``tile`` but ``sizes`` may not be shorter than x.ndim.
+
+    >>> import dualad
+    >>> dualad.tensor([1, 2]).repeat(2, 2).shape
+    (2, 4)
+    """
+    sizes = size_args(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+            "tensor"
+        )
+    return tile(x, sizes)
+
+
+def _repeat_interleave_transpose(ct, x, *, repeats, dim):
+    from .reductions import sum as reduce_sum
+
+    shape = tuple(x.shape)
+    grouped = reshape(ct, (*shape[:dim], shape[dim], repeats, *shape[dim + 1 :]))
+    return reduce_sum(grouped, dim=dim + 1)
+
+
+_repeat_interleave_op = linear(
+    "repeat_interleave",
+    lambda xp, x, *, repeats, dim: xp.repeat(x, repeats, axis=dim),
+    _repeat_interleave_transpose,
+    batch=lambda op, args, bdims, params: (
+        apply(op, move_bdim_to_front(args[0], bdims[0]), **dict(params, dim=params["dim"] + 1)),
+        0,
+    ),
+)
+
+
+def _repeat_index_impl(xp, repeats):
+    if repeats.size and int(repeats.min()) < 0:
+        raise RuntimeError("repeats can not be negative")
+    return xp.repeat(xp.arange(repeats.shape[0]), repeats)
+
+
+_repeat_index_op = register(
+    OpDef("repeat_interleave_index", _repeat_index_impl, differentiable=False)
+)
+
+
+def repeat_interleave(x, repeats=None, dim: int | None = None, *, output_size=None):
+    """Repeat each element ``repeats`` times along ``dim`` (of the flattened tensor when ``dim``
+    is None). ``repeats`` is an int or a tensor with one count per element; with a single
+    integer tensor argument, returns ``arange(len(x))`` repeated ``x`` times (torch).
+
+    >>> import dualad
+    >>> dualad.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    >>> dualad.repeat_interleave(dualad.tensor([1, 2]))
+    tensor([0, 1, 1])
+    """
+    if repeats is None:
+        if x.ndim != 1 or x.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave: repeats must be a 1-d integer tensor")
+        return dispatch(_repeat_index_op, (x,), {})
+    if dim is None:
+        x = reshape(x, (-1,))
+        dim = 0
+    else:
+        dim = normalize_dim(dim, x.ndim, op="repeat_interleave")
+    if isinstance(repeats, Tensor) and repeats.numel() != 1:
+        if repeats.ndim != 1 or repeats.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim integer tensor")
+        if repeats.shape[0] != x.shape[dim]:
+            raise RuntimeError("repeats must have the same size as input along dim")
+        from .indexing import index_select
+
+        return index_select(x, dim, dispatch(_repeat_index_op, (repeats,), {}))
+    repeats = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
+    if repeats < 0:
+        raise RuntimeError("repeats can not be negative")
+    return apply1(_repeat_interleave_op, x, {"repeats": repeats, "dim": dim})
+
+
+# ---------------------------------------------------------------------------------------------
+# diagonals and triangles
+
+
+def _diagonal_view(xp, x, offset, dim1, dim2):
+    """``xp.diagonal`` as a writable view when ``x`` is writable (NumPy returns read-only
+    diagonal views for backward compatibility; the memory is ``x``'s own, so writing through is
+    safe, and in-place ops on diagonals need it)."""
+    out = xp.diagonal(x, offset, dim1, dim2)
+    if xp is np and not out.flags.writeable and x.flags.writeable:
+        out.flags.writeable = True
+    return out
+
+
+def _diag_embed_impl(xp, x, *, shape, offset, dim1, dim2):
+    out = xp.zeros(shape, dtype=x.dtype)
+    _diagonal_view(xp, out, offset, dim1, dim2)[...] = x
+    return out
+
+
+def _diagonal_batch(op, args, bdims, params):
+    x = move_bdim_to_front(args[0], bdims[0])
+    return apply(op, x, **dict(params, dim1=params["dim1"] + 1, dim2=params["dim2"] + 1)), 0
+
+
+def _diag_embed_batch(op, args, bdims, params):
+    x = move_bdim_to_front(args[0], bdims[0])
+    shifted = dict(params, dim1=params["dim1"] + 1, dim2=params["dim2"] + 1)
+    shifted["shape"] = (x.shape[0], *params["shape"])
+    return apply(op, x, **shifted), 0
+
+
+_diagonal_op = linear(
+    "diagonal",
+    lambda xp, x, *, offset, dim1, dim2: _diagonal_view(xp, x, offset, dim1, dim2),
+    lambda ct, x, *, offset, dim1, dim2: dispatch(
+        _diag_embed_op, (ct,), {"shape": tuple(x.shape), "offset": offset, "dim1": dim1,
+                                "dim2": dim2}
+    ),
+    batch=_diagonal_batch,
+    view=True,
+)
+_diag_embed_op = linear(
+    "diag_embed",
+    _diag_embed_impl,
+    lambda ct, x, *, shape, offset, dim1, dim2: dispatch(
+        _diagonal_op, (ct,), {"offset": offset, "dim1": dim1, "dim2": dim2}
+    ),
+    batch=_diag_embed_batch,
+)
+
+
+def _diagonal_dims(dim1, dim2, ndim, op):
+    d1 = normalize_dim(dim1, ndim, op=op)
+    d2 = normalize_dim(dim2, ndim, op=op)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(x, offset: int = 0, dim1: int = 0, dim2: int = 1, *, axis1=None, axis2=None):
+    """The diagonal of ``x`` w.r.t. ``dim1`` and ``dim2`` (``offset`` > 0: above it), as the
+    last dim of a writable view (in-place ops on it change ``x``).
+
+    >>> import dualad
+    >>> dualad.arange(9).reshape(3, 3).diagonal(1)
+    tensor([1, 5])
+    """
+    if x.ndim < 2:
+        raise RuntimeError(
+            f"diagonal(): input must have at least 2 dimensions, but got {x.ndim}"
+        )
+    dim1 = dim1 if axis1 is None else axis1
+    dim2 = dim2 if axis2 is None else axis2
+    d1, d2 = _diagonal_dims(dim1, dim2, x.ndim, "diagonal")
+    params = {"offset": int(offset), "dim1": d1, "dim2": d2}
+    return dispatch(_diagonal_op, (x,), params)
+
+
+def diag_embed(x, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """A tensor whose diagonals (w.r.t. the new dims ``dim1``, ``dim2``) are the last dim of
+    ``x``; zeros elsewhere.
+
+    >>> import dualad
+    >>> dualad.diag_embed(dualad.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    if x.ndim < 1:
+        raise RuntimeError("diag_embed(): input must have at least 1 dimension")
+    d1, d2 = _diagonal_dims(dim1, dim2, x.ndim + 1, "diag_embed")
+    offset = int(offset)
+    size = x.shape[-1] + abs(offset)
+    shape = list(x.shape[:-1])
+    low, high = sorted((d1, d2))
+    shape.insert(low, size)
+    shape.insert(high, size)
+    params = {"shape": tuple(shape), "offset": offset, "dim1": d1, "dim2": d2}
+    return dispatch(_diag_embed_op, (x,), params)
+
+
+def diag(x, diagonal: int = 0):
+    """1-d ``x``: the square matrix with ``x`` on its ``diagonal``-th diagonal; 2-d ``x``: a
+    copy of that diagonal.
+
+    >>> import dualad
+    >>> dualad.diag(dualad.tensor([[1, 2], [3, 4]]))
+    tensor([1, 4])
+    """
+    if x.ndim == 1:
+        return diag_embed(x, diagonal, 0, 1)
+    if x.ndim == 2:
+        from .elementwise import clone
+
+        return clone(globals()["diagonal"](x, diagonal))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+
+
+def _triangle_batch(op, args, bdims, params):
+    return apply(op, move_bdim_to_front(args[0], bdims[0]), **params), 0
+
+
+_tril_op = linear(
+    "tril",
+    lambda xp, x, *, diagonal: xp.tril(x, diagonal),
+    lambda ct, x, *, diagonal: dispatch(_tril_op, (ct,), {"diagonal": diagonal}),
+    batch=_triangle_batch,
+)
+_triu_op = linear(
+    "triu",
+    lambda xp, x, *, diagonal: xp.triu(x, diagonal),
+    lambda ct, x, *, diagonal: dispatch(_triu_op, (ct,), {"diagonal": diagonal}),
+    batch=_triangle_batch,
+)
+
+
+def _triangle(op, name, x, diagonal):
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return apply1(op, x, {"diagonal": int(diagonal)})
+
+
+def tril(x, diagonal: int = 0, *, k=None):
+    """The lower triangle of the last two dims (elements on and below the ``diagonal``-th
+    diagonal); zeros elsewhere. NumPy's ``k=`` is accepted.
+
+    >>> import dualad
+    >>> dualad.ones(2, 2).tril()
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    return _triangle(_tril_op, "tril", x, diagonal if k is None else k)
+
+
+def triu(x, diagonal: int = 0, *, k=None):
+    """The upper triangle of the last two dims (on and above the ``diagonal``-th diagonal).
+
+    >>> import dualad
+    >>> dualad.ones(2, 2).triu(1)
+    tensor([[0., 1.],
+            [0., 0.]])
+    """
+    return _triangle(_triu_op, "triu", x, diagonal if k is None else k)
+
+
 TENSOR_METHODS = (
     "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "unsqueeze", "squeeze",
     "broadcast_to", "expand", "expand_as", "permute", "transpose", "swapaxes", "swapdims",
-    "movedim", "moveaxis", "t", "select", "narrow", "unbind",
+    "movedim", "moveaxis", "t", "select", "narrow", "unbind", "split", "chunk", "tensor_split",
+    "flip", "fliplr", "flipud", "roll", "tile", "repeat", "repeat_interleave", "diagonal", "diag",
+    "diag_embed", "tril", "triu",
 )
-INPLACE_METHODS = ()
+INPLACE_METHODS = ("tril", "triu")
+
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "broadcast_to", "cat",
+    "chunk", "column_stack", "concat", "concatenate", "diag", "diag_embed", "diagonal", "dstack",
+    "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "getitem", "hstack",
+    "matrix_transpose", "moveaxis", "movedim", "narrow", "permute", "repeat_interleave",
+    "reshape", "reshape_as", "roll", "row_stack", "select", "split", "squeeze", "stack",
+    "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose", "tril", "triu", "unbind",
+    "unflatten", "unsqueeze", "view", "view_as", "vstack",
+]

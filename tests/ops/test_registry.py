@@ -47,6 +47,7 @@ LOW_PRECISION_RTOL = {"float32": 1e-3, "complex64": 1e-3, "float16": 1e-2}
 REF_TOLERANCE = {"float64": (1e-7, 1e-10), "complex128": (1e-7, 1e-10), "float16": (1e-2, 1e-3)}
 REF_TOLERANCE_DEFAULT = (1e-4, 1e-6)  # float32, complex64
 FD_EPS = 1e-6
+SINGLE_PRECISION = {"f": np.dtype("float32"), "c": np.dtype("complex64")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,7 +269,7 @@ def test_vjp_matches_finite_differences(info: OpInfo, dtype: str, sample: Sample
         pytest.skip("sample has no differentiable input")
     rng = np.random.default_rng(1)
     where = _describe(info, sample)
-    leaves, _, cotangents, used, _, grads = _vjp(info, sample, rng)
+    leaves, outputs, cotangents, used, _, grads = _vjp(info, sample, rng)
     assert used, f"{where}: no output requires grad although the inputs do"
     for k, (leaf, grad) in enumerate(zip(leaves, grads)):
         if grad is not None:
@@ -295,6 +296,13 @@ def test_vjp_matches_finite_differences(info: OpInfo, dtype: str, sample: Sample
             _assert_low_precision_close(a, e, rtol=LOW_PRECISION_RTOL[dtype], what=what)
         else:
             _assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
+    if dtype in ("float32", "complex64"):
+        # no silent promotion: single-precision inputs give single-precision outputs
+        for k, o in enumerate(outputs):
+            if o is not None and o.dtype.kind in "fc":
+                assert o.dtype == SINGLE_PRECISION[o.dtype.kind], (
+                    f"{where}: output {k} has dtype {o.dtype} for {dtype} inputs"
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,7 +398,7 @@ def test_nondifferentiable_outputs_do_not_require_grad(
 
 @pytest.mark.parametrize("info", ALL_INFOS, ids=[info.name for info in ALL_INFOS])
 def test_opinfo_samples(info: OpInfo):
-    """Every claimed dtype yields samples whose ``diff`` slots hold arrays of that dtype."""
+    """Every claimed dtype yields samples whose ``diff`` slots hold floating/complex arrays."""
     assert info.dtypes, f"{info.name}: no dtypes claimed"
     for dtype in info.dtypes:
         samples = _samples(info, dtype)
@@ -407,9 +415,9 @@ def test_opinfo_samples(info: OpInfo):
             if not info.differentiable:
                 continue
             for leaf in sample.leaves():
-                assert leaf.dtype == np.dtype(dtype), (
-                    f"{info.name}[{dtype}] sample {index}: differentiable input of dtype "
-                    f"{leaf.dtype}"
+                assert is_differentiable_dtype(leaf.dtype), (
+                    f"{info.name}[{dtype}] sample {index}: differentiable slot holds an array of "
+                    f"dtype {leaf.dtype}"
                 )
 
 

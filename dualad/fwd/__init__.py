@@ -1,0 +1,175 @@
+"""Forward-mode AD with dual tensors (``torch.autograd.forward_ad``'s API), with nesting.
+
+>>> import dualad
+>>> from dualad import fwd
+>>> x = dualad.tensor([0.0, 1.0])
+>>> with fwd.dual_level():
+...     y = dualad.sin(fwd.make_dual(x, dualad.ones(2)))
+...     tangent = fwd.unpack_dual(y).tangent
+>>> tangent
+tensor([1.        , 0.54030231])
+
+Levels nest (``with dual_level() as a: with dual_level() as b:`` gives ``b == a + 1``); the
+tangent at each level is computed with that level stripped, so nested levels give exact higher
+derivatives.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import namedtuple
+
+from .._dispatch import OpDef, dispatch, register, suspended
+from .._state import LEVELS
+from .._tensor import Tensor
+from ..rev.grad_mode import _DecoratorContext
+from .levels import DUAL_LEVELS, DualLevel
+
+_current_level = -1
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
+
+
+def _set_current_level() -> None:
+    sys.modules[__name__]._current_level = DUAL_LEVELS[-1].index if DUAL_LEVELS else -1
+
+
+def enter_dual_level() -> int:
+    """Enter a new (innermost) dual level and return its number."""
+    level = DualLevel(len(DUAL_LEVELS))
+    DUAL_LEVELS.append(level)
+    LEVELS.append(level)
+    _set_current_level()
+    return level.index
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Exit the innermost dual level (``level`` must name it); its tangents are cleared."""
+    if not DUAL_LEVELS:
+        raise RuntimeError("Dual level must be a positive number.")
+    innermost = DUAL_LEVELS[-1]
+    if level is not None and level != innermost.index:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This "
+            "is not supported."
+        )
+    DUAL_LEVELS.pop()
+    if innermost in LEVELS:
+        LEVELS.remove(innermost)
+    innermost.clear()
+    _set_current_level()
+
+
+class dual_level(_DecoratorContext):
+    """Context manager (and decorator) for a forward-mode level; yields the level number.
+
+    >>> from dualad import fwd
+    >>> with fwd.dual_level() as outer:
+    ...     with fwd.dual_level() as inner:
+    ...         (outer, inner)
+    (0, 1)
+    """
+
+    def __enter__(self) -> int:
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc) -> bool:
+        exit_dual_level(level=self.level)
+        return False
+
+
+def _resolve(level: int | None, what: str) -> DualLevel | None:
+    if level is None:
+        return DUAL_LEVELS[-1] if DUAL_LEVELS else None
+    if level < 0:
+        return None
+    for candidate in DUAL_LEVELS:
+        if candidate.index == level:
+            return candidate
+    raise RuntimeError(f"dualad.fwd.{what}: dual level {level} is not active")
+
+
+# ``make_dual``'s and ``unpack_dual``'s primals alias the tensor: a view op, identity rules.
+_alias_op = register(
+    OpDef(
+        "alias",
+        lambda xp, x: x.view(),
+        vjp=lambda cts, outs, args, params, needs: (cts[0],),
+        jvp=lambda tangents, outs, args, params: tangents[0],
+        batch=lambda op, args, bdims, params: (dispatch(op, (args[0],), {}), bdims[0]),
+        save_args=False,
+        view=True,
+        node_name="AliasBackward0",
+    )
+)
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost)."""
+    dual = _resolve(level, "make_dual")
+    if dual is None:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first."
+        )
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("dualad.fwd.make_dual: the primal and the tangent must be Tensors")
+    if tensor.dtype.kind not in "fc":
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
+    if tangent.dtype.kind not in "fc":
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
+            f"given forward gradient is of size {list(tangent.shape)}."
+        )
+    if dual.owns(tensor):
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            f"same level {dual.index} is not supported."
+        )
+    if dual.owns(tangent):
+        raise RuntimeError(
+            "Setting a forward grad that itself has a forward gradient at the same level"
+            f"{dual.index} is not supported."
+        )
+    out = dispatch(_alias_op, (tensor,), {})
+    if tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
+        tangent = _copy_with_layout(tangent, tensor)
+    dual.attach(out, tangent)
+    return out
+
+
+def _copy_with_layout(tangent: Tensor, like: Tensor) -> Tensor:
+    """A copy of ``tangent`` laid out like ``like`` (so in-place updates line up)."""
+    from ..ops.elementwise import clone
+
+    return clone(tangent)
+
+
+def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None for a non-dual."""
+    dual = _resolve(level, "unpack_dual")
+    if dual is None or not isinstance(tensor, Tensor):
+        return UnpackedDualTensor(tensor, None)
+    tangent = tensor._fw.get(dual) if tensor._fw is not None else None
+    with suspended(dual):
+        primal = dispatch(_alias_op, (tensor,), {})
+    return UnpackedDualTensor(primal, tangent)
+
+
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+]

@@ -1,0 +1,100 @@
+"""Dual levels: forward mode as a transform level on the dispatch stack.
+
+Invariants:
+- A tensor's tangents live in its ``_fw`` dict, keyed by the ``DualLevel`` object (not its number:
+  a new level with the same number never sees an old level's tangents).
+- An op on tensors carrying tangents of level L is processed by L: the op and its JVP rule run
+  with L (and the levels above it) suspended, so the primal result and the output tangent are
+  ordinary dualad computations that the levels below L (outer dual levels, the reverse tape)
+  see. That is what gives nested levels exact higher derivatives, what keeps one level's
+  perturbation out of another's (identity checks, never level arithmetic), and what makes
+  reverse-over-forward work (the tangent computation is recorded by autograd).
+- Exiting a level removes its tangents from every tensor that got one (weak references, so the
+  level never keeps a tensor alive).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .._dispatch import Level, dispatch
+from .._state import LEVELS
+from .._tensor import Tensor
+
+# live dual levels, outermost first
+DUAL_LEVELS: list = []
+
+
+class DualLevel(Level):
+    """One forward-mode level (``dual_level()`` enters one)."""
+
+    __slots__ = ("__weakref__", "holders")
+    kind = "dual_level"
+    forbids_backward = False
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.alive = True
+        self.holders: list = []
+
+    def owns(self, value) -> bool:
+        fw = getattr(value, "_fw", None)
+        return fw is not None and self in fw
+
+    def process(self, op, args: tuple, params: dict):
+        tangents = [
+            a._fw.get(self) if isinstance(a, Tensor) and a._fw is not None else None for a in args
+        ]
+        position = LEVELS.index(self)
+        removed = LEVELS[position:]
+        del LEVELS[position:]
+        try:
+            out = dispatch(op, args, params)
+            if not op.differentiable:
+                return out
+            if op.jvp is None:
+                raise NotImplementedError(
+                    f"Trying to use forward AD with {op.name} that does not support it because it "
+                    "has not been implemented yet."
+                )
+            outs = out if isinstance(out, tuple) else (out,)
+            out_tangents = op.jvp(tangents, outs, args, params)
+        finally:
+            LEVELS.extend(removed)
+        if isinstance(out, tuple):
+            nondiff = op.nondiff_outputs
+            for i, (o, t) in enumerate(zip(out, out_tangents)):
+                if i not in nondiff:
+                    self.attach(o, t)
+        else:
+            self.attach(out, out_tangents)
+        return out
+
+    def attach(self, tensor: Tensor, tangent) -> None:
+        """Give ``tensor`` the tangent ``tangent`` at this level (None: no tangent)."""
+        if tangent is None or tensor._data.dtype.kind not in "fc":
+            return
+        if not isinstance(tangent, Tensor):
+            from .._creation import full_like
+
+            tangent = full_like(tensor, tangent)
+        fw = tensor._fw
+        if fw is None:
+            tensor._fw = {self: tangent}
+        else:
+            fw[self] = tangent
+        self.holders.append(weakref.ref(tensor))
+
+    def clear(self) -> None:
+        """Remove this level's tangents from every tensor holding one (on exit)."""
+        self.alive = False
+        for ref in self.holders:
+            tensor = ref()
+            if tensor is not None and tensor._fw is not None:
+                tensor._fw.pop(self, None)
+                if not tensor._fw:
+                    tensor._fw = None
+        self.holders = []
+
+    def __repr__(self) -> str:
+        return f"<dual level {self.index}{'' if self.alive else ' (exited)'}>"
