@@ -59,6 +59,7 @@ from ._dtypes import (
 from ._tensor import Tensor, is_tensor
 from .ops.einsum import *
 from .ops.elementwise import *
+from .ops.indexing import *
 from .ops.linalg import *
 from .ops.reductions import *
 from .ops.shape import *

@@ -81,31 +81,40 @@ def _resolve(array_type: type) -> ModuleType:
 
 
 class Device:
-    """A device: ``Device("cpu")``, ``Device("cuda")``, ``Device("cuda:1")``.
+    """A device: ``Device("cpu")``, ``Device("cuda")``, ``Device("cuda:1")``, ``Device("cuda", 1)``.
+
+    A bare integer means that CUDA device, as in PyTorch. ``"cuda"`` without an index is the
+    current CUDA device and compares equal to ``"cuda:0"``.
 
     >>> Device("cuda:1").index
     1
-    >>> str(Device("cpu"))
-    'cpu'
+    >>> str(Device("cpu")), str(Device(2)), Device("cuda") == "cuda:0"
+    ('cpu', 'cuda:2', True)
     """
 
     __slots__ = ("index", "type")
 
-    def __init__(self, spec: str | Device = "cpu", index: int | None = None) -> None:
+    def __init__(self, spec: str | int | Device = "cpu", index: int | None = None) -> None:
         if isinstance(spec, Device):
             self.type, self.index = spec.type, spec.index
             return
+        if isinstance(spec, int) and not isinstance(spec, bool) and index is None:
+            spec, index = "cuda", spec
         if not isinstance(spec, str):
             raise TypeError(f"dualad: a device is 'cpu', 'cuda' or 'cuda:N', got {spec!r}")
-        kind, _, number = spec.partition(":")
-        if kind not in ("cpu", "cuda") or (number and not number.isdigit()):
+        kind, colon, number = spec.strip().partition(":")
+        if kind not in ("cpu", "cuda") or (colon and not number.isdigit()):
             raise RuntimeError(
                 f"dualad: unknown device {spec!r}; expected 'cpu', 'cuda' or 'cuda:N'"
             )
+        if number and index is not None and int(number) != index:
+            raise RuntimeError(f"dualad: device {spec!r} given with a different index {index}")
+        if index is not None and (not isinstance(index, int) or index < 0):
+            raise RuntimeError(f"dualad: a device index is a non-negative int, got {index!r}")
         if kind == "cpu" and (number or index):
             raise RuntimeError(f"dualad: device {spec!r}: the cpu has no index")
         self.type = kind
-        self.index = int(number) if number else index
+        self.index = None if kind == "cpu" else (int(number) if number else index)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
@@ -152,14 +161,33 @@ def module_for(device: Device | str | None) -> ModuleType:
 
 
 def to_device(array: Any, device: Device | str) -> Any:
-    """Copy ``array`` to ``device`` (no copy if it is already there)."""
+    """``array`` on ``device``: the same array if it is already there, else a copy."""
     device = Device(device)
     xp = xp_of(array)
     if device.type == "cpu":
         return array if xp is np else array.get()
     cupy = _import_cupy()
-    with cupy.cuda.Device(device.index or 0):
+    index = device.index or 0
+    if xp is cupy:
+        if int(array.device.id) == index:
+            return array
+        with cupy.cuda.Device(index):
+            return array.copy()  # CuPy copies across devices into the current one
+    with cupy.cuda.Device(index):
         return cupy.asarray(array)
+
+
+def cuda_is_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device (never raises).
+
+    >>> isinstance(cuda_is_available(), bool)
+    True
+    """
+    try:
+        _import_cupy()
+    except RuntimeError:
+        return False
+    return True
 
 
 def allocate_on(device: Device | str | None, make):

@@ -1,90 +1,169 @@
 """Creating tensors: tensor/as_tensor/from_numpy, factories, random numbers.
 
-Python floats become the default dtype (float64 unless changed); lists of Python ints become
-int64; an existing array or tensor keeps its dtype. Factories take ``dtype``, ``device`` and
-``requires_grad`` keywords and torch-style varargs sizes (``zeros(2, 3)`` or ``zeros((2, 3))``).
+Dtype inference follows PyTorch: Python floats become the default dtype (float64 unless
+changed), Python complex numbers its complex counterpart, Python ints int64, bools bool; NumPy
+scalars, arrays and tensors keep their dtype, and a list mixing them promotes like PyTorch
+(``dualad._dtypes.promote_types``). ``tensor`` always copies; ``as_tensor`` and ``from_numpy``
+share memory when they can. Factories take ``dtype``, ``device`` and ``requires_grad`` keywords
+and torch-style sizes: ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or
+``zeros(size=(2, 3))``.
+Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``manual_seed``.
 """
 
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import numpy as np
 
 from . import _dtypes
-from ._backend import Device, allocate_on, to_device, xp_of
+from ._backend import allocate_on, to_device, xp_of
 from ._tensor import Tensor, wrap
+
+_PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+# ---------------------------------------------------------------------------------------------
+# data -> array
 
 
 def _to_array(data: Any, dtype, device, *, copy: bool):
+    """An ndarray for ``data`` of ``dtype`` on ``device``; ``copy`` forces memory of its own.
+
+    Without ``copy`` an existing array of the right dtype and device is returned as is.
+    """
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
-        array = data._data
-        if device is not None and Device(device) != data.device:
-            array = to_device(array, device)
-            copy = False
-        if dtype is not None and array.dtype != dtype:
-            return array.astype(dtype)
-        return array.copy() if copy else array
+        return _place(data._data, dtype, device, copy)
     if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
-        array = data
-        if device is not None:
-            moved = to_device(array, device)
-            copy = copy and moved is array
-            array = moved
+        _check_kind(data.dtype, data)
+        return _place(data, dtype, device, copy)
+    if isinstance(data, np.ndarray):  # subclasses (memmap, matrix): keep the plain ndarray part
+        return _to_array(np.asarray(data), dtype, device, copy=copy)
+    if isinstance(data, (list, tuple)) or type(data) in _PYTHON_SCALARS:
+        array = _from_python(data, dtype)
+        copy = False  # freshly made
+    else:  # NumPy scalars, memoryviews, objects with __array__ ...
+        try:
+            array = np.asarray(data)
+        except Exception as exc:
+            raise TypeError(
+                f"dualad: cannot make a tensor from {type(data).__name__}: {exc}"
+            ) from None
+        _check_kind(array.dtype, data)  # (it may share memory with data: ``copy`` still holds)
+    return _place(array, dtype, device, copy)
+
+
+def _check_kind(dtype: np.dtype, data) -> None:
+    if dtype.kind not in _dtypes.TENSOR_KINDS:
+        shown = repr(data)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        raise TypeError(
+            f"dualad: cannot make a tensor from {type(data).__name__} {shown} "
+            f"(NumPy dtype {dtype}; tensors hold bool, integer, floating and complex values)"
+        )
+
+
+def _place(array, dtype, device, copy: bool):
+    """``array`` cast to ``dtype`` and moved to ``device``, new memory if ``copy``."""
+    if device is not None:
+        moved = to_device(array, device)
+        if moved is not array:
+            array, copy = moved, False
+    if type(array) is np.ndarray:
         if dtype is not None and array.dtype != dtype:
             return array.astype(dtype)
         return array.copy() if copy else array
-    if isinstance(data, (list, tuple)) and any(isinstance(e, Tensor) for e in _flat(data)):
-        data = _nested_tensors_to_lists(data)
-    array = np.asarray(data)
-    if array.dtype == object:
-        raise TypeError(f"dualad: cannot make a tensor from {type(data).__name__} {data!r}")
+    with array.device:  # CuPy computes on the current device: make it the array's
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+
+def _from_python(data, dtype):
+    """A NumPy array from Python scalars / nested sequences (which may hold tensors)."""
+    if type(data) in _PYTHON_SCALARS:
+        return np.asarray(data, dtype=_python_scalar_dtype(type(data)) if dtype is None else dtype)
+    leaf_dtypes: set = set()
+    has_tensors = _scan(data, leaf_dtypes)
+    if has_tensors:
+        data = _tensors_to_arrays(data)
+    try:
+        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=dtype)
+    except ValueError as exc:
+        raise ValueError(f"dualad.tensor: cannot make a tensor from ragged data: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"dualad.tensor: cannot make a tensor from this data: {exc}") from None
+    _check_kind(array.dtype, data)
     if dtype is None:
-        if array.dtype.kind == "f" and _is_python_data(data):
-            dtype = _dtypes.get_default_dtype()
-        elif array.dtype.kind == "c" and _is_python_data(data):
-            dtype = _dtypes.default_complex_dtype()
-    if dtype is not None and array.dtype != dtype:
-        array = array.astype(dtype)
-    elif copy and array is data:
-        array = array.copy()
-    if device is not None and Device(device).type != "cpu":
-        array = to_device(array, device)
+        # no leaves ([] or [[], []]) means an empty float tensor of the default dtype
+        inferred = _dtypes.result_type(*leaf_dtypes) if leaf_dtypes else _dtypes.get_default_dtype()
+        if inferred != array.dtype:
+            array = array.astype(inferred)
     return array
 
 
-def _flat(data):
-    for e in data:
-        if isinstance(e, (list, tuple)):
-            yield from _flat(e)
-        else:
-            yield e
+def _python_scalar_dtype(kind: type) -> np.dtype:
+    if kind is builtins.float:
+        return _dtypes.get_default_dtype()
+    if kind is builtins.complex:
+        return _dtypes.default_complex_dtype()
+    return _dtypes.int64 if kind is builtins.int else _dtypes.bool_
 
 
-def _nested_tensors_to_lists(data):
+def _scan(data, leaf_dtypes: set) -> bool:
+    """Collect the dtype each leaf of a nested sequence stands for; True if a leaf is a Tensor.
+
+    One ``set(map(type, ...))`` per sequence keeps this near C speed for long lists of numbers.
+    """
+    has_tensors = False
+    for kind in set(map(type, data)):
+        if kind in _PYTHON_SCALARS:
+            leaf_dtypes.add(_python_scalar_dtype(kind))
+        elif kind is list or kind is tuple:
+            for item in data:
+                if type(item) is kind and _scan(item, leaf_dtypes):
+                    has_tensors = True
+        elif issubclass(kind, Tensor):
+            has_tensors = True
+            leaf_dtypes.update(item._data.dtype for item in data if type(item) is kind)
+        elif issubclass(kind, (np.ndarray, np.generic)):
+            leaf_dtypes.update(item.dtype for item in data if type(item) is kind)
+        elif issubclass(kind, (list, tuple)):  # namedtuples and other sequence subclasses
+            for item in data:
+                if type(item) is kind and _scan(item, leaf_dtypes):
+                    has_tensors = True
+    return has_tensors
+
+
+def _tensors_to_arrays(data):
     if isinstance(data, Tensor):
-        if data._rg:
-            data = data.detach()
-        return data.tolist()
+        array = data._data
+        return array if type(array) is np.ndarray else array.get()
     if isinstance(data, (list, tuple)):
-        return [_nested_tensors_to_lists(e) for e in data]
+        return [_tensors_to_arrays(item) for item in data]
     return data
 
 
-def _is_python_data(data) -> bool:
-    return isinstance(data, (float, int, complex, list, tuple, builtins.bool))
+# ---------------------------------------------------------------------------------------------
+# tensor, as_tensor, from_numpy
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays or tensors).
+    """A new leaf tensor holding a copy of ``data``.
+
+    ``data`` may be a Python scalar, a (nested) list or tuple of numbers or tensors, a NumPy or
+    CuPy array, or a tensor (copied and detached). Python floats become the default dtype.
 
     >>> import dualad
     >>> dualad.tensor([[1, 2], [3, 4]]).dtype
     dtype('int64')
     >>> dualad.tensor(1.5)
     tensor(1.5)
+    >>> dualad.tensor([1.0, 2.0], requires_grad=True)
+    tensor([1., 2.], requires_grad=True)
     """
     out = wrap(_to_array(data, dtype, device, copy=True))
     if requires_grad:
@@ -93,14 +172,26 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """A tensor sharing memory with ``data`` when it is already an array of the right dtype."""
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    """``data`` as a tensor, sharing memory when it is already an array of that dtype and device.
+
+    A tensor is returned as is, or converted with ``Tensor.to`` (which keeps its graph).
+
+    >>> import numpy as np, dualad
+    >>> a = np.array([1.0, 2.0])
+    >>> t = dualad.as_tensor(a)
+    >>> a[0] = 7.0
+    >>> t
+    tensor([7., 2.])
+    """
+    if isinstance(data, Tensor):
+        if dtype is None and device is None:
+            return data
+        return data.to(dtype=dtype, device=device)
     return wrap(_to_array(data, dtype, device, copy=False))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing memory with a NumPy array.
+    """A tensor sharing memory with a NumPy array (writes show through both ways).
 
     >>> import numpy as np, dualad
     >>> a = np.zeros(2)
@@ -111,20 +202,65 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    return wrap(array)
+    if array.dtype.kind not in _dtypes.TENSOR_KINDS:
+        raise TypeError(
+            f"can't convert np.ndarray of type {array.dtype}. The only supported types are: "
+            "complex128, complex64, float64, float32, float16, int64, int32, int16, int8, "
+            "uint8, and bool."
+        )
+    return wrap(array if type(array) is np.ndarray else np.asarray(array))
 
 
-def _size(size: tuple) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    elif len(size) == 1 and isinstance(size[0], Tensor):
-        size = tuple(size[0].tolist())
-    for s in size:
-        if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
-            raise TypeError(f"dualad: sizes must be integers, got {size!r}")
-        if s < 0:
-            raise RuntimeError(f"dualad: negative dimension {s} in size {size}")
-    return tuple(int(s) for s in size)
+# ---------------------------------------------------------------------------------------------
+# factories
+
+
+def _size(name: str, args: tuple, size) -> tuple[int, ...]:
+    """Normalise torch-style sizes: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(size=(2, 3))``"""
+    if size is not None:
+        if args:
+            raise TypeError(f"dualad.{name}: got the size both positionally and as size=")
+        args = (size,)
+    if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer)):
+        only = args[0]
+        if isinstance(only, Tensor):
+            only = only.tolist()
+        args = (only,) if isinstance(only, (builtins.int, np.integer)) else tuple(only)
+    shape = []
+    for position, s in enumerate(args):
+        if isinstance(s, (builtins.bool, np.bool_, builtins.float, np.floating)):
+            raise TypeError(
+                f"dualad.{name}: argument 'size' must be a tuple of ints, but found element of "
+                f"type {type(s).__name__} at pos {position}"
+            )
+        try:
+            shape.append(operator.index(s))
+        except TypeError:
+            raise TypeError(
+                f"dualad.{name}: argument 'size' must be a tuple of ints, but found element of "
+                f"type {type(s).__name__} at pos {position}"
+            ) from None
+    if any(s < 0 for s in shape):
+        raise RuntimeError(
+            f"dualad.{name}: Trying to create tensor with negative dimension "
+            f"{min(shape)}: {list(shape)}"
+        )
+    return tuple(shape)
+
+
+def _count(name: str, argument: str, value) -> int:
+    """A non-negative int argument (``eye``'s n, ``linspace``'s steps)."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        raise TypeError(f"dualad.{name}: argument '{argument}' must be an int, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"dualad.{name}: argument '{argument}' must be an int, not {type(value).__name__}"
+        ) from None
+    if value < 0:
+        raise RuntimeError(f"dualad.{name}: {argument} must be non-negative, got {value}")
+    return value
 
 
 def _finish(array, requires_grad: bool) -> Tensor:
@@ -139,174 +275,338 @@ def _float_dtype(dtype):
     return _dtypes.get_default_dtype() if dtype is None else dtype
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros. ``dualad.zeros(2, 3)`` or ``dualad.zeros((2, 3))``."""
-    shape, dtype = _size(size), _float_dtype(dtype)
+def _scalar_value(value, name: str):
+    """A fill value or bound as a Python/NumPy scalar (one-element tensors are unwrapped)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(
+                f"dualad.{name}: expected a number, got a tensor of shape {tuple(value.shape)}"
+            )
+        return value.item()
+    return value
+
+
+def _scalar_dtype(value) -> np.dtype:
+    """The dtype ``tensor(value)`` would have."""
+    if type(value) in _PYTHON_SCALARS:
+        return _python_scalar_dtype(type(value))
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.dtype
+    raise TypeError(f"dualad: expected a number, got {type(value).__name__}")
+
+
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``dualad.zeros(2, 3)`` or ``dualad.zeros((2, 3))``.
+
+    >>> import dualad
+    >>> dualad.zeros(2, 3).shape
+    (2, 3)
+    """
+    shape, dtype = _size("zeros", shape, size), _float_dtype(dtype)
     return _finish(allocate_on(device, lambda xp: xp.zeros(shape, dtype=dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones."""
-    shape, dtype = _size(size), _float_dtype(dtype)
+def ones(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones.
+
+    >>> import dualad
+    >>> dualad.ones(2, dtype=dualad.int64)
+    tensor([1, 1])
+    """
+    shape, dtype = _size("ones", shape, size), _float_dtype(dtype)
     return _finish(allocate_on(device, lambda xp: xp.ones(shape, dtype=dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor."""
-    shape, dtype = _size(size), _float_dtype(dtype)
+def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (its values are whatever the memory held)."""
+    shape, dtype = _size("empty", shape, size), _float_dtype(dtype)
     return _finish(allocate_on(device, lambda xp: xp.empty(shape, dtype=dtype)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor filled with ``fill_value`` (dtype inferred from it like ``tensor``)."""
-    shape = _size((size,)) if not isinstance(size, int) else (size,)
-    if dtype is None:
-        dtype = _to_array(fill_value, None, None, copy=False).dtype
-    dtype = _dtypes.to_dtype(dtype)
+    """A tensor filled with ``fill_value``; its dtype is inferred from the value like ``tensor``.
+
+    >>> import dualad
+    >>> dualad.full((2,), 7)
+    tensor([7, 7])
+    >>> dualad.full((2,), 0.5).dtype
+    dtype('float64')
+    """
+    shape = _size("full", (size,), None)
+    fill_value = _scalar_value(fill_value, "full")
+    dtype = _scalar_dtype(fill_value) if dtype is None else _dtypes.to_dtype(dtype)
     return _finish(
         allocate_on(device, lambda xp: xp.full(shape, fill_value, dtype=dtype)), requires_grad
     )
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """The identity matrix (n x m)."""
+    """The ``n x m`` identity matrix (``m`` defaults to ``n``).
+
+    >>> import dualad
+    >>> dualad.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    n = _count("eye", "n", n)
+    m = n if m is None else _count("eye", "m", m)
     dtype = _float_dtype(dtype)
     return _finish(allocate_on(device, lambda xp: xp.eye(n, m, dtype=dtype)), requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is 0..n-1.
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is ``0..n-1``.
+
+    Integer arguments give int64, any float argument the default float dtype.
 
     >>> import dualad
     >>> dualad.arange(3)
     tensor([0, 1, 2])
+    >>> dualad.arange(0, 1, 0.25)
+    tensor([0.  , 0.25, 0.5 , 0.75])
     """
     if end is None:
         start, end = 0, start
+    start, end, step = (_scalar_value(v, "arange") for v in (start, end, step))
     if dtype is None:
-        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-        dtype = _dtypes.int64 if is_int else _dtypes.get_default_dtype()
+        kinds = {_scalar_dtype(v).kind for v in (start, end, step)}
+        if "c" in kinds:
+            raise TypeError("dualad.arange: complex arguments are not supported")
+        dtype = _dtypes.get_default_dtype() if "f" in kinds else _dtypes.int64
     dtype = _dtypes.to_dtype(dtype)
+    if step == 0:
+        raise RuntimeError("dualad.arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"dualad.arange: upper bound and larger bound inconsistent with step sign "
+            f"(start={start}, end={end}, step={step})"
+        )
     return _finish(
         allocate_on(device, lambda xp: xp.arange(start, end, step, dtype=dtype)), requires_grad
     )
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dtype = _float_dtype(dtype)
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included.
+
+    >>> import dualad
+    >>> dualad.linspace(0, 1, 5)
+    tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    start, end = _scalar_value(start, "linspace"), _scalar_value(end, "linspace")
+    steps = _count("linspace", "steps", steps)
+    if dtype is None:
+        is_complex = "c" in (_scalar_dtype(start).kind, _scalar_dtype(end).kind)
+        dtype = _dtypes.default_complex_dtype() if is_complex else _dtypes.get_default_dtype()
+    dtype = _dtypes.to_dtype(dtype)
     return _finish(
         allocate_on(device, lambda xp: xp.linspace(start, end, steps, dtype=dtype)), requires_grad
     )
 
 
-def _like(t: Tensor, dtype, device):
-    return (t.dtype if dtype is None else _dtypes.to_dtype(dtype)), (
-        t.device if device is None else device
-    )
+def _like(t, dtype, device, make) -> Any:
+    """Allocate with ``make(xp, shape, dtype)`` like ``t`` (its shape; dtype/device by default)."""
+    if not isinstance(t, Tensor):
+        t = as_tensor(t)
+    dtype = t._data.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    shape = t._data.shape
+    if device is None:
+        data = t._data
+        if type(data) is np.ndarray:  # the common case, kept cheap: backward() makes ones_like
+            return make(np, shape, dtype)
+        device = t.device
+    return allocate_on(device, lambda xp: make(xp, shape, dtype))
 
 
-def zeros_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Zeros with the shape (and by default dtype and device) of ``t``."""
-    dtype, device = _like(t, dtype, device)
-    return _finish(allocate_on(device, lambda xp: xp.zeros(t.shape, dtype=dtype)), requires_grad)
+def zeros_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros with the shape (and by default the dtype and device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.zeros_like(dualad.ones(2, dtype=dualad.float32))
+    tensor([0., 0.], dtype=float32)
+    """
+    array = _like(t, dtype, device, lambda xp, shape, dt: xp.zeros(shape, dtype=dt))
+    return _finish(array, requires_grad)
 
 
-def ones_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones with the shape (and by default dtype and device) of ``t``."""
-    dtype, device = _like(t, dtype, device)
-    return _finish(allocate_on(device, lambda xp: xp.ones(t.shape, dtype=dtype)), requires_grad)
+def ones_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones with the shape (and by default the dtype and device) of ``t``."""
+    array = _like(t, dtype, device, lambda xp, shape, dt: xp.ones(shape, dtype=dt))
+    return _finish(array, requires_grad)
 
 
-def empty_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return _finish(allocate_on(device, lambda xp: xp.empty(t.shape, dtype=dtype)), requires_grad)
+def empty_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor with the shape (and by default dtype and device) of ``t``."""
+    array = _like(t, dtype, device, lambda xp, shape, dt: xp.empty(shape, dtype=dt))
+    return _finish(array, requires_grad)
 
 
-def full_like(t: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
-    return _finish(
-        allocate_on(device, lambda xp: xp.full(t.shape, fill_value, dtype=dtype)), requires_grad
-    )
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``fill_value`` everywhere, with the shape (and by default dtype and device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.full_like(dualad.zeros(2), 3)
+    tensor([3., 3.])
+    """
+    fill_value = _scalar_value(fill_value, "full_like")
+    array = _like(t, dtype, device, lambda xp, shape, dt: xp.full(shape, fill_value, dtype=dt))
+    return _finish(array, requires_grad)
 
 
 def zeros_for(shape, dtype, like) -> Tensor:
     """Zeros on the device of the first tensor in ``like`` (used for missing gradients)."""
     for t in like:
         if isinstance(t, Tensor):
-            xp = xp_of(t._data)
-            return wrap(xp.zeros(shape, dtype=dtype))
+            data = t._data
+            if type(data) is np.ndarray:
+                break
+            with data.device:
+                return wrap(xp_of(data).zeros(shape, dtype=dtype))
     return wrap(np.zeros(shape, dtype=dtype))
 
 
 # ---------------------------------------------------------------------------------------------
-# random numbers: one Generator per array module, reseeded by manual_seed
+# random numbers: one Generator per (array module, device), reseeded by manual_seed
 
 _generators: dict = {}
-_seed = [None]
+_seed: list = [None]
 
 
 def manual_seed(seed: int) -> None:
-    """Seed dualad's random number generators (NumPy's, and CuPy's when used).
+    """Seed dualad's random number generators (NumPy's, and CuPy's on every device).
 
     >>> import dualad
     >>> dualad.manual_seed(0); a = dualad.rand(2)
     >>> dualad.manual_seed(0); bool((dualad.rand(2) == a).all())
     True
     """
-    _seed[0] = int(seed)
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(
+            f"dualad.manual_seed: the seed must be an int, got {type(seed).__name__}"
+        ) from None
+    _seed[0] = seed & 0xFFFF_FFFF_FFFF_FFFF  # negative seeds too, as in PyTorch
     _generators.clear()
 
 
 def _generator(xp):
-    gen = _generators.get(xp)
+    key = xp if xp is np else (xp, xp.cuda.Device().id)
+    gen = _generators.get(key)
     if gen is None:
-        gen = _generators[xp] = xp.random.default_rng(_seed[0])
+        gen = _generators[key] = xp.random.default_rng(_seed[0])
     return gen
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform random numbers in [0, 1)."""
-    shape, dtype = _size(size), _float_dtype(dtype)
+def _random_dtype(name: str, dtype) -> np.dtype:
+    dtype = _float_dtype(dtype)
+    if dtype.kind not in "fc":
+        raise RuntimeError(
+            f"dualad.{name}: random {name} numbers need a floating point or complex dtype, "
+            f"got {dtype}"
+        )
+    return dtype
 
-    def make(xp):
-        return _generator(xp).random(shape).astype(dtype, copy=False)
 
-    return _finish(allocate_on(device, make), requires_grad)
+def _uniform(gen, shape, dtype):
+    if dtype == _dtypes.float32 or dtype == _dtypes.float64:
+        return gen.random(shape, dtype=dtype)
+    return gen.random(shape).astype(dtype)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal random numbers (complex dtypes get unit variance)."""
-    shape, dtype = _size(size), _float_dtype(dtype)
+def _normal(gen, shape, dtype):
+    if dtype == _dtypes.float32 or dtype == _dtypes.float64:
+        return gen.standard_normal(shape, dtype=dtype)
+    return gen.standard_normal(shape).astype(dtype)
+
+
+def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform random numbers in [0, 1) (real and imaginary parts, for complex dtypes).
+
+    >>> import dualad
+    >>> x = dualad.rand(3, 2)
+    >>> x.shape, bool(((x >= 0) & (x < 1)).all())
+    ((3, 2), True)
+    """
+    shape, dtype = _size("rand", shape, size), _random_dtype("rand", dtype)
 
     def make(xp):
         gen = _generator(xp)
         if dtype.kind == "c":
-            parts = gen.standard_normal((2, *shape)) / np.sqrt(2.0)
-            return (parts[0] + 1j * parts[1]).astype(dtype)
-        return gen.standard_normal(shape).astype(dtype, copy=False)
+            part = _dtypes.real_dtype(dtype)
+            return _uniform(gen, shape, part) + 1j * _uniform(gen, shape, part)
+        return _uniform(gen, shape, dtype)
 
     return _finish(allocate_on(device, make), requires_grad)
 
 
-def randint(low, high=None, size=(), *, dtype=None, device=None) -> Tensor:
-    """Random integers in [low, high) (``randint(high, size=...)`` starts at 0)."""
-    if high is None:
+def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal random numbers (complex dtypes: unit variance, E|z|^2 = 1).
+
+    >>> import dualad
+    >>> dualad.randn(2, 3, dtype=dualad.float32).dtype
+    dtype('float32')
+    """
+    shape, dtype = _size("randn", shape, size), _random_dtype("randn", dtype)
+
+    def make(xp):
+        gen = _generator(xp)
+        if dtype.kind == "c":
+            part = _dtypes.real_dtype(dtype)
+            scale = np.sqrt(0.5).astype(part)
+            return _normal(gen, shape, part) * scale + 1j * (_normal(gen, shape, part) * scale)
+        return _normal(gen, shape, dtype)
+
+    return _finish(allocate_on(device, make), requires_grad)
+
+
+def randint(
+    low, high=None, size=None, *, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
+    """Random integers in [low, high): ``randint(low, high, size)`` or ``randint(high, size)``.
+
+    >>> import dualad
+    >>> x = dualad.randint(0, 10, (4,))
+    >>> x.dtype, bool(((x >= 0) & (x < 10)).all())
+    (dtype('int64'), True)
+    >>> dualad.randint(5, (2, 2)).shape
+    (2, 2)
+    """
+    if size is None and isinstance(high, (tuple, list)):  # torch's randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
         low, high = 0, low
-    shape = _size((size,)) if not isinstance(size, int) else (size,)
+    low, high = _scalar_value(low, "randint"), _scalar_value(high, "randint")
+    shape = _size("randint", () if size is None else (size,), None)
     dtype = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    return wrap(
-        allocate_on(device, lambda xp: _generator(xp).integers(low, high, shape).astype(dtype))
-    )
+    if not high > low:
+        raise RuntimeError(
+            f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
+            f"from={low} >= to={high}"
+        )
+
+    def make(xp):
+        values = _generator(xp).integers(low, high, size=shape, dtype=np.int64)
+        return values if dtype == _dtypes.int64 else values.astype(dtype)
+
+    return _finish(allocate_on(device, make), requires_grad)
 
 
-def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
+def rand_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``."""
+    if not isinstance(t, Tensor):
+        t = as_tensor(t)
+    dtype = t.dtype if dtype is None else dtype
+    device = t.device if device is None else device
     return rand(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    dtype, device = _like(t, dtype, device)
+def randn_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal random numbers with the shape (dtype, device) of ``t``."""
+    if not isinstance(t, Tensor):
+        t = as_tensor(t)
+    dtype = t.dtype if dtype is None else dtype
+    device = t.device if device is None else device
     return randn(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -72,6 +72,7 @@ class OpDef:
         "nondiff_outputs",
         "nout",
         "save_args",
+        "save_mask",
         "save_out",
         "view",
         "vjp",
@@ -88,6 +89,7 @@ class OpDef:
         differentiable: bool = True,
         save_args: bool = True,
         save_out: bool = False,
+        save_mask: Callable | None = None,
         nout: int = 1,
         nondiff_outputs: tuple[int, ...] = (),
         view: bool | str = False,
@@ -103,6 +105,10 @@ class OpDef:
         self.differentiable = differentiable
         self.save_args = save_args
         self.save_out = save_out
+        # save_mask(needs) -> one bool per argument: whether the VJP reads that argument's
+        # value given which arguments need gradients (mul: a only for b's gradient). Arguments
+        # it does not read are kept as shape/dtype stand-ins: no reference, no version check.
+        self.save_mask = save_mask
         self.nout = nout
         self.nondiff_outputs = nondiff_outputs
         self.view = view  # False, True (always a view of argument 0) or "maybe"
@@ -331,6 +337,8 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
     if op.save_args:
         node._args = args
         node._versions = versions
+        if op.save_mask is not None:
+            _drop_unread_args(node, op.save_mask(needs), args, versions)
     else:
         node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
     if len(results) == 1:
@@ -351,6 +359,15 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         node._out_meta = tuple(out_meta)
     if op.save_out:
         node._save_outputs(results)
+
+
+def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
+    kept = list(args)
+    for i, keep in enumerate(mask):
+        if not keep and isinstance(kept[i], Tensor):
+            kept[i] = _argmeta(kept[i]._data)
+            versions[i] = None
+    node._args = tuple(kept)
 
 
 def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:

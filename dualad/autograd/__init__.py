@@ -17,10 +17,11 @@ from ..rev.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .. import fwd as forward_ad
 from . import graph
 
 __all__ = [
-    "backward",
+    "backward", "forward_ad",
     "enable_grad",
     "grad",
     "graph",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 
-from .._dispatch import Level, dispatch
+from .._dispatch import Level, dispatch, eager
 from .._state import LEVELS
 from .._tensor import Tensor
 
@@ -49,7 +49,7 @@ class DualLevel(Level):
         removed = LEVELS[position:]
         del LEVELS[position:]
         try:
-            out = dispatch(op, args, params)
+            out = dispatch(op, args, params) if LEVELS else eager(op, args, params)
             if not op.differentiable:
                 return out
             if op.jvp is None:

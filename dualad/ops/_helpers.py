@@ -84,6 +84,7 @@ def binary(
     uses: str = "ab",
     doc: str | None = None,
     node_name: str | None = None,
+    save_mask: Callable | None = None,
 ):
     """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
 
@@ -105,9 +106,9 @@ def binary(
         t_a, t_b = tangents
         total = None
         if t_a is not None and da is not None:
-            total = t_a * da(a, b, y)
+            total = _tangent_times(t_a, da(a, b, y))
         if t_b is not None and db is not None:
-            term = t_b * db(a, b, y)
+            term = _tangent_times(t_b, db(a, b, y))
             total = term if total is None else total + term
         return _broadcast_to_output(total, y)
 
@@ -121,6 +122,7 @@ def binary(
             save_args="a" in uses or "b" in uses,
             save_out="y" in uses,
             node_name=node_name,
+            save_mask=save_mask,
         )
     )
     return binary_caller(op, doc=doc)
@@ -138,8 +140,22 @@ def _times_partial(ct, partial, a, b, y):
     return ct * _conj_if_complex(d)
 
 
+def _tangent_times(tangent, d):
+    if type(d) is int:  # constant partials (add, sub) cost at most a negation
+        if d == 1:
+            return tangent
+        if d == -1:
+            from .elementwise import neg
+
+            return neg(tangent)
+    return tangent * d
+
+
 def _broadcast_to_output(tangent, y):
-    if tangent is None or not isinstance(tangent, Tensor):
+    if type(tangent) is Tensor and type(y) is Tensor:
+        if tangent._data.shape == y._data.shape:
+            return tangent
+    elif tangent is None or not isinstance(tangent, Tensor):
         return tangent
     if tangent.shape != y.shape:
         from .shape import broadcast_to
@@ -156,7 +172,12 @@ def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: st
         (lambda a, b, y: b, lambda a, b, y: a),
         doc=doc,
         node_name=node_name,
+        save_mask=_bilinear_saves,  # a is read only for b's gradient and vice versa
     )
+
+
+def _bilinear_saves(needs):
+    return needs[1], needs[0]
 
 
 def linear(

@@ -132,9 +132,7 @@ def _parse_uncached(equation: str, ndims: tuple) -> str:
             for t in tokens:
                 if t is not None:
                     counts[t] = counts.get(t, 0) + 1
-        output = "".join(ellipsis_symbols) + "".join(
-            sorted(t for t, c in counts.items() if c == 1)
-        )
+        output = "".join(ellipsis_symbols) + "".join(sorted(t for t, c in counts.items() if c == 1))
     else:
         out_tokens = _tokens(rhs, "the output subscripts")
         seen = set()
@@ -252,7 +250,7 @@ def _einsum_jvp(tangents, outs, args, params):
     for k, tangent in enumerate(tangents):
         if tangent is None:
             continue
-        operands = args[:k] + (tangent,) + args[k + 1 :]
+        operands = (*args[:k], tangent, *args[k + 1 :])
         term = contract(equation, operands)
         total = term if total is None else total + term
     return total

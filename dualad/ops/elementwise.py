@@ -6,13 +6,60 @@ differentiated again, run under dual levels and batched.
 
 from __future__ import annotations
 
+import builtins as _builtins
+import math as _math
+
 import numpy as np
 
 from .. import _dtypes
-from .._dispatch import EMPTY, OpDef, apply, apply1, binary_caller, dispatch, register
+from .._dispatch import (
+    EMPTY,
+    OpDef,
+    apply,
+    apply1,
+    binary_caller,
+    dispatch,
+    register,
+    unary_caller,
+)
 from .._tensor import Tensor
 from ..vmap import rules as batching
 from ._helpers import bilinear, binary, nondiff_binary, nondiff_unary, unary
+
+# ---------------------------------------------------------------------------------------------
+# dtype helpers for impls
+
+
+def _floating(x):
+    """Bool and integer arrays as the default float dtype (PyTorch promotes them for float math;
+    NumPy would pick float16 for int8 and ignore ``set_default_dtype``). Python scalars pass."""
+    try:
+        kind = x.dtype.kind
+    except AttributeError:
+        return x
+    if kind in "biu":
+        return x.astype(_dtypes.get_default_dtype())
+    return x
+
+
+def _float_array(x):
+    """Like ``_floating`` but Python scalars become 0-d arrays too (for impls that read dtype)."""
+    if type(x) in _PY_SCALARS:
+        complex_ = type(x) is complex
+        dtype = _dtypes.default_complex_dtype() if complex_ else _dtypes.get_default_dtype()
+        return np.asarray(x, dtype=dtype)
+    return _floating(x)
+
+
+_PY_SCALARS = frozenset((float, int, bool, complex))
+
+
+def _reject_complex(name: str, *values) -> None:
+    """PyTorch refuses these ops on complex tensors (NumPy would order complex numbers)."""
+    for v in values:
+        if type(v) is complex or getattr(getattr(v, "dtype", None), "kind", "") == "c":
+            raise TypeError(f"dualad.{name}: not supported for complex tensors")
+
 
 # ---------------------------------------------------------------------------------------------
 # arithmetic
@@ -50,12 +97,12 @@ def _conj_scalar(value):
 def _div_jvp(tangents, outs, args, params):
     a, b = args
     t_a, t_b = tangents
-    total = None
-    if t_a is not None:
+    if t_b is None:
         total = t_a / b
-    if t_b is not None:
-        term = -(t_b * outs[0]) / b
-        total = term if total is None else total + term
+    elif t_a is None:
+        total = -(t_b * outs[0]) / b
+    else:
+        total = (t_a - t_b * outs[0]) / b
     from ._helpers import _broadcast_to_output
 
     return _broadcast_to_output(total, outs[0])
@@ -68,6 +115,7 @@ _div_op = register(
         vjp=_div_vjp,
         jvp=_div_jvp,
         batch=batching.elementwise,
+        save_mask=lambda needs: (needs[1], True),  # the dividend only for the divisor's grad
     )
 )
 div = binary_caller(_div_op, doc="``a / b`` (true division) with broadcasting.")
@@ -109,15 +157,15 @@ def _power(xp, a, b):
 neg = unary("neg", lambda xp, x: -x, lambda x, y: -1, uses="", doc="``-x``.")
 negative = neg
 reciprocal = unary(
-    "reciprocal", lambda xp, x: 1 / x, lambda x, y: -(y * y), uses="y", doc="``1 / x``."
+    "reciprocal", lambda xp, x: 1 / _floating(x), lambda x, y: -(y * y), uses="y", doc="``1 / x``."
 )
 square = unary("square", lambda xp, x: x * x, lambda x, y: 2 * x, doc="``x * x``.")
 sqrt = unary(
-    "sqrt", lambda xp, x: xp.sqrt(x), lambda x, y: 0.5 / y, uses="y", doc="Square root."
+    "sqrt", lambda xp, x: xp.sqrt(_floating(x)), lambda x, y: 0.5 / y, uses="y", doc="Square root."
 )
 rsqrt = unary(
     "rsqrt",
-    lambda xp, x: 1 / xp.sqrt(x),
+    lambda xp, x: 1 / xp.sqrt(_floating(x)),
     lambda x, y: -0.5 * y * y * y,
     uses="y",
     doc="``1 / sqrt(x)``.",
@@ -126,36 +174,36 @@ rsqrt = unary(
 # ---------------------------------------------------------------------------------------------
 # exponentials and logarithms
 
-exp = unary("exp", lambda xp, x: xp.exp(x), lambda x, y: y, uses="y", doc="``e ** x``.")
+exp = unary("exp", lambda xp, x: xp.exp(_floating(x)), lambda x, y: y, uses="y", doc="``e ** x``.")
 exp2 = unary(
-    "exp2", lambda xp, x: xp.exp2(x), lambda x, y: y * float(np.log(2.0)), uses="y",
+    "exp2", lambda xp, x: xp.exp2(_floating(x)), lambda x, y: y * float(np.log(2.0)), uses="y",
     doc="``2 ** x``.",
 )
 expm1 = unary(
-    "expm1", lambda xp, x: xp.expm1(x), lambda x, y: y + 1, uses="y", doc="``exp(x) - 1``."
+    "expm1", lambda xp, x: xp.expm1(_floating(x)), lambda x, y: y + 1, uses="y", doc="``exp(x) - 1``."
 )
-log = unary("log", lambda xp, x: xp.log(x), lambda x, y: reciprocal(x), doc="Natural log.")
+log = unary("log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log.")
 log2 = unary(
-    "log2", lambda xp, x: xp.log2(x), lambda x, y: 1 / (x * float(np.log(2.0))),
+    "log2", lambda xp, x: xp.log2(_floating(x)), lambda x, y: 1 / (x * float(np.log(2.0))),
     doc="Base-2 log.",
 )
 log10 = unary(
-    "log10", lambda xp, x: xp.log10(x), lambda x, y: 1 / (x * float(np.log(10.0))),
+    "log10", lambda xp, x: xp.log10(_floating(x)), lambda x, y: 1 / (x * float(np.log(10.0))),
     doc="Base-10 log.",
 )
-log1p = unary("log1p", lambda xp, x: xp.log1p(x), lambda x, y: 1 / (1 + x), doc="``log(1 + x)``.")
+log1p = unary("log1p", lambda xp, x: xp.log1p(_floating(x)), lambda x, y: 1 / (1 + x), doc="``log(1 + x)``.")
 
 # ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic
 
-sin = unary("sin", lambda xp, x: xp.sin(x), lambda x, y: cos(x), doc="Sine.")
-cos = unary("cos", lambda xp, x: xp.cos(x), lambda x, y: -sin(x), doc="Cosine.")
-tan = unary("tan", lambda xp, x: xp.tan(x), lambda x, y: 1 + y * y, uses="y", doc="Tangent.")
+sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), lambda x, y: cos(x), doc="Sine.")
+cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), lambda x, y: -sin(x), doc="Cosine.")
+tan = unary("tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent.")
 tanh = unary(
-    "tanh", lambda xp, x: xp.tanh(x), lambda x, y: 1 - y * y, uses="y", doc="Hyperbolic tangent."
+    "tanh", lambda xp, x: xp.tanh(_floating(x)), lambda x, y: 1 - y * y, uses="y", doc="Hyperbolic tangent."
 )
-sinh = unary("sinh", lambda xp, x: xp.sinh(x), lambda x, y: cosh(x), doc="Hyperbolic sine.")
-cosh = unary("cosh", lambda xp, x: xp.cosh(x), lambda x, y: sinh(x), doc="Hyperbolic cosine.")
+sinh = unary("sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine.")
+cosh = unary("cosh", lambda xp, x: xp.cosh(_floating(x)), lambda x, y: sinh(x), doc="Hyperbolic cosine.")
 
 # ---------------------------------------------------------------------------------------------
 # complex parts and casts
@@ -403,12 +451,30 @@ greater, greater_equal, less, less_equal, equal, not_equal = gt, ge, lt, le, eq,
 # absolute value, sign, rounding
 
 
-def _abs_deriv(x, y):
-    # PyTorch: sgn(x), with 0 at 0; for complex x it is x / |x|
-    return sgn(x)
+def _abs_vjp(cts, outs, args, params, needs):
+    # |z| is not holomorphic, so the generic ``ct * conj(f'(z))`` does not apply: the gradient of
+    # a real loss through |z| is ct * z / |z| (PyTorch's sgn(z); 0 at 0, so abs'(0) == 0).
+    return (cts[0] * sgn(args[0]),)
 
 
-abs = unary("abs", lambda xp, x: xp.abs(x), _abs_deriv, doc="Absolute value.")
+def _abs_jvp(tangents, outs, args, params):
+    (x,) = args
+    if x.dtype.kind == "c":
+        return real(conj(sgn(x)) * tangents[0])  # d|z| = Re(conj(z) dz) / |z|
+    return tangents[0] * sgn(x)
+
+
+_abs_op = register(
+    OpDef(
+        "abs",
+        lambda xp, x: xp.abs(x),
+        vjp=_abs_vjp,
+        jvp=_abs_jvp,
+        batch=batching.elementwise,
+        node_name="AbsBackward0",
+    )
+)
+abs = unary_caller(_abs_op, doc="Absolute value (gradient sgn(x), 0 at 0).")
 absolute = abs
 sign = nondiff_unary("sign", lambda xp, x: xp.sign(x), doc="Sign of x (-1, 0, 1); no gradient.")
 

@@ -4,6 +4,8 @@ their base, and an in-place op on them updates the base's gradient history (see 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, dispatch, register
@@ -26,13 +28,17 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
             if s != -1:
                 known *= s
         if known == 0 or numel % known:
-            raise RuntimeError(f"dualad.{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(
+                f"dualad.{op}: shape '{list(shape)}' is invalid for input of size {numel}"
+            )
         shape = tuple(numel // known if s == -1 else s for s in shape)
     total = 1
     for s in shape:
         total *= s
     if total != numel:
-        raise RuntimeError(f"dualad.{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(
+            f"dualad.{op}: shape '{list(shape)}' is invalid for input of size {numel}"
+        )
     return shape
 
 
@@ -297,7 +303,9 @@ def t(x):
 def matrix_transpose(x):
     """Swap the last two dims (``x.mT``)."""
     if x.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+        )
     return transpose(x, -2, -1)
 
 
@@ -593,11 +601,15 @@ def _split_impl(xp, x, *, sizes, dim):
     return tuple(out)
 
 
+def _split_vjp(cts, outs, args, params, needs):
+    return (cat(list(cts), params["dim"]),)
+
+
 _split_op = register(
     OpDef(
         "split",
         _split_impl,
-        vjp=lambda cts, outs, args, params: None,  # replaced below (needs ``cat``)
+        vjp=_split_vjp,
         jvp=lambda tangents, outs, args, params: _split_sizes(tangents[0], **params),
         batch=_multi_output_batch,
         save_args=False,
@@ -606,7 +618,6 @@ _split_op = register(
         node_name="SplitWithSizesBackward0",
     )
 )
-_split_op.vjp = lambda cts, outs, args, params, needs: (cat(list(cts), params["dim"]),)
 
 
 def _split_sizes(x, *, sizes, dim):
@@ -641,8 +652,9 @@ def split(x, split_size_or_sections, dim: int = 0):
         if size < 0 or (size == 0 and length != 0):
             raise RuntimeError(
                 f"split_size can only be 0 if dimension size is 0, but got dimension size of "
-                f"{length}" if size == 0 else
-                f"split expects split_size be non-negative, but got split_size={size}"
+                f"{length}"
+                if size == 0
+                else f"split expects split_size be non-negative, but got split_size={size}"
             )
         if length == 0:
             sizes = (0,)
@@ -688,7 +700,7 @@ def tensor_split(x, indices_or_sections, dim: int = 0):
     if isinstance(indices_or_sections, (list, tuple)):
         bounds = [0, *(int(i) for i in indices_or_sections), length]
         pieces = []
-        for start, stop in zip(bounds[:-1], bounds[1:]):
+        for start, stop in itertools.pairwise(bounds):
             start = min(max(start + length if start < 0 else start, 0), length)
             stop = min(max(stop + length if stop < 0 else stop, 0), length)
             pieces.append(getitem(x, _slice_key(dim, slice(start, max(start, stop)))))
@@ -835,9 +847,7 @@ def cat(tensors, dim: int | None = None, *, axis=None):
     first = tensors[0]
     for i, t in enumerate(tensors):
         if t.ndim == 0:
-            raise RuntimeError(
-                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
-            )
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
         if t.ndim != first.ndim:
             raise RuntimeError(
                 f"Tensors must have same number of dimensions: got {first.ndim} and {t.ndim}"
@@ -1186,8 +1196,9 @@ _diagonal_op = linear(
     "diagonal",
     lambda xp, x, *, offset, dim1, dim2: _diagonal_view(xp, x, offset, dim1, dim2),
     lambda ct, x, *, offset, dim1, dim2: dispatch(
-        _diag_embed_op, (ct,), {"shape": tuple(x.shape), "offset": offset, "dim1": dim1,
-                                "dim2": dim2}
+        _diag_embed_op,
+        (ct,),
+        {"shape": tuple(x.shape), "offset": offset, "dim1": dim1, "dim2": dim2},
     ),
     batch=_diagonal_batch,
     view=True,
@@ -1219,9 +1230,7 @@ def diagonal(x, offset: int = 0, dim1: int = 0, dim2: int = 1, *, axis1=None, ax
     tensor([1, 5])
     """
     if x.ndim < 2:
-        raise RuntimeError(
-            f"diagonal(): input must have at least 2 dimensions, but got {x.ndim}"
-        )
+        raise RuntimeError(f"diagonal(): input must have at least 2 dimensions, but got {x.ndim}")
     dim1 = dim1 if axis1 is None else axis1
     dim2 = dim2 if axis2 is None else axis2
     d1, d2 = _diagonal_dims(dim1, dim2, x.ndim, "diagonal")
@@ -1251,6 +1260,9 @@ def diag_embed(x, offset: int = 0, dim1: int = -2, dim2: int = -1):
     return dispatch(_diag_embed_op, (x,), params)
 
 
+_diagonal_of = diagonal  # ``diag``'s parameter is named ``diagonal`` (torch)
+
+
 def diag(x, diagonal: int = 0):
     """1-d ``x``: the square matrix with ``x`` on its ``diagonal``-th diagonal; 2-d ``x``: a
     copy of that diagonal.
@@ -1264,7 +1276,7 @@ def diag(x, diagonal: int = 0):
     if x.ndim == 2:
         from .elementwise import clone
 
-        return clone(globals()["diagonal"](x, diagonal))
+        return clone(_diagonal_of(x, diagonal))
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
 
@@ -1315,6 +1327,7 @@ def triu(x, diagonal: int = 0, *, k=None):
     return _triangle(_triu_op, "triu", x, diagonal if k is None else k)
 
 
+# fmt: off
 TENSOR_METHODS = (
     "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "unsqueeze", "squeeze",
     "broadcast_to", "expand", "expand_as", "permute", "transpose", "swapaxes", "swapdims",
@@ -1333,3 +1346,4 @@ __all__ = [
     "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose", "tril", "triu", "unbind",
     "unflatten", "unsqueeze", "view", "view_as", "vstack",
 ]
+# fmt: on

@@ -356,8 +356,16 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
             is_leaf_node = type(node) is AccumulateGrad
+            if is_leaf_node:
+                runs = accumulate and (run_leaves is None or node in run_leaves)
+            else:
+                runs = not filtered or node in executes
             if grads is not None:
-                if node._extra is not None or is_leaf_node:
+                # tensor hooks belong to the node's execution (or to a capture at it): a node
+                # that neither runs nor is captured does not call them (HOOK-8, HOOK-11)
+                if (node._extra is not None or is_leaf_node) and (
+                    runs or node in captures or node in retained_inputs
+                ):
                     _run_tensor_hooks(node, grads)
                 if captures:
                     for nr, index in captures.get(node, ()):
@@ -367,10 +375,6 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             _accumulate_retained(t, grads[nr], create_graph)
-            if is_leaf_node:
-                runs = accumulate and (run_leaves is None or node in run_leaves)
-            else:
-                runs = not filtered or node in executes
             out = None
             if runs:
                 if grads is not None:
@@ -427,6 +431,9 @@ def _needed_nodes(root_nodes, dependencies, captures, retained_inputs, run_leave
             if child is not None and (child in needed or child in targets):
                 needed.add(node)
                 break
+    # backward(inputs=[non_leaf]) runs the non-leaf's grad_fn too (its pre/post hooks fire, as
+    # in PyTorch), but nothing below it unless needed for another input (HOOK-8)
+    needed.update(retained_inputs)
     return needed
 
 
@@ -525,8 +532,11 @@ def _accumulate_retained(t: Tensor, g, create_graph: bool) -> None:
             meta.grad = meta.grad + g.detach()
 
 
-def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool) -> None:
-    """AccumulateGrad: add ``g`` into ``variable.grad`` (PyTorch's rules on copying and aliasing)."""
+def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
+    """AccumulateGrad: add ``g`` into ``variable.grad`` (PyTorch's rules on copying and aliasing).
+
+    Returns the new ``.grad`` tensor when this call created it (``.grad`` was None), else None.
+    """
     from ..ops.elementwise import astype
 
     var = node.variable
@@ -543,11 +553,14 @@ def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool) -> None:
 
         g = sum_to(g, var.shape)
     meta = get_meta(var)
+    created = None
     with _accumulate_lock:
         current = meta.grad
         if current is None:
-            meta.grad = g.clone() if create_graph else g.detach().clone()
-        elif create_graph or current._rg:
+            # clone() keeps forward-mode tangents (forward-over-reverse gives dual grads);
+            # without create_graph grad mode is off here, so it records nothing
+            meta.grad = created = g.clone() if create_graph or g._fw else g.detach().clone()
+        elif create_graph or current._rg or g._fw or current._fw:
             meta.grad = current + g
         else:
             data = current._data
@@ -558,3 +571,4 @@ def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool) -> None:
         for fn in list(hooks.values()):
             if fn(var) is not None:
                 raise RuntimeError("hooks should return None.")
+    return created

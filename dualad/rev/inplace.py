@@ -27,12 +27,24 @@ def _snapshot(x: Tensor) -> Tensor:
     """A copy of x's data with x's gradient history (same grad_fn / output_nr).
 
     Only used while recording, where x is never a leaf that requires grad (that is an error).
+    For a view whose base requires grad the history is a freshly replayed view of the base, not
+    the view's own grad_fn: like PyTorch's CopySlices, the view's old grad_fn (and the tensor
+    hooks on it) must not be part of the new graph.
     """
     out = _new(Tensor)
     out._data = x._data.copy()
-    out._rg = x._rg
-    out._node = x.grad_fn
-    out._out_nr = x._out_nr
+    view = x._view
+    if view is not None and view.base._rg:
+        from .views import replay_view
+
+        fresh = replay_view(view.base, view.replay)
+        out._rg = fresh._rg
+        out._node = fresh._node
+        out._out_nr = fresh._out_nr
+    else:
+        out._rg = x._rg
+        out._node = x.grad_fn
+        out._out_nr = x._out_nr
     out._meta = None
     out._fw = x._fw
     out._vc = None
@@ -144,10 +156,7 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
     from .views import refresh_view_node
 
     view.version = -1  # force the view's grad_fn to be rebuilt from the new base history
-    refresh_view_node(x)
-    meta = x._meta
-    if meta is not None and meta.retains_grad:
-        move_retain_grad(x, (x._node, x._out_nr))
+    refresh_view_node(x)  # (moves x's retain-grad capture along)
 
 
 class CopySlices(Node):

@@ -243,9 +243,12 @@ class OpNode(Node):
             for i in range(len(args)):
                 version = versions[i]
                 if version is not None:
-                    box = args[i]._vc
+                    arg = args[i]
+                    box = arg._vc
                     if (0 if box is None else box[0]) != version:
-                        raise RuntimeError(_version_message(args[i], i, self, version))
+                        raise RuntimeError(_version_message(arg, i, self, version))
+                    if not arg._rg and self._edges[i][0] is not None:
+                        _check_not_detached(self._edges[i][0])
             return args
         return self._args  # ArgMeta stand-ins (shape, dtype) and Python scalars
 
@@ -365,6 +368,15 @@ def _conform(g, shape, dtype, index: int, node):
     return g
 
 
+def _check_not_detached(edge_node) -> None:
+    """A saved non-leaf that lost its history through ``detach_()`` cannot be used (INPL-11)."""
+    if type(edge_node) is not AccumulateGrad:
+        raise RuntimeError(
+            "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_(). "
+            "This is not supported, please use out-of-place `.detach()` instead"
+        )
+
+
 def _version_message(t: Tensor, index: int, node: Node, expected: int, output=False) -> str:
     current = 0 if t._vc is None else t._vc[0]
     kind = "output" if output else "input"
@@ -394,7 +406,11 @@ class AccumulateGrad(Node):
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         from .engine import accumulate_into_leaf
 
-        accumulate_into_leaf(self, grads[0], create_graph)
+        created = accumulate_into_leaf(self, grads[0], create_graph)
+        if created is not None:
+            # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks
+            # of this node see grad_outputs[0] is variable.grad (HOOK-14)
+            grads[0] = created
         return ()
 
 

@@ -42,4 +42,9 @@ def refresh_view_node(view: Tensor):
         view._rg = True
         view._node = fresh._node
         view._out_nr = fresh._out_nr
+        meta = view._meta
+        if meta is not None and meta.retains_grad:
+            from .hooks import move_retain_grad
+
+            move_retain_grad(view, (view._node, view._out_nr))
     return view._node

@@ -77,6 +77,7 @@ def _cases(select) -> list:
     params = []
     for info in ALL_INFOS:
         for dtype in info.dtypes:
+            dtype = np.dtype(dtype).name
             if not select(info, dtype):
                 continue
             samples = _samples(info, dtype)
@@ -401,6 +402,7 @@ def test_opinfo_samples(info: OpInfo):
     """Every claimed dtype yields samples whose ``diff`` slots hold floating/complex arrays."""
     assert info.dtypes, f"{info.name}: no dtypes claimed"
     for dtype in info.dtypes:
+        dtype = np.dtype(dtype).name
         samples = _samples(info, dtype)
         if isinstance(samples, Exception):
             raise AssertionError(f"{info.name}: samples(rng, {dtype}) raised") from samples

@@ -91,9 +91,7 @@ def _trace_samples(rng, dtype):
 
 
 OPS = [
-    OpInfo(
-        "matmul", dualad.matmul, _pair_samples(MATMUL_SHAPES), dtypes=ALL_DIFF, ref=np.matmul
-    ),
+    OpInfo("matmul", dualad.matmul, _pair_samples(MATMUL_SHAPES), dtypes=ALL_DIFF, ref=np.matmul),
     OpInfo(
         "mm",
         dualad.mm,

@@ -1,0 +1,64 @@
+"""Function transforms (``torch.func``-shaped): jvp so far; grad, vjp, jacrev, jacfwd, hessian,
+hvp, linearize and vmap come with the vmap issue.
+
+>>> import dualad
+>>> from dualad.func import jvp
+>>> out, tangent = jvp(dualad.sin, (dualad.tensor(0.0),), (dualad.tensor(1.0),))
+>>> tangent
+tensor(1.)
+"""
+
+from __future__ import annotations
+
+from .. import fwd
+from .._tensor import Tensor
+from .._tree import flatten
+
+
+def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "dualad.func.jvp: Expected primals and tangents to be tuples. E.g. jvp(f, (x,), (t,))"
+        )
+    primal_leaves, rebuild = flatten(primals)
+    tangent_leaves, _ = flatten(tangents)
+    if len(primal_leaves) != len(tangent_leaves):
+        raise RuntimeError(
+            "dualad.func.jvp: Expected primals and tangents to have the same python structure"
+        )
+    with fwd.dual_level() as level:
+        duals = []
+        for p, t in zip(primal_leaves, tangent_leaves):
+            if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+                raise TypeError("dualad.func.jvp: primals and tangents must be Tensors")
+            if tuple(p.shape) != tuple(t.shape):
+                raise RuntimeError(
+                    f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
+                    f"shape {tuple(t.shape)}"
+                )
+            duals.append(fwd.make_dual(p, t, level=level))
+        result = func(*rebuild(duals))
+        aux = None
+        if has_aux:
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(
+                    "dualad.func.jvp(f, ..., has_aux=True): output of function f should be a "
+                    "tuple: (output, aux)"
+                )
+            result, aux = result
+        out_leaves, rebuild_out = flatten(result)
+        primal_out, tangent_out = [], []
+        for leaf in out_leaves:
+            p, t = fwd.unpack_dual(leaf, level=level)
+            if t is None and isinstance(p, Tensor):
+                from .._creation import zeros_like
+
+                t = zeros_like(p)
+            primal_out.append(p)
+            tangent_out.append(t)
+    outputs = (rebuild_out(primal_out), rebuild_out(tangent_out))
+    return (*outputs, aux) if has_aux else outputs
+
+
+__all__ = ["jvp"]
