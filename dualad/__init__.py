@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import autograd
 from . import ops as _ops
-from ._backend import Device
+from ._backend import Device, cuda_is_available
 from ._backend import Device as device
 from ._creation import (
     arange,
@@ -43,6 +43,7 @@ from ._dtypes import (
     complex64,
     complex128,
     double,
+    float,
     float16,
     float32,
     float64,
@@ -52,7 +53,10 @@ from ._dtypes import (
     int16,
     int32,
     int64,
+    int,
     long,
+    promote_types,
+    short,
     set_default_dtype,
     uint8,
 )

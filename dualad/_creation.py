@@ -99,7 +99,12 @@ def _from_python(data, dtype):
     _check_kind(array.dtype, data)
     if dtype is None:
         # no leaves ([] or [[], []]) means an empty float tensor of the default dtype
-        inferred = _dtypes.result_type(*leaf_dtypes) if leaf_dtypes else _dtypes.get_default_dtype()
+        if len(leaf_dtypes) == 1:
+            (inferred,) = leaf_dtypes
+        elif leaf_dtypes:
+            inferred = _dtypes.result_type(*leaf_dtypes)
+        else:
+            inferred = _dtypes.get_default_dtype()
         if inferred != array.dtype:
             array = array.astype(inferred)
     return array
@@ -221,11 +226,11 @@ def _size(name: str, args: tuple, size) -> tuple[int, ...]:
         if args:
             raise TypeError(f"dualad.{name}: got the size both positionally and as size=")
         args = (size,)
-    if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer)):
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Tensor, np.ndarray)):
         only = args[0]
         if isinstance(only, Tensor):
             only = only.tolist()
-        args = (only,) if isinstance(only, (builtins.int, np.integer)) else tuple(only)
+        args = (only,) if isinstance(only, builtins.int) else tuple(only)
     shape = []
     for position, s in enumerate(args):
         if isinstance(s, (builtins.bool, np.bool_, builtins.float, np.floating)):

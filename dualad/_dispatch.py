@@ -65,6 +65,7 @@ class OpDef:
     __slots__ = (
         "batch",
         "differentiable",
+        "fast",
         "impl",
         "jvp",
         "name",
@@ -112,6 +113,7 @@ class OpDef:
         self.nout = nout
         self.nondiff_outputs = nondiff_outputs
         self.view = view  # False, True (always a view of argument 0) or "maybe"
+        self.fast = None  # the public caller with a fast path, for ops without parameters
         self.node_cls = make_node_class(node_name or _node_name(name))
 
     def __repr__(self) -> str:
@@ -274,7 +276,9 @@ def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_out
         base,
         replay,
         box[0],
-        created_without_grad=base._rg and not GRAD.enabled,
+        # torch marks every view made in no_grad mode (and views of such views), whether or not
+        # its base requires grad: an in-place op on it that grad mode records is an error
+        created_without_grad=not GRAD.enabled or (view is not None and view.created_without_grad),
         multi_output=multi_output or (view is not None and view.multi_output),
     )
 
@@ -439,6 +443,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
     impl = op.impl
     modules = _MODULE_OF_TYPE
+    differentiable = op.differentiable  # comparisons etc. never record a node
 
     def call(x):
         if type(x) is Tensor and not LEVELS and x._view is None:
@@ -450,7 +455,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
             result = wrap(out)
-            if x._rg and GRAD.enabled:
+            if x._rg and GRAD.enabled and differentiable:
                 _record_one(op, x, result)
             return result
         return dispatch(op, (x,), EMPTY)
@@ -462,6 +467,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
     impl = op.impl
     modules = _MODULE_OF_TYPE
+    differentiable = op.differentiable  # comparisons etc. never record a node
     scalars = SCALAR_TYPES
 
     def call(a, b):
@@ -479,7 +485,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     if type(out) in _NP_SCALAR_TYPES:
                         out = np.asarray(out)
                     result = wrap(out)
-                    if (a._rg or b._rg) and GRAD.enabled:
+                    if (a._rg or b._rg) and GRAD.enabled and differentiable:
                         record_node(op, (a, b), EMPTY, (result,))
                     return result
             elif ta:
@@ -492,7 +498,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     if type(out) in _NP_SCALAR_TYPES:
                         out = np.asarray(out)
                     result = wrap(out)
-                    if a._rg and GRAD.enabled:
+                    if a._rg and GRAD.enabled and differentiable:
                         record_node(op, (a, b), EMPTY, (result,))
                     return result
             elif tb and type(a) in scalars and b._view is None:
@@ -504,7 +510,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 if type(out) in _NP_SCALAR_TYPES:
                     out = np.asarray(out)
                 result = wrap(out)
-                if b._rg and GRAD.enabled:
+                if b._rg and GRAD.enabled and differentiable:
                     record_node(op, (a, b), EMPTY, (result,))
                 return result
         return dispatch(op, (a, b), EMPTY)
@@ -513,6 +519,8 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
 
 
 def _finish(call, op: OpDef, name: str | None, doc: str | None):
+    if op.fast is None:
+        op.fast = call
     call.__name__ = call.__qualname__ = name or op.name
     call.__doc__ = doc or f"dualad op ``{op.name}`` (differentiable: {op.differentiable})."
     call.op = op

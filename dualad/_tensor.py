@@ -148,7 +148,14 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return self._data.shape
-        return self._data.shape[dim]
+        try:
+            return self._data.shape[dim]
+        except IndexError:
+            ndim = max(self._data.ndim, 1)
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                f"but got {dim})"
+            ) from None
 
     def dim(self) -> int:
         return self._data.ndim
@@ -170,6 +177,14 @@ class Tensor:
     # ------------------------------------------------------------------ autograd attributes
     @property
     def requires_grad(self) -> bool:
+        view = self._view
+        if view is not None and not self._rg:
+            # like torch, a view requires grad when its base does (the base may also have
+            # gained history in place since the view was made: refresh its grad_fn)
+            from .rev.views import refresh_view_node
+
+            refresh_view_node(self)
+            return self._rg or view.base._rg
         return self._rg
 
     @requires_grad.setter
@@ -201,12 +216,11 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        node = self._node
-        if node is not None and self._view is not None:
+        if self._view is not None:
             from .rev.views import refresh_view_node
 
-            node = refresh_view_node(self)
-        return node
+            return refresh_view_node(self)
+        return self._node
 
     @property
     def _grad_fn(self):
@@ -317,7 +331,7 @@ class Tensor:
         return register_post_accumulate_hook(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into ``.grad`` of the leaves (see ``dualad.autograd.backward``)."""
+        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``)."""
         from .rev.engine import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -336,15 +350,24 @@ class Tensor:
         return out
 
     def detach_(self) -> Tensor:
-        """Detach in place: ``self`` becomes a leaf that does not require grad."""
+        """Detach in place: ``self`` becomes a leaf that requires no grad and has no tangents.
+
+        Nodes that saved ``self`` refuse to use it afterwards; views of ``self`` keep theirs.
+        """
         if self._view is not None and self._node is not None:
             raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead. If you are using "
-                "DistributedDataParallel (DDP) for training, ... this view is the output of a view op"
+                "Can't detach views in-place. Use detach() instead. (dualad: this tensor is a "
+                "view with gradient history; detach() gives a detached alias of it.)"
             )
+        meta = self._meta
+        if meta is not None and meta.retains_grad:
+            from .rev.hooks import drop_retain_grad
+
+            drop_retain_grad(self)
         self._node = None
         self._out_nr = 0
         self._rg = False
+        self._fw = None
         return self
 
     # ------------------------------------------------------------------ data and versions
@@ -456,8 +479,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
+            amount = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous (shape {self.shape})"
+                f"Boolean value of Tensor with {amount} is ambiguous (shape {self.shape})"
             )
         return bool(self._data.reshape(()).item())
 
@@ -543,8 +567,8 @@ class Tensor:
             extras.append(f"device='{self.device}'")
         if data.size == 0 and data.ndim != 1:
             extras.append(f"size={tuple(data.shape)}")
-        if data.dtype not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_) and not (
-            data.dtype == _dtypes.default_complex_dtype()
+        if data.dtype not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_) and (
+            data.dtype != _dtypes.default_complex_dtype()
         ):
             extras.append(f"dtype={data.dtype}")
         if self._node is not None:
@@ -554,8 +578,11 @@ class Tensor:
         if self._fw:
             # forward-mode tangents, innermost level last (dualad.fwd keys them by level)
             for level, tangent in self._fw.items():
-                extras.append(f"tangent={tangent!r}" if len(self._fw) == 1 else
-                              f"tangent[{level.index}]={tangent!r}")
+                extras.append(
+                    f"tangent={tangent!r}"
+                    if len(self._fw) == 1
+                    else f"tangent[{level.index}]={tangent!r}"
+                )
         return "tensor(" + ", ".join([body, *extras]) + ")"
 
     __str__ = __repr__

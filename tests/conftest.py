@@ -16,3 +16,18 @@ settings.load_profile(os.environ.get("DUALAD_HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees a CUDA device (tests marked ``gpu`` run only then)."""
+    from dualad._backend import cuda_is_available
+
+    return cuda_is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_tests = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if gpu_tests and not gpu_available():
+        skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU")
+        for item in gpu_tests:
+            item.add_marker(skip)

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from ..rev.engine import backward, grad
+from ..rev.engine import _calculate_shape, backward, grad
 from ..rev.grad_mode import (
     enable_grad,
     inference_mode,

@@ -42,14 +42,20 @@ class DualLevel(Level):
         return fw is not None and self in fw
 
     def process(self, op, args: tuple, params: dict):
-        tangents = [
-            a._fw.get(self) if isinstance(a, Tensor) and a._fw is not None else None for a in args
-        ]
+        tangents = []
+        for a in args:
+            fw = a._fw if isinstance(a, Tensor) else None
+            tangents.append(None if fw is None else fw.get(self))
         position = LEVELS.index(self)
         removed = LEVELS[position:]
         del LEVELS[position:]
         try:
-            out = dispatch(op, args, params) if LEVELS else eager(op, args, params)
+            if LEVELS:
+                out = dispatch(op, args, params)
+            elif op.fast is not None and not params:
+                out = op.fast(*args)  # nothing below but eager autograd: the op's fast path
+            else:
+                out = eager(op, args, params)
             if not op.differentiable:
                 return out
             if op.jvp is None:

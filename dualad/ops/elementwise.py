@@ -24,7 +24,15 @@ from .._dispatch import (
 )
 from .._tensor import Tensor
 from ..vmap import rules as batching
-from ._helpers import bilinear, binary, nondiff_binary, nondiff_unary, unary
+from ._helpers import (
+    _broadcast_to_output,
+    _conj_if_complex,
+    bilinear,
+    binary,
+    nondiff_binary,
+    nondiff_unary,
+    unary,
+)
 
 # ---------------------------------------------------------------------------------------------
 # dtype helpers for impls
@@ -79,6 +87,8 @@ sub = binary(
     doc="``a - b`` with broadcasting.",
 )
 mul = bilinear("mul", lambda xp, a, b: a * b, doc="``a * b`` with broadcasting.")
+
+
 def _div_vjp(cts, outs, args, params, needs):
     # d(a/b)/da = 1/b and d(a/b)/db = -(a/b)/b: both from one quotient ct/b (fewer ops)
     ct = cts[0]
@@ -95,7 +105,7 @@ def _conj_scalar(value):
 
 
 def _div_jvp(tangents, outs, args, params):
-    a, b = args
+    b = args[1]
     t_a, t_b = tangents
     if t_b is None:
         total = t_a / b
@@ -176,34 +186,59 @@ rsqrt = unary(
 
 exp = unary("exp", lambda xp, x: xp.exp(_floating(x)), lambda x, y: y, uses="y", doc="``e ** x``.")
 exp2 = unary(
-    "exp2", lambda xp, x: xp.exp2(_floating(x)), lambda x, y: y * float(np.log(2.0)), uses="y",
+    "exp2",
+    lambda xp, x: xp.exp2(_floating(x)),
+    lambda x, y: y * float(np.log(2.0)),
+    uses="y",
     doc="``2 ** x``.",
 )
 expm1 = unary(
-    "expm1", lambda xp, x: xp.expm1(_floating(x)), lambda x, y: y + 1, uses="y", doc="``exp(x) - 1``."
+    "expm1",
+    lambda xp, x: xp.expm1(_floating(x)),
+    lambda x, y: y + 1,
+    uses="y",
+    doc="``exp(x) - 1``.",
 )
-log = unary("log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log.")
+log = unary(
+    "log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log."
+)
 log2 = unary(
-    "log2", lambda xp, x: xp.log2(_floating(x)), lambda x, y: 1 / (x * float(np.log(2.0))),
+    "log2",
+    lambda xp, x: xp.log2(_floating(x)),
+    lambda x, y: 1 / (x * float(np.log(2.0))),
     doc="Base-2 log.",
 )
 log10 = unary(
-    "log10", lambda xp, x: xp.log10(_floating(x)), lambda x, y: 1 / (x * float(np.log(10.0))),
+    "log10",
+    lambda xp, x: xp.log10(_floating(x)),
+    lambda x, y: 1 / (x * float(np.log(10.0))),
     doc="Base-10 log.",
 )
-log1p = unary("log1p", lambda xp, x: xp.log1p(_floating(x)), lambda x, y: 1 / (1 + x), doc="``log(1 + x)``.")
+log1p = unary(
+    "log1p", lambda xp, x: xp.log1p(_floating(x)), lambda x, y: 1 / (1 + x), doc="``log(1 + x)``."
+)
 
 # ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic
 
 sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), lambda x, y: cos(x), doc="Sine.")
 cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), lambda x, y: -sin(x), doc="Cosine.")
-tan = unary("tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent.")
-tanh = unary(
-    "tanh", lambda xp, x: xp.tanh(_floating(x)), lambda x, y: 1 - y * y, uses="y", doc="Hyperbolic tangent."
+tan = unary(
+    "tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent."
 )
-sinh = unary("sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine.")
-cosh = unary("cosh", lambda xp, x: xp.cosh(_floating(x)), lambda x, y: sinh(x), doc="Hyperbolic cosine.")
+tanh = unary(
+    "tanh",
+    lambda xp, x: xp.tanh(_floating(x)),
+    lambda x, y: 1 - y * y,
+    uses="y",
+    doc="Hyperbolic tangent.",
+)
+sinh = unary(
+    "sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine."
+)
+cosh = unary(
+    "cosh", lambda xp, x: xp.cosh(_floating(x)), lambda x, y: sinh(x), doc="Hyperbolic cosine."
+)
 
 # ---------------------------------------------------------------------------------------------
 # complex parts and casts
@@ -364,7 +399,7 @@ def to_device_op(x, *, device):
 
 
 def _where_vjp(cts, outs, args, params, needs):
-    condition, a, b = args
+    condition = args[0]
     ct = cts[0]
     zero = 0.0
     return (
@@ -375,7 +410,7 @@ def _where_vjp(cts, outs, args, params, needs):
 
 
 def _where_jvp(tangents, outs, args, params):
-    condition, a, b = args
+    condition = args[0]
     _, t_a, t_b = tangents
     t_a = 0.0 if t_a is None else t_a
     t_b = 0.0 if t_b is None else t_b
@@ -453,15 +488,25 @@ greater, greater_equal, less, less_equal, equal, not_equal = gt, ge, lt, le, eq,
 
 def _abs_vjp(cts, outs, args, params, needs):
     # |z| is not holomorphic, so the generic ``ct * conj(f'(z))`` does not apply: the gradient of
-    # a real loss through |z| is ct * z / |z| (PyTorch's sgn(z); 0 at 0, so abs'(0) == 0).
-    return (cts[0] * sgn(args[0]),)
+    # a real loss through |z| is ct * z / |z| (PyTorch's sgn(z)), 0 at 0 (so abs'(0) == 0).
+    (x,) = args
+    if x.dtype.kind == "c":
+        return (cts[0] * _unit(x),)
+    return (cts[0] * sgn(x),)  # real x: piecewise constant, so the nondifferentiable sign
 
 
 def _abs_jvp(tangents, outs, args, params):
     (x,) = args
     if x.dtype.kind == "c":
-        return real(conj(sgn(x)) * tangents[0])  # d|z| = Re(conj(z) dz) / |z|
+        return real(conj(_unit(x)) * tangents[0])  # d|z| = Re(conj(z) dz) / |z|
     return tangents[0] * sgn(x)
+
+
+def _unit(z):
+    """z / |z| (0 at 0) written in differentiable ops, so complex abs is twice differentiable."""
+    magnitude = abs(z)
+    zero = magnitude == 0
+    return where(zero, 0.0, z / where(zero, 1.0, magnitude))
 
 
 _abs_op = register(
@@ -500,17 +545,1177 @@ remainder = binary(
 )
 
 TENSOR_METHODS = (
-    "add", "sub", "mul", "div", "true_divide", "pow", "neg", "negative", "reciprocal", "square",
-    "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
-    "tan", "tanh", "sinh", "cosh", "conj", "real", "imag", "astype", "clone", "where", "eq",
-    "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "isnan", "isinf", "isfinite", "abs", "absolute", "sign", "sgn", "floor", "ceil", "trunc",
-    "floor_divide", "remainder", "greater", "greater_equal", "less", "less_equal", "equal",
-    "not_equal", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "pow",
+    "neg",
+    "negative",
+    "reciprocal",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "conj",
+    "real",
+    "imag",
+    "astype",
+    "clone",
+    "where",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "abs",
+    "absolute",
+    "sign",
+    "sgn",
+    "floor",
+    "ceil",
+    "trunc",
+    "floor_divide",
+    "remainder",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "not_equal",
+    "bitwise_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
 )
 INPLACE_METHODS = (
-    "add", "sub", "mul", "div", "true_divide", "pow", "neg", "reciprocal", "square", "sqrt",
-    "rsqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-    "tanh", "sinh", "cosh", "abs", "sign", "sgn", "floor", "ceil", "trunc", "remainder",
-    "floor_divide", "logical_not", "logical_and", "logical_or",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "pow",
+    "neg",
+    "reciprocal",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "abs",
+    "sign",
+    "sgn",
+    "floor",
+    "ceil",
+    "trunc",
+    "remainder",
+    "floor_divide",
+    "logical_not",
+    "logical_and",
+    "logical_or",
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers for the ops below
+
+
+def _unary_with_params(name, impl, deriv, *, uses="x", node_name=None):
+    """An elementwise op with static params, from ``deriv(x, y, **params)`` in dualad ops."""
+
+    def vjp(cts, outs, args, params, needs):
+        d = deriv(args[0], outs[0] if outs else None, **params)
+        return (cts[0] * _conj_if_complex(d),)
+
+    def jvp(tangents, outs, args, params):
+        return tangents[0] * deriv(args[0], outs[0], **params)
+
+    return register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=batching.elementwise,
+            save_args="x" in uses,
+            save_out="y" in uses,
+            node_name=node_name,
+        )
+    )
+
+
+def _sum_tangents(terms, out):
+    """The sum of the non-None ``terms``, broadcast to the output's shape (None if all are)."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return _broadcast_to_output(total, out)
+
+
+def _as_scalar_tensor(value, like):
+    """A Python scalar as a 0-d tensor of ``like``'s dtype (keeps float32 rules in float32)."""
+    return _scalar_like(value, like) if type(value) in _PY_SCALARS else value
+
+
+def _scalar_log(value) -> float:
+    """log of a real Python scalar with NumPy's conventions (-inf at 0, nan below)."""
+    if value > 0:
+        return _math.log(value)
+    return float("-inf") if value == 0 else float("nan")
+
+
+def _check_number(op: str, name: str, value) -> None:
+    if type(value) not in _PY_SCALARS or type(value) is complex:
+        raise TypeError(
+            f"dualad.{op}: argument '{name}' must be a real number, got {type(value).__name__}"
+        )
+
+
+def _plain_scalar(value):
+    """NumPy scalars as Python scalars: they then promote like Python numbers (NEP 50)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# ---------------------------------------------------------------------------------------------
+# inverse trigonometric and hyperbolic functions (complex: principal branches, like NumPy)
+
+asin = unary(
+    "asin",
+    lambda xp, x: xp.arcsin(_floating(x)),
+    lambda x, y: rsqrt(1 - x * x),
+    doc="Inverse sine (``arcsin``); derivative ``1 / sqrt(1 - x**2)``.",
+)
+acos = unary(
+    "acos",
+    lambda xp, x: xp.arccos(_floating(x)),
+    lambda x, y: -rsqrt(1 - x * x),
+    doc="Inverse cosine (``arccos``); derivative ``-1 / sqrt(1 - x**2)``.",
+)
+atan = unary(
+    "atan",
+    lambda xp, x: xp.arctan(_floating(x)),
+    lambda x, y: reciprocal(1 + x * x),
+    doc="Inverse tangent (``arctan``); derivative ``1 / (1 + x**2)``.",
+)
+asinh = unary(
+    "asinh",
+    lambda xp, x: xp.arcsinh(_floating(x)),
+    lambda x, y: rsqrt(x * x + 1),
+    doc="Inverse hyperbolic sine; derivative ``1 / sqrt(x**2 + 1)``.",
+)
+acosh = unary(
+    "acosh",
+    lambda xp, x: xp.arccosh(_floating(x)),
+    # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the right branch for complex x
+    lambda x, y: reciprocal(sqrt(x - 1) * sqrt(x + 1)),
+    doc="Inverse hyperbolic cosine; derivative ``1 / sqrt(x**2 - 1)``.",
+)
+atanh = unary(
+    "atanh",
+    lambda xp, x: xp.arctanh(_floating(x)),
+    lambda x, y: reciprocal(1 - x * x),
+    doc="Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.",
+)
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+atan2 = binary(
+    "atan2",
+    lambda xp, a, b: xp.arctan2(_floating(a), _floating(b)),
+    (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    doc="Angle of the point ``(b, a)``: ``atan2(a, b)`` with quadrant (``arctan2``).",
+)
+arctan2 = atan2
+hypot = binary(
+    "hypot",
+    lambda xp, a, b: xp.hypot(_floating(a), _floating(b)),
+    (lambda a, b, y: a / y, lambda a, b, y: b / y),
+    uses="aby",
+    doc="``sqrt(a**2 + b**2)`` without overflow.",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# activation-style functions
+
+
+def _sigmoid_impl(xp, x):
+    x = _float_array(x)
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    # exp of -|x| only: no overflow (and no warning) for large |x|
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+sigmoid = unary(
+    "sigmoid",
+    _sigmoid_impl,
+    lambda x, y: y * (1 - y),
+    uses="y",
+    doc="Logistic function ``1 / (1 + exp(-x))``.",
+)
+expit = sigmoid
+
+
+def _logit_impl(xp, x, *, eps):
+    x = _floating(x)
+    if eps is not None:
+        x = xp.clip(x, eps, 1 - eps)
+    return xp.log(x / (1 - x))
+
+
+def _logit_deriv(x, y, *, eps):
+    d = reciprocal(x * (1 - x))
+    if eps is None:
+        return d
+    # PyTorch: no gradient where the input was clamped to [eps, 1 - eps]
+    return where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
+_logit_op = _unary_with_params("logit", _logit_impl, _logit_deriv)
+
+
+def logit(x, eps: float | None = None):
+    """``log(x / (1 - x))``, with ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is given.
+
+    The gradient is 0 where the input was clamped (PyTorch's convention).
+
+    >>> import dualad
+    >>> dualad.logit(dualad.tensor([0.5, 0.0]), eps=0.25)
+    tensor([ 0.        , -1.09861229])
+    """
+    if eps is not None:
+        eps = _plain_scalar(eps)
+        _check_number("logit", "eps", eps)
+        eps = float(eps)
+    return apply1(_logit_op, x, {"eps": eps})
+
+
+def _relu_impl(xp, x):
+    _reject_complex("relu", x)
+    return xp.maximum(x, 0)
+
+
+relu = unary(
+    "relu",
+    _relu_impl,
+    lambda x, y: y > 0,  # relu'(0) == 0, as in PyTorch
+    uses="y",
+    doc="``max(x, 0)``; the gradient at 0 is 0 (PyTorch's convention).",
+)
+
+
+def _softplus_impl(xp, x, *, beta, threshold):
+    x = _floating(x)
+    z = x * beta
+    # log(1 + exp(z)) = log1p(exp(-|z|)) + max(z, 0): no overflow for any z
+    smooth = (xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)) / beta
+    return xp.where(z > threshold, x, smooth)
+
+
+def _softplus_deriv(x, y, *, beta, threshold):
+    z = x * beta
+    return where(z > threshold, 1.0, sigmoid(z))
+
+
+_softplus_op = _unary_with_params("softplus", _softplus_impl, _softplus_deriv)
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    Like ``torch.nn.functional.softplus``; the gradient is ``sigmoid(beta * x)`` (1 above the
+    threshold).
+
+    >>> import dualad
+    >>> dualad.softplus(dualad.tensor([0.0, 30.0]))
+    tensor([ 0.69314718, 30.        ])
+    """
+    beta, threshold = _plain_scalar(beta), _plain_scalar(threshold)
+    _check_number("softplus", "beta", beta)
+    _check_number("softplus", "threshold", threshold)
+    _reject_complex("softplus", x)
+    return apply1(_softplus_op, x, {"beta": beta, "threshold": threshold})
+
+
+# ---------------------------------------------------------------------------------------------
+# error function family. NumPy has none: see "special functions on NumPy" below; CuPy has them
+# in cupyx.scipy.special.
+
+_TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
+_SQRT_PI_OVER_TWO = _math.sqrt(_math.pi) / 2.0
+
+
+def _special_impl(name: str, numpy_version):
+    def impl(xp, x):
+        x = _float_array(x)
+        _reject_complex(name, x)
+        if xp is np:
+            return numpy_version(x)
+        from cupyx.scipy import special  # imported on first GPU use only
+
+        return getattr(special, name)(x)
+
+    return impl
+
+
+erf = unary(
+    "erf",
+    _special_impl("erf", lambda x: _erf_numpy(x, complement=False)),
+    lambda x, y: exp(-(x * x)) * _TWO_OVER_SQRT_PI,
+    doc="Error function ``2/sqrt(pi) * integral_0^x exp(-t**2) dt``.",
+)
+erfc = unary(
+    "erfc",
+    _special_impl("erfc", lambda x: _erf_numpy(x, complement=True)),
+    lambda x, y: exp(-(x * x)) * -_TWO_OVER_SQRT_PI,
+    doc="Complementary error function ``1 - erf(x)`` (accurate where erf(x) is close to 1).",
+)
+erfinv = unary(
+    "erfinv",
+    _special_impl("erfinv", lambda x: _erfinv_numpy(x)),
+    lambda x, y: exp(y * y) * _SQRT_PI_OVER_TWO,
+    uses="y",
+    doc="Inverse error function on (-1, 1) (±inf at ±1, nan outside).",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# binary maxima/minima: which argument the gradient goes to
+
+
+def _route(value, tie, lose):
+    """``value`` where this argument was selected, 0 where it lost, half of it at ties."""
+    out = where(lose, 0.0, value)
+    if tie is not None:
+        out = where(tie, value * 0.5, out)
+    return out
+
+
+def _selection_op(name, impl, masks, doc):
+    """A broadcasting op that selects one of its arguments per element (maximum, fmin, ...).
+
+    ``masks(a, b) -> (tie, a_loses, b_loses)``; ``tie`` may be None (no split at ties). The JVP
+    routes tangents with the same masks as the VJP routes cotangents, so the two are adjoint.
+    """
+
+    def vjp(cts, outs, args, params, needs):
+        a, b = args
+        tie, a_loses, b_loses = masks(a, b)
+        ct = cts[0]
+        return (
+            _route(ct, tie, a_loses) if needs[0] else None,
+            _route(ct, tie, b_loses) if needs[1] else None,
+        )
+
+    def jvp(tangents, outs, args, params):
+        a, b = args
+        t_a, t_b = tangents
+        tie, a_loses, b_loses = masks(a, b)
+        terms = (
+            None if t_a is None else _route(t_a, tie, a_loses),
+            None if t_b is None else _route(t_b, tie, b_loses),
+        )
+        return _sum_tangents(terms, outs[0])
+
+    def checked_impl(xp, a, b):
+        _reject_complex(name, a, b)
+        return impl(xp, a, b)
+
+    op = register(OpDef(name, checked_impl, vjp=vjp, jvp=jvp, batch=batching.elementwise))
+    return binary_caller(op, doc=doc)
+
+
+# PyTorch: maximum/minimum split the gradient equally at ties; where one argument is NaN (the
+# result is NaN), both receive the full gradient (neither "loses" a comparison).
+maximum = _selection_op(
+    "maximum",
+    lambda xp, a, b: xp.maximum(a, b),
+    lambda a, b: (a == b, a < b, a > b),
+    "Elementwise maximum (NaN propagates); ties split the gradient 0.5/0.5.",
+)
+minimum = _selection_op(
+    "minimum",
+    lambda xp, a, b: xp.minimum(a, b),
+    lambda a, b: (a == b, a > b, a < b),
+    "Elementwise minimum (NaN propagates); ties split the gradient 0.5/0.5.",
+)
+
+
+def _fmax_masks(a, b):
+    # PyTorch: the first argument gets the gradient where a >= b or b is NaN (ties: all to a)
+    a_wins = (a >= b) | isnan(b)
+    return None, ~a_wins, a_wins
+
+
+def _fmin_masks(a, b):
+    a_wins = (a <= b) | isnan(b)
+    return None, ~a_wins, a_wins
+
+
+fmax = _selection_op(
+    "fmax",
+    lambda xp, a, b: xp.fmax(a, b),
+    _fmax_masks,
+    "Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.",
+)
+fmin = _selection_op(
+    "fmin",
+    lambda xp, a, b: xp.fmin(a, b),
+    _fmin_masks,
+    "Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# clamp
+
+
+def _clamp_impl(xp, x, low, high):
+    out = x
+    if low is not None:
+        out = xp.maximum(out, low)
+    if high is not None:
+        out = xp.minimum(out, high)
+    return out
+
+
+def _clamp_masks(x, low, high, want):
+    """Where each argument's gradient goes (PyTorch's clamp_backward / clamp_backward_min_max):
+    x where low <= x <= high (inclusive); low where x < low (and low < high); high where
+    x > high or high < low (the result is high whenever the bounds cross)."""
+    masks = [None, None, None]
+    if want[0]:
+        keep = None if low is None else x >= low
+        if high is not None:
+            below = x <= high
+            keep = below if keep is None else keep & below
+        masks[0] = keep
+    if want[1]:
+        masks[1] = x < low if high is None else (x < low) & (low < high)
+    if want[2]:
+        masks[2] = x > high if low is None else (x > high) | (high < low)
+    return masks
+
+
+def _clamp_vjp(cts, outs, args, params, needs):
+    x, low, high = args
+    ct = cts[0]
+    masks = _clamp_masks(x, low, high, needs)
+    return tuple(None if m is None else where(m, ct, 0.0) for m in masks)
+
+
+def _clamp_jvp(tangents, outs, args, params):
+    x, low, high = args
+    masks = _clamp_masks(x, low, high, [t is not None for t in tangents])
+    terms = [None if m is None else where(m, t, 0.0) for m, t in zip(masks, tangents)]
+    return _sum_tangents(terms, outs[0])
+
+
+_clamp_op = register(
+    OpDef("clamp", _clamp_impl, vjp=_clamp_vjp, jvp=_clamp_jvp, batch=batching.elementwise)
+)
+
+
+def clamp(x, min=None, max=None):
+    """``x`` limited to ``[min, max]``; bounds are numbers or tensors (broadcasting), or None.
+
+    Where ``min > max`` the result is ``max`` (PyTorch, NumPy). The gradient reaches ``x`` where
+    ``min <= x <= max`` (boundaries included), a tensor ``min`` where ``x < min``, a tensor
+    ``max`` where ``x > max``.
+
+    >>> import dualad
+    >>> dualad.clamp(dualad.tensor([-2.0, 0.5, 3.0]), min=-1.0, max=1.0)
+    tensor([-1. ,  0.5,  1. ])
+    """
+    if min is None and max is None:
+        raise RuntimeError("dualad.clamp: At least one of 'min' or 'max' must not be None")
+    min, max = _plain_scalar(min), _plain_scalar(max)
+    _reject_complex("clamp", x, min, max)
+    return dispatch(_clamp_op, (x, min, max), EMPTY)
+
+
+clip = clamp
+
+
+def clamp_min(x, min):
+    """``clamp(x, min=min)``."""
+    return clamp(x, min, None)
+
+
+def clamp_max(x, max):
+    """``clamp(x, max=max)``."""
+    return clamp(x, None, max)
+
+
+# ---------------------------------------------------------------------------------------------
+# more binary ops
+
+
+def _fmod_impl(xp, a, b):
+    return xp.fmod(a, b)
+
+
+fmod = binary(
+    "fmod",
+    _fmod_impl,
+    # PyTorch: d/db fmod(a, b) = -trunc(a / b) (trunc has no gradient)
+    (lambda a, b, y: 1, lambda a, b, y: -trunc(a / b)),
+    doc="C-style remainder ``a - trunc(a / b) * b`` (the sign of the dividend).",
+)
+
+
+def _float_operands(xp, a, b):
+    """Both operands as float arrays of the result dtype (Python scalars adopt the tensor's
+    dtype, as NumPy 2 does for them in ufuncs)."""
+    a, b = _floating(a), _floating(b)
+    if type(a) in _PY_SCALARS or type(b) in _PY_SCALARS:
+        dtype = xp.result_type(a, b)
+        if dtype.kind in "biu":
+            dtype = _dtypes.get_default_dtype()
+        if type(a) in _PY_SCALARS:
+            a = xp.asarray(a, dtype=dtype)
+        if type(b) in _PY_SCALARS:
+            b = xp.asarray(b, dtype=dtype)
+    return a, b
+
+
+def _xlogy_impl(xp, x, y):
+    _reject_complex("xlogy", x, y)
+    x, y = _float_operands(xp, x, y)
+    zero = x == 0
+    out = x * xp.log(xp.where(zero, 1, y))  # log(1) where x == 0: no spurious warnings
+    out = xp.where(zero, 0, out)
+    return xp.where(xp.isnan(y), xp.nan, out)  # NaN y gives NaN even where x == 0
+
+
+def _xlogy_dx(x, y, out):
+    # PyTorch: log(y), but 0 where x == 0 and y <= 0 (where log(y) is not finite)
+    if type(y) in _PY_SCALARS:
+        if y > 0:
+            return _math.log(y)
+        return where(x == 0, 0.0, _as_scalar_tensor(_scalar_log(y), x))
+    masked = (x == 0) & (y <= 0)
+    return where(masked, 0.0, log(where(masked, 1.0, y)))  # no log(0) warnings where masked
+
+
+xlogy = binary(
+    "xlogy",
+    _xlogy_impl,
+    (_xlogy_dx, lambda x, y, out: x / y),
+    doc="``x * log(y)``, 0 where ``x == 0`` (unless y is NaN).",
+)
+
+logaddexp = binary(
+    "logaddexp",
+    lambda xp, a, b: xp.logaddexp(_floating(a), _floating(b)),
+    (lambda a, b, y: exp(a - y), lambda a, b, y: exp(b - y)),
+    uses="aby",
+    doc="``log(exp(a) + exp(b))`` without overflow.",
+)
+logaddexp2 = binary(
+    "logaddexp2",
+    lambda xp, a, b: xp.logaddexp2(_floating(a), _floating(b)),
+    (lambda a, b, y: exp2(a - y), lambda a, b, y: exp2(b - y)),
+    uses="aby",
+    doc="``log2(2**a + 2**b)`` without overflow.",
+)
+
+
+def _copysign_impl(xp, a, b):
+    _reject_complex("copysign", a, b)
+    return xp.copysign(_floating(a), _floating(b))
+
+
+copysign = binary(
+    "copysign",
+    _copysign_impl,
+    # PyTorch: d/da = result / a (+-1), 0 where a == 0; no gradient (zeros) for the sign source
+    (lambda a, b, y: sign(a) * sign(y), lambda a, b, y: 0),
+    uses="aby",
+    doc="``|a|`` with the sign of ``b``.",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# lerp
+
+
+def _lerp_impl(xp, start, end, weight):
+    # PyTorch's two-sided formula: exact at weight 0 and weight 1
+    if type(weight) in _PY_SCALARS:
+        if _builtins.abs(weight) < 0.5:
+            return start + weight * (end - start)
+        return end - (end - start) * (1 - weight)
+    return xp.where(
+        xp.abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight)
+    )
+
+
+def _lerp_vjp(cts, outs, args, params, needs):
+    start, end, weight = args
+    ct = cts[0]
+    return (
+        ct * _conj_if_complex(1 - weight) if needs[0] else None,
+        ct * _conj_if_complex(weight) if needs[1] else None,
+        ct * _conj_if_complex(end - start) if needs[2] else None,
+    )
+
+
+def _lerp_jvp(tangents, outs, args, params):
+    start, end, weight = args
+    t_start, t_end, t_weight = tangents
+    terms = (
+        None if t_start is None else t_start * (1 - weight),
+        None if t_end is None else t_end * weight,
+        None if t_weight is None else t_weight * (end - start),
+    )
+    return _sum_tangents(terms, outs[0])
+
+
+_lerp_op = register(
+    OpDef("lerp", _lerp_impl, vjp=_lerp_vjp, jvp=_lerp_jvp, batch=batching.elementwise)
+)
+
+
+def lerp(input, end, weight):
+    """Linear interpolation ``input + weight * (end - input)``; ``weight`` a number or tensor.
+
+    >>> import dualad
+    >>> dualad.lerp(dualad.tensor([0.0, 1.0]), dualad.tensor([10.0, 3.0]), 0.25)
+    tensor([2.5, 1.5])
+    """
+    return dispatch(_lerp_op, (input, end, _plain_scalar(weight)), EMPTY)
+
+
+# ---------------------------------------------------------------------------------------------
+# angle, sinc, unit conversions, nan_to_num
+
+
+def _angle_impl(xp, x):
+    x = _float_array(x)
+    if x.dtype.kind == "c":
+        return xp.angle(x)
+    # real x: pi for x < 0, else 0 (PyTorch: angle(-0.0) == 0, NaN stays NaN)
+    out = xp.where(x < 0, _math.pi, 0.0).astype(x.dtype)
+    return xp.where(xp.isnan(x), x, out)
+
+
+def _abs_squared(x):
+    """|x|**2 and a copy with zeros replaced by 1 (a safe denominator)."""
+    squared = real(x * conj(x))
+    return squared, where(squared == 0, 1.0, squared)
+
+
+def _angle_vjp(cts, outs, args, params, needs):
+    (x,) = args
+    ct = cts[0]
+    if x.dtype.kind != "c":
+        return (ct * 0.0,)  # piecewise constant in real x
+    # d angle = (-Im(z) dRe + Re(z) dIm) / |z|**2: the gradient is ct * i z / |z|**2 (0 at 0)
+    squared, safe = _abs_squared(x)
+    return (where(squared == 0, 0.0, (ct / safe) * x * 1j),)
+
+
+def _angle_jvp(tangents, outs, args, params):
+    (x,) = args
+    t = tangents[0]
+    if x.dtype.kind != "c":
+        return t * 0.0
+    squared, safe = _abs_squared(x)
+    return where(squared == 0, 0.0, imag(conj(x) * t) / safe)
+
+
+_angle_op = register(
+    OpDef("angle", _angle_impl, vjp=_angle_vjp, jvp=_angle_jvp, batch=batching.elementwise)
+)
+angle = unary_caller(
+    _angle_op, doc="Argument of a complex number in (-pi, pi]; for real x, pi where x < 0 else 0."
+)
+
+
+def _sinc_impl(xp, x):
+    x = _float_array(x)
+    zero = x == 0
+    scaled = xp.where(zero, 1, x * _math.pi)
+    return xp.where(zero, 1, xp.sin(scaled) / scaled)
+
+
+def _sinc_deriv(x, y):
+    # (cos(pi x) - sinc(x)) / x, and 0 at x == 0 (PyTorch masks it the same way)
+    zero = x == 0
+    return where(zero, 0.0, (cos(x * _math.pi) - y) / where(zero, 1.0, x))
+
+
+sinc = unary(
+    "sinc",
+    _sinc_impl,
+    _sinc_deriv,
+    uses="xy",
+    doc="Normalised sinc ``sin(pi x) / (pi x)``, 1 at 0.",
+)
+
+_DEG_PER_RAD = 180.0 / _math.pi
+_RAD_PER_DEG = _math.pi / 180.0
+deg2rad = unary(
+    "deg2rad",
+    lambda xp, x: _floating(x) * _RAD_PER_DEG,
+    lambda x, y: _RAD_PER_DEG,
+    uses="",
+    doc="Degrees to radians.",
+)
+rad2deg = unary(
+    "rad2deg",
+    lambda xp, x: _floating(x) * _DEG_PER_RAD,
+    lambda x, y: _DEG_PER_RAD,
+    uses="",
+    doc="Radians to degrees.",
+)
+
+
+def _nan_to_num_impl(xp, x, *, nan, posinf, neginf):
+    return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+_nan_to_num_op = _unary_with_params(
+    "nan_to_num",
+    _nan_to_num_impl,
+    # PyTorch: the gradient passes where x is finite, 0 where it was replaced
+    lambda x, y, **params: isfinite(x),
+)
+
+
+def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf``, ``neginf`` (None: the dtype's
+    largest / lowest finite value). The gradient passes where ``x`` is finite.
+
+    >>> import dualad
+    >>> dualad.nan_to_num(dualad.tensor([float("nan"), 1.0, float("-inf")]), neginf=-5.0)
+    tensor([ 0.,  1., -5.])
+    """
+    nan = 0.0 if nan is None else nan
+    params = {"nan": _plain_scalar(nan), "posinf": _plain_scalar(posinf)}
+    params["neginf"] = _plain_scalar(neginf)
+    for name, value in params.items():
+        if value is not None:
+            _check_number("nan_to_num", name, value)
+    return apply1(_nan_to_num_op, x, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# rounding to decimals, sign bits, heaviside, positive: no gradient
+
+
+def _round_impl(xp, x, *, decimals):
+    return xp.round(x, decimals)
+
+
+_round_op = register(OpDef("round", _round_impl, batch=batching.elementwise, differentiable=False))
+
+
+def round(x, decimals: int = 0):
+    """Round half to even, to ``decimals`` decimal places (like ``torch.round``); no gradient.
+
+    >>> import dualad
+    >>> dualad.round(dualad.tensor([0.5, 1.5, 2.567]), decimals=0)
+    tensor([0., 2., 3.])
+    """
+    if type(decimals) is not int:
+        decimals = _plain_scalar(decimals)
+        if type(decimals) is not int:
+            raise TypeError(f"dualad.round: decimals must be an int, got {type(decimals).__name__}")
+    return apply1(_round_op, x, {"decimals": decimals})
+
+
+signbit = nondiff_unary(
+    "signbit", lambda xp, x: xp.signbit(x), doc="True where the sign bit is set (also -0.0)."
+)
+heaviside = nondiff_binary(
+    "heaviside",
+    lambda xp, x, values: xp.heaviside(x, values),
+    doc="Step function: 0 for x < 0, ``values`` at x == 0, 1 for x > 0; no gradient.",
+)
+
+
+def positive(x):
+    """``x`` itself (``+x``); not defined for bool tensors, like PyTorch."""
+    if isinstance(x, Tensor) and x.dtype.kind == "b":
+        raise TypeError("dualad.positive: The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# special functions on NumPy (float64 internally; results cast back to the input's dtype)
+#
+# erf / erfc on |x| < 3: Taylor series of erf around the nearest multiple c of 1/16,
+#   erf(c + h) = erf(c) + 2/sqrt(pi) exp(-c^2) sum_n (-1)^n H_n(c) h^(n+1) / (n+1)!
+# (H_n the Hermite polynomials: the derivatives of exp(-x^2)); |h| <= 1/32 makes 11 terms exact
+# to double precision. erf(c), erfc(c) come from math.erf/erfc, the coefficients from exact
+# rational Hermite values, all tabulated once on first use.
+# erfc on |x| >= 3: Legendre's continued fraction for the incomplete gamma function
+# Gamma(1/2, x^2) (16 terms suffice from 3 on), times exp(-x^2) computed as exp(-hi^2) *
+# exp(-(x - hi)(x + hi)) with hi = x rounded to 1/16 so that hi^2 is exact (x^2 rounded would
+# cost up to 700 ulp at x = 26). Max error about 2 ulp (erf) and 6 ulp (erfc, deep tail).
+# erfinv: Winitzki's closed-form approximation (error < 2e-3), then 3 Halley steps on erf
+# (on erfc for |y| > 0.5, where 1 - |y| is exact).
+
+_ERF_STEP = 16
+_ERF_SWITCH = 3.0
+_ERF_TERMS = 11
+_ERFC_CF_TERMS = 16
+_SMALL = 32  # arrays up to this size go element by element through math.erf (faster there)
+_erf_tables: list = []
+
+
+def _build_erf_tables():
+    from fractions import Fraction
+
+    count = int(_ERF_SWITCH * _ERF_STEP) + 2
+    erf_values, erfc_values, rows = [], [], []
+    for k in range(count):
+        c = Fraction(k, _ERF_STEP)
+        erf_values.append(_math.erf(float(c)))
+        erfc_values.append(_math.erfc(float(c)))
+        scale = _TWO_OVER_SQRT_PI * _math.exp(-float(c * c))
+        previous, hermite, factorial, row = Fraction(0), Fraction(1), 1, []
+        for n in range(_ERF_TERMS):
+            factorial *= n + 1
+            row.append(float((-1) ** n * hermite / factorial) * scale)
+            previous, hermite = hermite, 2 * c * hermite - 2 * n * previous
+        rows.append(row[::-1])  # highest power first, for Horner's scheme
+    coefficients = np.ascontiguousarray(np.array(rows).T)  # coefficients[j][k]
+    _erf_tables[:] = [np.array(erf_values), np.array(erfc_values), coefficients]
+    return _erf_tables
+
+
+def _exp_minus_square(x):
+    """exp(-x**2) for x >= 0 without the rounding error of x**2 (see above)."""
+    high = np.trunc(x * 16.0) / 16.0
+    return np.exp(-high * high) * np.exp(-(x - high) * (x + high))
+
+
+def _erf_near(a):
+    """erf(a) - erf(c) and the table index of c for 0 <= a < _ERF_SWITCH."""
+    coefficients = (_erf_tables or _build_erf_tables())[2]
+    index = np.rint(a * _ERF_STEP).astype(np.intp)
+    h = a - index * (1.0 / _ERF_STEP)
+    total = coefficients[0][index]
+    for j in range(1, _ERF_TERMS):
+        total *= h
+        total += coefficients[j][index]
+    total *= h
+    return index, total
+
+
+def _erfc_far(a):
+    """erfc(a) for a >= _ERF_SWITCH (Legendre's continued fraction for Gamma(1/2, a**2))."""
+    a = np.minimum(a, 30.0)  # erfc underflows to 0 from 26.6 on; keeps inf out of the fraction
+    y = a * a
+    fraction = y + (2 * _ERFC_CF_TERMS + 0.5)
+    for k in range(_ERFC_CF_TERMS, 0, -1):
+        fraction = (y + (2 * k - 1.5)) - (k * (k - 0.5)) / fraction
+    return _exp_minus_square(a) * a / (fraction * _math.sqrt(_math.pi))
+
+
+def _erf_numpy(x, *, complement: bool):
+    """erf(x) (or erfc(x)) of a NumPy float array, to about 1e-15 relative accuracy."""
+    dtype = x.dtype
+    if x.size <= _SMALL:
+        function = _math.erfc if complement else _math.erf
+        values = [function(v) for v in x.reshape(-1).tolist()]
+        return np.array(values, dtype=np.float64).reshape(x.shape).astype(dtype, copy=False)
+    flat = x.astype(np.float64).reshape(-1)
+    a = np.abs(flat)
+    nan = np.isnan(a)
+    near = (a < _ERF_SWITCH) | nan
+    everything_near = bool(near.all())
+    a_near = np.where(nan, 0.0, a)
+    if not everything_near:
+        a_near = a_near[near]
+    index, delta = _erf_near(a_near)
+    erf_values, erfc_values, _ = _erf_tables
+    if complement:
+        near_values = erfc_values[index] - delta
+    else:
+        near_values = erf_values[index] + delta
+    if everything_near:
+        out = near_values
+    else:
+        out = np.empty_like(a)
+        out[near] = near_values
+        far = ~near
+        tail = _erfc_far(a[far])
+        out[far] = tail if complement else 1.0 - tail
+    if complement:
+        out = np.where(flat < 0, 2.0 - out, out)
+    else:
+        out = np.copysign(out, flat)
+    out = np.where(nan, flat, out)
+    return out.reshape(x.shape).astype(dtype, copy=False)
+
+
+def _erfinv_numpy(y):
+    """erfinv(y) of a NumPy float array (about 2 ulp)."""
+    dtype = y.dtype
+    y = y.astype(np.float64)
+    a = np.abs(y)
+    inside = a < 1
+    a = np.where(inside, a, 0.0)
+    # Winitzki (2008): erfinv(a) ~ sqrt(sqrt(b^2 - ln(1 - a^2)/k) - b), b = 2/(pi k) + ln(..)/2
+    k = 0.147
+    log_term = np.log((1.0 - a) * (1.0 + a))
+    b = 2.0 / (_math.pi * k) + 0.5 * log_term
+    x = np.sqrt(np.sqrt(b * b - log_term / k) - b)
+    tail = a > 0.5
+    complement = 1.0 - a  # exact for a in [0.5, 1]
+    for _ in range(3):
+        # f(x) = erf(x) - a; f'(x) = 2/sqrt(pi) exp(-x^2); f''/f' = -2x: Halley's step
+        residual = np.where(
+            tail,
+            complement - _erf_numpy(x, complement=True),
+            _erf_numpy(x, complement=False) - a,
+        )
+        step = residual / (_TWO_OVER_SQRT_PI * _exp_minus_square(x))
+        x = x - step / (1.0 + x * step)
+    x = np.where(inside, x, np.where(np.abs(y) == 1, np.inf, np.nan))
+    return np.copysign(x, y).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# methods and exports
+
+TENSOR_METHODS += (
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "sigmoid",
+    "logit",
+    "relu",
+    "softplus",
+    "erf",
+    "erfc",
+    "erfinv",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "fmod",
+    "xlogy",
+    "logaddexp",
+    "logaddexp2",
+    "copysign",
+    "lerp",
+    "angle",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+    "nan_to_num",
+    "round",
+    "signbit",
+    "heaviside",
+    "positive",
+)
+INPLACE_METHODS += (
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "sigmoid",
+    "logit",
+    "relu",
+    "erf",
+    "erfc",
+    "erfinv",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "fmod",
+    "xlogy",
+    "copysign",
+    "lerp",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+    "nan_to_num",
+    "round",
+    "heaviside",
+    "negative",
+    "absolute",
+)
+
+# Only the ops: ``from .ops.elementwise import *`` must not leak helpers (np, register, ...).
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "add",
+    "angle",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "asin",
+    "asinh",
+    "astype",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "clone",
+    "conj",
+    "copysign",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "div",
+    "divide",
+    "eq",
+    "equal",
+    "erf",
+    "erfc",
+    "erfinv",
+    "exp",
+    "exp2",
+    "expit",
+    "expm1",
+    "floor",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "ge",
+    "greater",
+    "greater_equal",
+    "gt",
+    "heaviside",
+    "hypot",
+    "imag",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "lerp",
+    "less",
+    "less_equal",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logaddexp",
+    "logaddexp2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logit",
+    "lt",
+    "maximum",
+    "minimum",
+    "mul",
+    "nan_to_num",
+    "ne",
+    "neg",
+    "negative",
+    "not_equal",
+    "positive",
+    "pow",
+    "rad2deg",
+    "real",
+    "reciprocal",
+    "relu",
+    "remainder",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sigmoid",
+    "sign",
+    "signbit",
+    "sin",
+    "sinc",
+    "sinh",
+    "softplus",
+    "sqrt",
+    "square",
+    "sub",
+    "tan",
+    "tanh",
+    "to_device_op",
+    "true_divide",
+    "trunc",
+    "where",
+    "xlogy",
+]

@@ -375,9 +375,7 @@ _index_select_op = register(
         "index_select",
         _index_select_impl,
         vjp=_index_select_vjp,
-        jvp=lambda tangents, outs, args, params: index_select(
-            tangents[0], params["dim"], args[1]
-        ),
+        jvp=lambda tangents, outs, args, params: index_select(tangents[0], params["dim"], args[1]),
         batch=_index_select_batch,
     )
 )
@@ -504,7 +502,9 @@ _masked_fill_op = register(
 
 def _check_mask(op: str, mask) -> None:
     if mask.dtype != np.bool_:
-        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(
+            f"{op} only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
 
 
 def masked_fill(x, mask, value):

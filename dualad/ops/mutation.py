@@ -79,8 +79,14 @@ def _copy_jvp(tangents, outs, args, params):
 
 
 copy_op = register(
-    OpDef("copy_from", _copy_impl, vjp=_copy_vjp, jvp=_copy_jvp, save_args=False,
-          node_name="CopyBackwards")
+    OpDef(
+        "copy_from",
+        _copy_impl,
+        vjp=_copy_vjp,
+        jvp=_copy_jvp,
+        save_args=False,
+        node_name="CopyBackwards",
+    )
 )
 
 
@@ -114,8 +120,14 @@ def _index_put_jvp(tangents, outs, args, params):
 
 
 index_put_op = register(
-    OpDef("index_put", _index_put_impl, vjp=_index_put_vjp, jvp=_index_put_jvp, save_args=False,
-          node_name="IndexPutBackward0")
+    OpDef(
+        "index_put",
+        _index_put_impl,
+        vjp=_index_put_vjp,
+        jvp=_index_put_jvp,
+        save_args=False,
+        node_name="IndexPutBackward0",
+    )
 )
 
 
@@ -123,4 +135,3 @@ def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
     index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
     return dispatch(index_put_op, (x, value), {"index": index})
-

@@ -17,6 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, register
+from .._state import GRAD, LEVELS
 from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
 from ._dims import normalize_dim, normalize_dims, pick_dim, pick_keepdim
@@ -192,11 +193,17 @@ def _sum(x, dims, keepdim):
     return apply1(_sum_op, x, {"dims": dims, "keepdim": keepdim})
 
 
+def _constant(t):
+    """A value with no derivative (masks, signs) cut from the graph, so that arithmetic on it
+    never sends gradients into an op without a VJP."""
+    return t.detach() if type(t) is Tensor and t._rg else t
+
+
 def _count(mask, dims, keepdim, dtype):
     """How many entries of a boolean ``mask`` are true along ``dims``, as ``dtype``."""
     from .elementwise import astype
 
-    return _sum(astype(mask, dtype), dims, keepdim)
+    return _sum(astype(_constant(mask), dtype), dims, keepdim)
 
 
 def _dim_batch(op, args, bdims, params):
@@ -373,41 +380,75 @@ def _zero_structure(x, dim, reverse):
     return eq(seen, 0), logical_and(zero, eq(seen, 1))
 
 
-def _cumprod_vjp(cts, outs, args, params, needs):
+def _higher_order_needed(*values) -> bool:
+    """Whether a rule's result may be differentiated again (create_graph, nested transforms).
+
+    Some rules then add terms that are zero in value but not in derivative (cumprod at zeros).
+    """
+    if LEVELS:
+        return True
+    return GRAD.enabled and builtins.any(isinstance(v, Tensor) and v._rg for v in values)
+
+
+def _cumprod_gradient(ct, x, y, dim, reverse, exact):
     # grad_i = sum_{k >= i} ct_k * prod_{j <= k, j != i} x_j, without dividing by a zero:
     # - before the first zero z: (reverse scan of ct * y)_i / x_i  (x_i != 0 there);
     # - at z: prod_{j < z} x_j * sum_{k >= z} ct_k * prod_{z < j <= k} x_j;
-    # - after z: 0 (every product holds x_z = 0).
-    # Complex: conj of the derivative = the same formula on conj(x), conj(y).
-    from .elementwise import conj, logical_or, where
+    # - after z: 0, as every product holds x_z. For higher order (``exact``) it is written as
+    #   x_z * (the same gradient with x_z := 1): zero in value, with the right x_z-derivative.
+    from .elementwise import logical_not, logical_or, where
 
-    dim, reverse = params["dim"], params["reverse"]
-    x = conj(args[0])
-    y = conj(outs[0])
-    ct = cts[0]
     before, first = _zero_structure(x, dim, reverse)
     x_before = where(before, x, 1)
     grad = where(before, _cumsum(ct * y, dim, not reverse) / x_before, 0)
     after = where(logical_or(before, first), 1, x)
     tail = _sum(where(before, 0, ct * _cumprod(after, dim, reverse)), (dim,), True)
     head = _prod(x_before, (dim,), True)
-    return (grad + where(first, head * tail, 0),)
+    grad = grad + where(first, head * tail, 0)
+    if exact:
+        x_one = where(first, 1, x)
+        x_zero = _sum(where(first, x, 0), (dim,), True)
+        inner = _cumprod_gradient(ct, x_one, _cumprod(x_one, dim, reverse), dim, reverse, False)
+        grad = grad + where(logical_not(logical_or(before, first)), x_zero * inner, 0)
+    return grad
 
 
-def _cumprod_jvp(tangents, outs, args, params):
+def _cumprod_tangent(t, x, y, dim, reverse, exact):
     # dy_k = sum_{i <= k} t_i prod_{j <= k, j != i} x_j: before the first zero z it is
-    # y_k * cumsum(t / x)_k; from z on only i = z survives: t_z * prod_{j<z} x_j * prod_{z<j<=k}.
+    # y_k * cumsum(t / x)_k; from z on only i = z survives in value:
+    # t_z * prod_{j < z} x_j * prod_{z < j <= k} x_j (+ x_z * (the rest with x_z := 1)).
     from .elementwise import logical_or, where
 
-    dim, reverse = params["dim"], params["reverse"]
-    x, y, t = args[0], outs[0], tangents[0]
     before, first = _zero_structure(x, dim, reverse)
     x_before = where(before, x, 1)
     head_part = y * _cumsum(where(before, t / x_before, 0), dim, reverse)
     after = where(logical_or(before, first), 1, x)
     t_first = _sum(where(first, t, 0), (dim,), True)
     tail_part = t_first * _prod(x_before, (dim,), True) * _cumprod(after, dim, reverse)
+    if exact:
+        x_one = where(first, 1, x)
+        x_zero = _sum(where(first, x, 0), (dim,), True)
+        y_one = _cumprod(x_one, dim, reverse)
+        rest = _cumprod_tangent(where(first, 0, t), x_one, y_one, dim, reverse, False)
+        tail_part = tail_part + x_zero * rest
     return where(before, head_part, tail_part)
+
+
+def _cumprod_vjp(cts, outs, args, params, needs):
+    # complex: conj of the derivative = the same formula on conj(x), conj(y)
+    from .elementwise import conj
+
+    x = args[0]
+    exact = _higher_order_needed(x)
+    return (
+        _cumprod_gradient(cts[0], conj(x), conj(outs[0]), params["dim"], params["reverse"], exact),
+    )
+
+
+def _cumprod_jvp(tangents, outs, args, params):
+    x, t = args[0], tangents[0]
+    exact = _higher_order_needed(x, t)
+    return _cumprod_tangent(t, x, outs[0], params["dim"], params["reverse"], exact)
 
 
 _cumprod_op = register(
@@ -851,6 +892,12 @@ def _select_extremum(op, x, dim, keepdim, name, result):
 
     x = _as_tensor(x)
     _check_ordered(x, name)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(
+            f"dualad.{name}: dim must be an int, a tuple of ints or None (or a tensor for the "
+            f"elementwise {name}imum), got {type(dim).__name__}"
+        )
+    dim = int(dim)
     if x.ndim == 0:  # torch: dim 0 or -1 of a 0-d tensor selects the element itself
         normalize_dim(dim, 0, op=name)
         return result(*apply1(op, reshape(x, (1,)), {"dim": 0, "keepdim": False}))
@@ -1062,28 +1109,48 @@ def _norm_impl(xp, x, *, ord, dims, keepdim):
     return xp.sum(a**ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
 
 
+def _magnitude(x):
+    """|x|, differentiable to any order away from 0 (also for complex x)."""
+    from .elementwise import abs, conj, real, sqrt
+
+    if x.dtype.kind == "c":
+        return sqrt(real(x * conj(x)))
+    return abs(x)
+
+
+def _sign(x):
+    """x / |x| (0 at 0): a constant for real x, differentiable for complex x."""
+    from .elementwise import eq, sgn, where
+
+    if x.dtype.kind == "c":
+        zero = eq(x, 0)
+        return where(zero, 0, x / where(zero, 1, _magnitude(x)))
+    return _constant(sgn(x))
+
+
 def _norm_unit_gradient(x, out, order, dims):
-    """The gradient of the norm for a unit cotangent (PyTorch's complex convention: x/|x|
-    style), shaped like ``x``; ``out`` has its reduced dims kept. None for ord 0."""
-    from .elementwise import abs, eq, isnan, logical_or, pow, sgn, where
+    """The gradient of the norm for a unit cotangent, shaped like ``x`` (PyTorch's complex
+    convention: ``x / |x|`` where the real case has ``sign(x)``); ``out`` has its reduced dims
+    kept. None for ord 0 (zero gradient)."""
+    from .elementwise import abs, eq, isnan, logical_or, pow, where
 
     if order == 0:
         return None
     if order == 1:
-        return sgn(x)
+        return _sign(x)
     if order in (_INF, -_INF):  # like amax(|x|): ties (and NaNs) share the gradient
-        magnitude = abs(x)
+        magnitude = abs(x)  # bitwise the impl's |x|, so that the maxima are found
         mask = logical_or(eq(magnitude, out), isnan(magnitude))
-        return where(mask, sgn(x) / _count(mask, dims, True, out.dtype), 0)
+        return where(mask, _sign(x) / _count(mask, dims, True, out.dtype), 0)
+    magnitude = _magnitude(x)
     zero = eq(out, 0)
     if order == 2:  # x / |x|_2, and 0 at 0 (PyTorch's subgradient)
         return where(zero, 0, x / where(zero, 1, out))
-    magnitude = abs(x)
     if order < 1:  # |x|^(p-1) blows up at x = 0: that element gets 0, like PyTorch
         x_zero = eq(x, 0)
-        scaled = where(x_zero, 0, sgn(x) * pow(where(x_zero, 1, magnitude), order - 1))
+        scaled = where(x_zero, 0, _sign(x) * pow(where(x_zero, 1, magnitude), order - 1))
         return scaled * pow(out, 1 - order)
-    scaled = sgn(x) * pow(magnitude, order - 1)
+    scaled = _sign(x) * pow(magnitude, order - 1)
     return where(zero, 0, scaled / pow(where(zero, 1, out), order - 1))
 
 
@@ -1168,9 +1235,12 @@ def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None, *, axis=None, 
         if p == "fro":
             p = 2.0
         elif p == "nuc":
-            from .. import linalg
+            import importlib
 
-            matrix_norm = getattr(linalg, "matrix_norm", None)
+            try:
+                matrix_norm = importlib.import_module("dualad.linalg").matrix_norm
+            except (ImportError, AttributeError):
+                matrix_norm = None
             if matrix_norm is None:
                 raise NotImplementedError("dualad.norm(p='nuc') needs dualad.linalg.matrix_norm")
             x = _as_tensor(x)

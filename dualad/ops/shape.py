@@ -334,8 +334,8 @@ def _normalize_key(key):
             k = k._data
             if k.dtype.kind not in "iub":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if k.dtype == np.uint8:  # torch: a byte tensor index is a mask
-                k = k.astype(bool)
+            # a copy: the key is kept for backward, and the index tensor may change in place
+            k = k.astype(bool) if k.dtype == np.uint8 else k.copy()  # torch: bytes are a mask
         elif isinstance(k, (list, tuple)):
             try:
                 k = np.asarray(k)
@@ -345,8 +345,12 @@ def _normalize_key(key):
                 k = k.astype(np.int64)
             if k.dtype.kind not in "iub":
                 raise IndexError(f"dualad: list index must hold integers or booleans: {k!r}")
-        elif isinstance(k, np.ndarray) and k.dtype.kind not in "iub":
-            raise IndexError(f"dualad: arrays used as indices must be integer or boolean: {k!r}")
+        elif isinstance(k, np.ndarray):
+            if k.dtype.kind not in "iub":
+                raise IndexError(
+                    f"dualad: arrays used as indices must be integer or boolean: {k!r}"
+                )
+            k = k.copy()
         elif isinstance(k, float):
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
@@ -386,7 +390,13 @@ def _device_key(xp, key):
 
 
 def _getitem_impl(xp, x, *, index):
-    return x[_device_key(xp, index.key)]
+    key = _device_key(xp, index.key)
+    out = x[key]
+    if isinstance(out, np.generic):
+        # NumPy returns a scalar copy when ints select one element; a trailing Ellipsis gives
+        # the 0-d view that select/x[i] must be (it shares memory and version with x)
+        out = x[(*key, Ellipsis)]
+    return out
 
 
 def _index_impl(xp, x, *, index):

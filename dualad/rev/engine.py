@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
@@ -62,9 +62,15 @@ class GradientEdgeType(tuple):
 def _grads_tuple(grad_tensors, n: int) -> tuple:
     if grad_tensors is None:
         return (None,) * n
-    if isinstance(grad_tensors, Tensor):
-        return (grad_tensors,)
+    if isinstance(grad_tensors, Tensor) or hasattr(grad_tensors, "__array_namespace__"):
+        return (grad_tensors,)  # one tensor or one NumPy/CuPy array
     return tuple(grad_tensors)
+
+
+def _calculate_shape(output, grad, is_grads_batched: bool) -> tuple:
+    """The shapes compared when checking a grad_output against its output (batch dim dropped)."""
+    grad_shape = tuple(grad.shape)
+    return tuple(output.shape), grad_shape[1:] if is_grads_batched else grad_shape
 
 
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool) -> list:
@@ -209,12 +215,17 @@ def backward(
             stacklevel=3,
         )
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    input_tensors = None
+    input_nodes = None
     if input_list is not None:
-        input_tensors = [t for t in input_list if isinstance(t, Tensor)]
+        # PyTorch semantics: a non-leaf input retains its grad (permanently) and its grad_fn runs;
+        # a leaf input's AccumulateGrad runs; nothing that leads to no input runs.
+        input_nodes = []
         for i, t in enumerate(input_list):
-            _input_edge(t, i)
-    run(roots, grads, retain_graph, create_graph, accumulate=True, inputs=input_tensors)
+            node, _ = _input_edge(t, i)
+            if isinstance(t, Tensor) and t._node is not None:
+                t.retain_grad()
+            input_nodes.append(node)
+    run(roots, grads, retain_graph, create_graph, accumulate=True, inputs=input_nodes)
 
 
 def grad(
@@ -290,10 +301,12 @@ def grad(
 def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=None, inputs=None):
     """Execute the graph from ``roots`` (a list of (node, output_nr)) with ``root_grads``.
 
-    ``capture``: edges whose incoming gradient is returned (``grad``); ``inputs``: tensors that
-    ``backward(inputs=...)`` accumulates into. Returns the captured gradients.
+    ``capture``: edges whose incoming gradient is returned (``grad``). ``inputs``: nodes that
+    ``backward(inputs=...)`` must run (the AccumulateGrad of a leaf input, the grad_fn of a
+    non-leaf one); with either, only nodes on a path from a root to one of those run. Returns the
+    captured gradients.
     """
-    # ---- discovery: count, for each node, the edges that reach it from the roots
+    # ---- discovery: count, for each node, the edges that reach it from the roots (iteratively)
     dependencies: dict = {}
     root_nodes = []
     for node, _ in roots:
@@ -301,146 +314,153 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
             dependencies[node] = 0
             root_nodes.append(node)
     stack = list(root_nodes)
+    pop, push = stack.pop, stack.append
+    get = dependencies.get
     while stack:
-        node = stack.pop()
-        for child, _ in node._edges:
+        for child, _ in pop()._edges:
             if child is not None:
-                if child in dependencies:
-                    dependencies[child] += 1
-                else:
+                count = get(child)
+                if count is None:
                     dependencies[child] = 1
-                    stack.append(child)
+                    push(child)
+                else:
+                    dependencies[child] = count + 1
 
-    # ---- what to capture and which nodes must run
-    captures: dict = {}
-    if capture is not None:
-        for index, (node, nr) in enumerate(capture):
-            captures.setdefault(node, []).append((nr, index))
-    retained_inputs: dict = {}
-    run_leaves = None
-    if inputs is not None:
-        run_leaves = set()
-        for t in inputs:
-            if t._node is None:
-                run_leaves.add(accumulator_of(t))
-            else:
-                retained_inputs.setdefault(t.grad_fn, []).append((t._out_nr, weakref.ref(t)))
-    executes = None  # None: every discovered node runs (plain backward)
+    # ---- restricted runs: which nodes execute, which are only capture points
+    captures = None
+    needed = None
     if capture is not None or inputs is not None:
-        executes = _needed_nodes(
-            root_nodes, dependencies, captures, retained_inputs, run_leaves, accumulate
-        )
-        dependencies = _restricted_dependencies(root_nodes, executes, dependencies)
+        captures = {}
+        for index, (node, nr) in enumerate(capture or ()):
+            if node in dependencies:
+                captures.setdefault(node, []).append((nr, index))
+        must_run = {node for node in inputs or () if node in dependencies}
+        needed = _needed_nodes(root_nodes, dependencies, captures, must_run)
+        dependencies = _restricted_dependencies(needed, captures)
+        root_nodes = [n for n in root_nodes if n in needed or n in captures]
+        for node in root_nodes:
+            dependencies.setdefault(node, 0)
 
     # ---- seed the roots
     buffers: dict = {}
     for (node, nr), g in zip(roots, root_grads):
+        if node not in dependencies:
+            continue
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._nout
         buf[nr] = g if buf[nr] is None else buf[nr] + g
     results = [None] * (len(capture) if capture is not None else 0)
 
-    root_set = set(root_nodes)
     ready: list = []
     for node in root_nodes:
-        if dependencies.get(node, 0) == 0:
+        if dependencies[node] == 0:
             heappush(ready, (-node._seq, node))
 
     previous_mode = GRAD.enabled
     GRAD.enabled = bool(create_graph)
     release = not retain_graph
-    filtered = executes is not None
+    get = dependencies.get
+    successor = None  # a node made ready by the last one that may run next without the heap
     try:
-        while ready:
-            node = heappop(ready)[1]
-            grads = buffers.pop(node, None)
-            is_leaf_node = type(node) is AccumulateGrad
-            if is_leaf_node:
-                runs = accumulate and (run_leaves is None or node in run_leaves)
+        while True:
+            if successor is not None:
+                node = successor
+                successor = None
+                if ready and -ready[0][0] > node._seq:
+                    node = heapreplace(ready, (-node._seq, node))[1]
+            elif ready:
+                node = heappop(ready)[1]
             else:
-                runs = not filtered or node in executes
-            if grads is not None:
-                # tensor hooks belong to the node's execution (or to a capture at it): a node
-                # that neither runs nor is captured does not call them (HOOK-8, HOOK-11)
-                if (node._extra is not None or is_leaf_node) and (
-                    runs or node in captures or node in retained_inputs
-                ):
-                    _run_tensor_hooks(node, grads)
-                if captures:
-                    for nr, index in captures.get(node, ()):
-                        results[index] = grads[nr]
-                if retained_inputs:
-                    for nr, ref in retained_inputs.get(node, ()):
-                        t = ref()
-                        if t is not None and grads[nr] is not None:
-                            _accumulate_retained(t, grads[nr], create_graph)
-            out = None
-            if runs:
+                break
+            grads = buffers.pop(node, None)
+            leaf_node = type(node) is AccumulateGrad
+            if grads is not None and (leaf_node or node._extra is not None):
+                _run_tensor_hooks(node, grads)
+            needs = None
+            if captures is not None:
                 if grads is not None:
-                    extra = node._extra
-                    if extra is not None and extra.pre_hooks:
-                        grads = _run_pre_hooks(node, grads)
-                    out = node._apply(grads, None, create_graph)
-                    if extra is not None and extra.post_hooks:
-                        out = _run_post_hooks(node, out, grads)
-                if release:
-                    node._release()
-            elif filtered and node not in root_set:
-                continue  # its edges were not counted: it is only a capture point
-            if out is None:
-                for child, nr in node._edges:
-                    if child is not None and child in dependencies:
-                        remaining = dependencies[child] - 1
-                        dependencies[child] = remaining
-                        if remaining == 0:
-                            heappush(ready, (-child._seq, child))
+                    hits = captures.get(node)
+                    if hits is not None:
+                        for nr, index in hits:
+                            results[index] = grads[nr]
+                if node not in needed:
+                    continue  # only a capture point
+                needs = _needs_within(node, dependencies)
+            elif leaf_node and not accumulate:
                 continue
-            for (child, nr), g in zip(node._edges, out):
-                if child is None or child not in dependencies:
+            out = None
+            if grads is not None:
+                extra = node._extra
+                if extra is not None and extra.pre_hooks:
+                    grads = _run_pre_hooks(node, grads)
+                out = node._apply(grads, needs, create_graph)
+                if extra is not None and extra.post_hooks:
+                    out = _run_post_hooks(node, out, grads)
+            if release:
+                node._release()
+            if leaf_node:
+                continue
+            i = -1
+            for child, nr in node._edges:
+                i += 1
+                if child is None:
                     continue
-                if g is not None:
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child._nout
-                        buf[nr] = g
+                remaining = get(child)
+                if remaining is None:
+                    continue  # not needed in a restricted run
+                if out is not None:
+                    g = out[i]
+                    if g is not None:
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child._nout
+                            buf[nr] = g
+                        else:
+                            previous = buf[nr]
+                            buf[nr] = g if previous is None else previous + g
+                if remaining == 1:
+                    dependencies[child] = 0
+                    if successor is None:
+                        successor = child
+                    elif child._seq > successor._seq:
+                        heappush(ready, (-successor._seq, successor))
+                        successor = child
                     else:
-                        previous = buf[nr]
-                        buf[nr] = g if previous is None else previous + g
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                if remaining == 0:
-                    heappush(ready, (-child._seq, child))
+                        heappush(ready, (-child._seq, child))
+                else:
+                    dependencies[child] = remaining - 1
     finally:
         GRAD.enabled = previous_mode
     return results
 
 
-def _needed_nodes(root_nodes, dependencies, captures, retained_inputs, run_leaves, accumulate):
-    """Nodes that must execute: those with a path to a capture, a retained input or a leaf to
-    accumulate. Computed bottom-up over a topological order (iteratively)."""
+def _needs_within(node, visited) -> list:
+    """Which input gradients ``node`` must compute in a restricted run (children that are
+    visited); the rest are skipped."""
+    return [child is not None and child in visited for child, _ in node._edges]
+
+
+def _needed_nodes(root_nodes, dependencies, captures, must_run) -> set:
+    """Nodes that must execute: those in ``must_run`` and those with a path to a capture point or
+    to a node that must execute. Computed bottom-up over a topological order (iteratively)."""
     order = _topological(root_nodes, dependencies)
-    targets = set(captures) | set(retained_inputs)
     needed: set = set()
     for node in reversed(order):
-        if type(node) is AccumulateGrad:
-            if accumulate and run_leaves is not None and node in run_leaves:
-                needed.add(node)
+        if node in must_run:
+            needed.add(node)
             continue
         for child, _ in node._edges:
-            if child is not None and (child in needed or child in targets):
+            if child is not None and (child in needed or child in captures):
                 needed.add(node)
                 break
-    # backward(inputs=[non_leaf]) runs the non-leaf's grad_fn too (its pre/post hooks fire, as
-    # in PyTorch), but nothing below it unless needed for another input (HOOK-8)
-    needed.update(retained_inputs)
     return needed
 
 
 def _topological(root_nodes, dependencies) -> list:
     remaining = dict(dependencies)
     order = []
-    stack = [n for n in root_nodes if remaining.get(n, 0) == 0]
+    stack = [n for n in root_nodes if remaining[n] == 0]
     while stack:
         node = stack.pop()
         order.append(node)
@@ -452,17 +472,20 @@ def _topological(root_nodes, dependencies) -> list:
     return order
 
 
-def _restricted_dependencies(root_nodes, executes, dependencies) -> dict:
-    """Dependency counts counting only edges out of nodes that execute or are roots."""
-    counts = {}
-    for node in dependencies:
+def _restricted_dependencies(needed, captures) -> dict:
+    """Dependency counts of a restricted run: edges out of executing nodes into nodes that
+    execute or capture."""
+    counts: dict = {}
+    get = counts.get
+    for node in needed:
+        for child, _ in node._edges:
+            if child is not None and (child in needed or child in captures):
+                counts[child] = get(child, 0) + 1
+    for node in needed:
         counts.setdefault(node, 0)
-    for node in dependencies:
-        if node in executes or node in root_nodes:
-            for child, _ in node._edges:
-                if child is not None:
-                    counts[child] += 1
-    return {n: c for n, c in counts.items() if n in executes or n in root_nodes or c}
+    for node in captures:
+        counts.setdefault(node, 0)
+    return counts
 
 
 def _run_tensor_hooks(node, grads: list) -> None:

@@ -42,6 +42,19 @@ def install_retain_grad(t: Tensor) -> None:
     meta.retains_grad = True
 
 
+def drop_retain_grad(t: Tensor) -> None:
+    """Stop capturing ``t``'s gradient (``detach_()`` made it a leaf)."""
+    meta = get_meta(t)
+    old = meta.retain_key
+    if old is not None:
+        old_node, old_nr = old
+        old_node = old_node() if isinstance(old_node, weakref.ref) else old_node
+        if old_node is not None and old_node._retain:
+            old_node._retain.pop(old_nr, None)
+    meta.retain_key = None
+    meta.retains_grad = False
+
+
 def move_retain_grad(t: Tensor, key) -> None:
     """Point the retain-grad capture of ``t`` at ``key`` = (node, output_nr) (after in-place)."""
     meta = get_meta(t)

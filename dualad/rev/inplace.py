@@ -14,7 +14,7 @@ import numpy as np
 
 from .._dispatch import _sequence
 from .._state import GRAD
-from .._tensor import Tensor, _new, accumulator_of
+from .._tensor import Tensor, _new, _version_box, accumulator_of
 from .node import ArgMeta, Node, _validate
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -57,33 +57,45 @@ def _any_requires_grad(args) -> bool:
 
 
 def check_inplace_allowed(x: Tensor, args: tuple) -> None:
-    """PyTorch's errors for in-place ops that would corrupt gradients."""
+    """PyTorch's errors for in-place ops that would corrupt gradients (only when grad mode
+    records the op: under no_grad anything goes)."""
     if not GRAD.enabled:
         return
-    if x._rg and x._node is None:
-        raise RuntimeError(_LEAF_MESSAGE)
-    view = x._view
-    if view is None:
+    x_requires = x.requires_grad  # refreshes a view whose base gained history in place
+    if not (x_requires or _any_requires_grad(args)):
         return
-    base = view.base
-    if base._rg and base._node is None:
-        raise RuntimeError(_VIEW_OF_LEAF_MESSAGE)
-    involved = base._rg or _any_requires_grad(args)
-    if view.multi_output and involved:
-        raise RuntimeError(
-            "Output 0 of UnbindBackward0 is a view and its base or another view of its base has "
-            "been modified inplace. This view is the output of a function that returns multiple "
-            "views. Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one."
-        )
-    if view.created_without_grad and involved:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
-            "can clarify your code by moving both the view and the inplace either both inside the "
-            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
-            "want the inplace to be tracked)."
-        )
+    view = x._view
+    if view is not None:
+        if view.multi_output:
+            node = x._node
+            name = node.name() if node is not None else "UnbindBackward0"
+            raise RuntimeError(
+                f"Output {x._out_nr} of {name} is a view and its base or another view of its "
+                "base has been modified inplace. This view is the output of a function that "
+                "returns multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an out-of-place "
+                "one."
+            )
+        if view.created_without_grad:
+            node = x._node
+            if node is not None:
+                prefix = (
+                    f"Output {x._out_nr} of {node.name()} is a view of a view which was created in"
+                )
+            else:
+                prefix = "A view was created in"
+            raise RuntimeError(
+                f"{prefix} no_grad mode and is being modified inplace with grad mode enabled. "
+                "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside "
+                "the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                "(if you want the inplace to be tracked)."
+            )
+        if x_requires and view.base._node is None:
+            raise RuntimeError(_VIEW_OF_LEAF_MESSAGE)
+        return
+    if x_requires and x._node is None:
+        raise RuntimeError(_LEAF_MESSAGE)
 
 
 def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
@@ -133,6 +145,7 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
     """Give ``x`` (and its base, if x is a view) the gradient history of ``result``."""
     from .hooks import move_retain_grad
 
+    _track_saved_output(x, result)
     view = x._view
     if view is None:
         if result._rg:
@@ -157,6 +170,21 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
 
     view.version = -1  # force the view's grad_fn to be rebuilt from the new base history
     refresh_view_node(x)  # (moves x's retain-grad capture along)
+
+
+def _track_saved_output(x: Tensor, result: Tensor) -> None:
+    """If the op saved its output, that output is now x: watch x's version counter instead
+    (``w = z.exp_()``; a later in-place op on z must invalidate ExpBackward's saved result)."""
+    node = result._node
+    op = getattr(node, "_op", None)
+    if op is None or not op.save_out or node._out_data is None:
+        return
+    box = result._vc
+    x_box = _version_box(x)
+    node._out_versions = tuple(
+        (x_box, x_box[0]) if saved_box is box else (saved_box, version)
+        for saved_box, version in node._out_versions
+    )
 
 
 class CopySlices(Node):

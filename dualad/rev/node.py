@@ -150,6 +150,15 @@ class Node:
     def _sequence_nr(self) -> int:
         return self._seq
 
+    def _set_sequence_nr(self, sequence_nr: int) -> None:
+        """Change the node's place in the execution order (ready nodes run highest first)."""
+        self._seq = int(sequence_nr)
+
+    def __lt__(self, other) -> bool:
+        # the engine's ready-heap holds (-sequence_nr, node): equal numbers (only possible after
+        # _set_sequence_nr) fall back to comparing nodes, in a fixed arbitrary order
+        return id(self) < id(other)
+
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs) -> tuple | None`` runs before this node; may replace grad_outputs."""
         hooks = self._pre_hooks
@@ -236,9 +245,11 @@ class OpNode(Node):
 
     def _unpack_args(self) -> tuple:
         if self._op.save_args:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
+            # read before checking: another thread's backward may free concurrently (_release sets
+            # _freed before dropping _args)
             args = self._args
+            if self._freed or args is None:
+                raise RuntimeError(_FREED_MESSAGE)
             versions = self._versions
             for i in range(len(args)):
                 version = versions[i]
@@ -255,10 +266,11 @@ class OpNode(Node):
     def _unpack_outputs(self) -> tuple | None:
         if not self._op.save_out:
             return None
-        if self._freed:
+        out_data = self._out_data
+        if self._freed or out_data is None:
             raise RuntimeError(_FREED_MESSAGE)
         outs = []
-        for i, (data, (box, version)) in enumerate(zip(self._out_data, self._out_versions)):
+        for i, (data, (box, version)) in enumerate(zip(out_data, self._out_versions)):
             t = _new(Tensor)
             t._data = data
             t._rg = True
@@ -289,9 +301,9 @@ class OpNode(Node):
     def _release(self) -> None:
         op = self._op
         if op.save_args or op.save_out:
+            self._freed = True  # first: see _unpack_args
             self._args = None
             self._out_data = None
-            self._freed = True
 
     @property
     def saved_tensors(self) -> tuple:

@@ -144,10 +144,69 @@ def test_backward_with_nonleaf_inputs_does_not_touch_other_leaves():
     x = dualad.randn(3, requires_grad=True)
     h = x * 2
     out = (h * h).sum()
-    out.backward(inputs=[h])
+    out.backward(inputs=[h], retain_graph=True)
     assert x.grad is None
     assert_equal(h.grad, 2 * value(h))
-    assert h.retains_grad is False
+    assert h.retains_grad  # PyTorch: backward(inputs=[nonleaf]) calls retain_grad() on it
+    out2 = (h * 3).sum()
+    out2.backward()
+    assert_equal(h.grad, 2 * value(h) + 3)
+    assert_equal(x.grad, 6 * np.ones(3))
+
+
+def test_hook_counts_with_grad_and_inputs():
+    # seed test_hook_edge_case_when_called_with_grad (spec HOOK-12): a -> b = a*2 -> c = b*2
+    counts = {"tensor": 0, "pre": 0, "post": 0}
+
+    def tensor_hook(g):
+        counts["tensor"] += 1
+
+    def pre_hook(grad_outputs):
+        counts["pre"] += 1
+
+    def post_hook(grad_inputs, grad_outputs):
+        counts["post"] += 1
+
+    a = dualad.rand(2, 3, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    a.register_hook(tensor_hook)
+    b.register_hook(tensor_hook)
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_prehook(pre_hook)
+    acc.register_hook(post_hook)
+    b.grad_fn.register_prehook(pre_hook)
+    b.grad_fn.register_hook(post_hook)
+    ones = dualad.ones_like(c)
+
+    def reset():
+        counts.update(tensor=0, pre=0, post=0)
+
+    grad(c, inputs=(b,), retain_graph=True, grad_outputs=ones)
+    assert counts == {"tensor": 1, "pre": 0, "post": 0}
+    reset()
+    grad(c, inputs=(a, b), retain_graph=True, grad_outputs=ones)
+    assert counts == {"tensor": 2, "pre": 1, "post": 1}
+    reset()
+    c.backward(ones, retain_graph=True)
+    assert counts == {"tensor": 2, "pre": 2, "post": 2}
+    reset()
+    c.backward(ones, retain_graph=True, inputs=(a, b))
+    assert counts == {"tensor": 2, "pre": 2, "post": 2}
+
+
+def test_grad_does_not_run_hooks_of_other_leaves():
+    x = dualad.randn(3, requires_grad=True)
+    y = dualad.randn(3, requires_grad=True)
+    called = []
+    y.register_hook(lambda g: called.append("y"))
+    x.register_hook(lambda g: called.append("x"))
+    (gx,) = grad((x * y).sum(), x)
+    assert_equal(gx, y)
+    assert called == ["x"]
+    (x * y).sum().backward(inputs=[x])
+    assert called == ["x", "x"]
+    assert y.grad is None
 
 
 def test_dependent_backward():
@@ -417,10 +476,12 @@ def test_first_grad_does_not_alias_grad_tensor():
     assert_equal(v.grad, 2 * np.ones(3))
     assert not np.shares_memory(value(v.grad), value(go))
 
-    # grad() results are never the caller's grad_outputs either
-    y = v * 1
-    (g,) = grad(y, v, go)
-    assert not np.shares_memory(value(g), value(go))
+    # nor when the first gradient arrives unchanged from the root (v + 0 passes it through)
+    w = dualad.randn(3, requires_grad=True)
+    (w + 0).backward(go)
+    assert not np.shares_memory(value(w.grad), value(go))
+    w.grad += 1
+    assert_equal(go, np.ones(3))
 
 
 def test_no_grad_copy():
@@ -777,7 +838,8 @@ def test_backward_runs_with_grad_mode_create_graph():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         y.sum().backward(create_graph=True)
+    total = y.sum()
     with dualad.no_grad():
-        grad(y.sum(), x, create_graph=True)
+        grad(total, x, create_graph=True)
     assert seen == [False, True, True]
     assert dualad.is_grad_enabled()

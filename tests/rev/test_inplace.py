@@ -14,8 +14,7 @@ import dualad
 from dualad import autograd
 
 _VERSION_MESSAGE = (
-    "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation"
+    "one of the variables needed for gradient computation has been modified by an inplace operation"
 )
 
 
@@ -148,7 +147,7 @@ def test_no_requires_grad_inplace():
     a.requires_grad = True
     with pytest.raises(
         RuntimeError,
-        match="a leaf Variable that requires grad is being used in an in-place operation.",
+        match=r"a leaf Variable that requires grad is being used in an in-place operation\.",
     ):
         a.add_(5)
     with pytest.raises(

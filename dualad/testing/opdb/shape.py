@@ -58,7 +58,6 @@ def _diag_embed_ref(x, offset=0, dim1=-2, dim2=-1):
     shape.insert(low, size)
     shape.insert(high, size)
     out = np.zeros(shape, x.dtype)
-    np.diagonal(out, offset, dim1, dim2).setflags(write=True)
     view = np.diagonal(out, offset, dim1, dim2)
     view.flags.writeable = True
     view[...] = x
@@ -108,9 +107,7 @@ def _getitem_samples(rng, dtype):
         numpy_key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
         out.append(SampleInput((uniform(rng, shape, dtype), numpy_key), note=note))
     # an index tensor argument (a constant integer tensor) and a 0-d one
-    out.append(
-        SampleInput((uniform(rng, (4, 3), dtype), np.array([3, 0, 3])), note="index-tensor")
-    )
+    out.append(SampleInput((uniform(rng, (4, 3), dtype), np.array([3, 0, 3])), note="index-tensor"))
     out.append(SampleInput((uniform(rng, (4, 3), dtype), np.array(2)), note="0d-index-tensor"))
     return out
 
