@@ -78,4 +78,4 @@ from .rev.grad_mode import (
 
 bool = bool_
 __version__ = "0.1.0"
-from . import fwd  # noqa: E402
+from . import fwd

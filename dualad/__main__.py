@@ -1,4 +1,4 @@
-"""``python -m dualad``: a gradient and a Jacobian of a small function, beside finite differences."""
+"""``python -m dualad``: a gradient and a Jacobian of a small function beside finite differences."""
 
 from __future__ import annotations
 

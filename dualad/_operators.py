@@ -7,6 +7,7 @@ map to the same functions, so a method, an operator and the top-level function a
 
 from __future__ import annotations
 
+from ._state import GRAD, LEVELS
 from ._tensor import Tensor
 from .rev.inplace import apply_inplace
 
@@ -69,6 +70,8 @@ def attach_operators() -> None:
     Tensor.__getitem__ = shape.getitem
 
     def __setitem__(self, key, value):
+        if not LEVELS and not _records(self, value) and _write_direct(self, key, value):
+            return
         apply_inplace(mutation.index_put, self, key, value)
 
     Tensor.__setitem__ = __setitem__
@@ -79,6 +82,37 @@ def attach_operators() -> None:
     Tensor.mT = property(shape.matrix_transpose)
     Tensor.H = property(lambda self: ew.conj(_full_transpose(self)))
     Tensor.mH = property(lambda self: ew.conj(shape.matrix_transpose(self)))
+
+
+def _records(x, value) -> bool:
+    """Whether ``x[key] = value`` must go through autograd (grad mode on and a tensor involved
+    requires grad, counting a view whose base does)."""
+    if not GRAD.enabled:
+        return False
+    return x.requires_grad or (isinstance(value, Tensor) and value._rg)
+
+
+def _write_direct(x, key, value) -> bool:
+    """Plain index assignment: write only the indexed elements (O(k), not a copy of x) and bump
+    the version. Returns False to leave anything unusual (and every error) to ``index_put``."""
+    from ._backend import xp_of
+    from .ops.shape import _device_key, _normalize_key
+
+    data = x._data
+    if type(value) is Tensor:
+        if value._fw is not None or type(value._data) is not type(data):
+            return False
+        value = value._data
+    elif type(value) not in (float, int, bool, complex):
+        return False
+    if not data.flags.writeable:
+        return False
+    try:
+        data[_device_key(xp_of(data), _normalize_key(key))] = value
+    except Exception:
+        return False  # the functional path raises the error with dualad's wording
+    x._bump_version()
+    return True
 
 
 def _full_transpose(x):

@@ -4,7 +4,8 @@ containers."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def flatten(tree: Any) -> tuple[list, Callable[[list], Any]]:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from .. import fwd as forward_ad
 from ..rev.engine import _calculate_shape, backward, grad
 from ..rev.grad_mode import (
     enable_grad,
@@ -17,11 +18,11 @@ from ..rev.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .. import fwd as forward_ad
 from . import graph
 
 __all__ = [
-    "backward", "forward_ad",
+    "backward",
+    "forward_ad",
     "enable_grad",
     "grad",
     "graph",

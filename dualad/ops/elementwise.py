@@ -42,12 +42,16 @@ def _floating(x):
     """Bool and integer arrays as the default float dtype (PyTorch promotes them for float math;
     NumPy would pick float16 for int8 and ignore ``set_default_dtype``). Python scalars pass."""
     try:
-        kind = x.dtype.kind
+        if x.dtype in _FLOAT_DTYPES:  # the common case first: one set lookup (hot path)
+            return x
     except AttributeError:
         return x
-    if kind in "biu":
+    if x.dtype.kind in "biu":
         return x.astype(_dtypes.get_default_dtype())
     return x
+
+
+_FLOAT_DTYPES = frozenset(np.dtype(c) for c in "efdgFDG")
 
 
 def _float_array(x):
@@ -778,7 +782,8 @@ def _sigmoid_impl(xp, x):
         return 1 / (1 + xp.exp(-x))
     # exp of -|x| only: no overflow (and no warning) for large |x|
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    positive_side = 1 / (1 + e)
+    return xp.where(x >= 0, positive_side, e * positive_side)
 
 
 sigmoid = unary(
@@ -1104,7 +1109,8 @@ def _float_operands(xp, a, b):
     dtype, as NumPy 2 does for them in ufuncs)."""
     a, b = _floating(a), _floating(b)
     if type(a) in _PY_SCALARS or type(b) in _PY_SCALARS:
-        dtype = xp.result_type(a, b)
+        # dtypes only (NEP 50 keeps Python scalars weak): NumPy never touches CuPy data here
+        dtype = np.result_type(getattr(a, "dtype", a), getattr(b, "dtype", b))
         if dtype.kind in "biu":
             dtype = _dtypes.get_default_dtype()
         if type(a) in _PY_SCALARS:

@@ -16,10 +16,20 @@ def _fill_impl(xp, x, value):
     return xp.full(x.shape, value, dtype=x.dtype)
 
 
+def _overwritten_grad(ct, needs):
+    """The overwritten tensor's gradient: zeros, not None (torch: ``self: zeros_like(grad)``),
+    so ``grad(x.clone().fill_(v), x)`` is zeros rather than "unused"."""
+    if not needs[0]:
+        return None
+    from .._creation import zeros_like
+
+    return zeros_like(ct)
+
+
 def _fill_vjp(cts, outs, args, params, needs):
     from .reductions import sum as reduce_sum
 
-    return None, (reduce_sum(cts[0]) if needs[1] else None)
+    return _overwritten_grad(cts[0], needs), (reduce_sum(cts[0]) if needs[1] else None)
 
 
 fill_op = register(
@@ -64,7 +74,7 @@ def _copy_impl(xp, x, src):
 
 
 def _copy_vjp(cts, outs, args, params, needs):
-    return None, (cts[0] if needs[1] else None)
+    return _overwritten_grad(cts[0], needs), (cts[0] if needs[1] else None)
 
 
 def _copy_jvp(tangents, outs, args, params):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-import weakref
 from heapq import heappop, heappush, heapreplace
+from itertools import repeat
 
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
@@ -401,24 +401,20 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                 node._release()
             if leaf_node:
                 continue
-            i = -1
-            for child, nr in node._edges:
-                i += 1
+            for (child, nr), g in zip(node._edges, repeat(None) if out is None else out):
                 if child is None:
                     continue
                 remaining = get(child)
                 if remaining is None:
                     continue  # not needed in a restricted run
-                if out is not None:
-                    g = out[i]
-                    if g is not None:
-                        buf = buffers.get(child)
-                        if buf is None:
-                            buf = buffers[child] = [None] * child._nout
-                            buf[nr] = g
-                        else:
-                            previous = buf[nr]
-                            buf[nr] = g if previous is None else previous + g
+                if g is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child._nout
+                        buf[nr] = g
+                    else:
+                        previous = buf[nr]
+                        buf[nr] = g if previous is None else previous + g
                 if remaining == 1:
                     dependencies[child] = 0
                     if successor is None:

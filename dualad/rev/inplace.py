@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import _sequence
-from .._state import GRAD
+from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new, _version_box, accumulator_of
 from .node import ArgMeta, Node, _validate
 
@@ -111,7 +111,49 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     write_into(x, result)
     if recording:
         rebase_history(x, result)
+    if LEVELS and (result._fw is not None or x._fw is not None):
+        _update_tangents(x, result)
     return x
+
+
+def _update_tangents(x: Tensor, result: Tensor) -> None:
+    """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7).
+
+    It is written IN PLACE into x's existing tangent, so the tangent object the user gave and
+    the tangents of x's views and base (views of one another's memory) all see it. A view
+    without a tangent gets the region of its base's tangent (made as zeros if needed).
+    """
+    from .views import replay_view
+
+    view = x._view
+    levels = dict.fromkeys(result._fw or ())
+    levels.update(dict.fromkeys(x._fw or ()))
+    for level in levels:
+        if not getattr(level, "alive", False):
+            continue
+        new = None if result._fw is None else result._fw.get(level)
+        current = None if x._fw is None else x._fw.get(level)
+        if current is not None:
+            if new is None:
+                current.zero_()
+            elif new is not current:
+                current.copy_(new)
+            continue
+        if new is None:
+            continue
+        if view is None:
+            level.attach(x, new.clone())
+            continue
+        base = view.base
+        holder = None if base._fw is None else base._fw.get(level)
+        if holder is None:
+            from .._creation import zeros_like
+
+            holder = zeros_like(base)
+            level.attach(base, holder)
+        target = replay_view(holder, view.replay)
+        target.copy_(new)
+        level.attach(x, target)
 
 
 def write_into(x: Tensor, result: Tensor) -> None:

@@ -43,18 +43,25 @@ X = np.array([0.3, 0.9, 1.4])
             [
                 lambda x: 1 - np.tanh(x) ** 2,
                 lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2),
-                lambda x: -2 * (1 - np.tanh(x) ** 2) ** 2 + 4 * np.tanh(x) ** 2 * (1 - np.tanh(x) ** 2),
+                lambda x: (
+                    -2 * (1 - np.tanh(x) ** 2) ** 2 + 4 * np.tanh(x) ** 2 * (1 - np.tanh(x) ** 2)
+                ),
             ],
         ),
-        (lambda x: x**3.5, [lambda x: 3.5 * x**2.5, lambda x: 8.75 * x**1.5, lambda x: 13.125 * x**0.5]),
+        (
+            lambda x: x**3.5,
+            [lambda x: 3.5 * x**2.5, lambda x: 8.75 * x**1.5, lambda x: 13.125 * x**0.5],
+        ),
         (
             lambda x: dualad.sin(dualad.exp(x)),
             [
                 lambda x: np.cos(np.exp(x)) * np.exp(x),
                 lambda x: -np.sin(np.exp(x)) * np.exp(2 * x) + np.cos(np.exp(x)) * np.exp(x),
-                lambda x: -np.cos(np.exp(x)) * np.exp(3 * x)
-                - 3 * np.sin(np.exp(x)) * np.exp(2 * x)
-                + np.cos(np.exp(x)) * np.exp(x),
+                lambda x: (
+                    -np.cos(np.exp(x)) * np.exp(3 * x)
+                    - 3 * np.sin(np.exp(x)) * np.exp(2 * x)
+                    + np.cos(np.exp(x)) * np.exp(x)
+                ),
             ],
         ),
     ],
@@ -72,7 +79,9 @@ def test_second_derivative_through_matmul():
     A = rng.standard_normal((3, 3))
     x0, v = rng.standard_normal(3), rng.standard_normal(3)
     with fwd.dual_level() as a, fwd.dual_level() as b:
-        x = fwd.make_dual(fwd.make_dual(dualad.tensor(x0), dualad.tensor(v), level=a), dualad.tensor(v), level=b)
+        x = fwd.make_dual(
+            fwd.make_dual(dualad.tensor(x0), dualad.tensor(v), level=a), dualad.tensor(v), level=b
+        )
         y = dualad.tanh(dualad.tensor(A) @ x).sum()
         second = fwd.unpack_dual(fwd.unpack_dual(y, level=b).tangent, level=a).tangent.item()
     t = np.tanh(A @ x0)

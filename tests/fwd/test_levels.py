@@ -77,7 +77,9 @@ def test_make_dual_forbids_integral_dtypes(primal_dtype, tangent_dtype, error):
 def test_make_dual_size_check():
     primal, tangent = dualad.rand(2), dualad.rand(3)
     with fwd.dual_level():
-        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a different size"):
+        with pytest.raises(
+            RuntimeError, match="Trying to set a forward gradient that has a different size"
+        ):
             fwd.make_dual(primal, tangent)
         dual = fwd.make_dual(primal, tangent[1:])
         np.testing.assert_array_equal(fwd.unpack_dual(dual).tangent.numpy(), tangent[1:].numpy())

@@ -272,6 +272,17 @@ def test_diagonal_is_a_writable_view_under_autograd():
     assert_close(x.grad, expected)
 
 
+def test_inplace_on_diagonal_view_carries_tangents():
+    x = _x(3, 3)
+    with fwd.dual_level():
+        y = fwd.make_dual(x, dualad.ones(3, 3)).clone()
+        y.diagonal(1).mul_(2.0)
+        tangent = fwd.unpack_dual(y).tangent
+    expected = np.ones((3, 3))
+    expected[[0, 1], [1, 2]] = 2.0
+    assert_close(tangent, expected)
+
+
 def test_diagonal_of_expanded_tensor_is_read_only():
     x = dualad.tensor([1.0, 2.0, 3.0]).expand(3, 3)
     with pytest.raises(RuntimeError, match="clone"):

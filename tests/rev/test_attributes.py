@@ -89,8 +89,16 @@ def test_requires_grad_():
 
 @pytest.mark.parametrize(
     "dtype",
-    [dualad.float32, dualad.float64, dualad.complex128, dualad.int8, dualad.int16, dualad.int32,
-     dualad.int64, dualad.bool_],
+    [
+        dualad.float32,
+        dualad.float64,
+        dualad.complex128,
+        dualad.int8,
+        dualad.int16,
+        dualad.int32,
+        dualad.int64,
+        dualad.bool_,
+    ],
 )
 def test_set_requires_grad_only_for_floats(dtype):
     def f1():
@@ -300,7 +308,9 @@ def test_retain_grad():
 
 
 def test_retain_grad_requires_grad():
-    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+    with pytest.raises(
+        RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"
+    ):
         dualad.randn(2).retain_grad()
 
 

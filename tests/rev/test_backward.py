@@ -684,7 +684,7 @@ def test_grad_unreachable():
     x = dualad.ones(1, requires_grad=True)
     y = dualad.ones(1, requires_grad=True)
     # make sure x and y have grad accumulators allocated
-    z = x * 2  # noqa: F841
+    z = x * 2
     w = y * 2  # noqa: F841
 
     grad_x, grad_y = grad(x * 2, [x, y], allow_unused=True)
@@ -768,7 +768,11 @@ def test_grad_of_output_wrt_itself():
 
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
 def test_implicit_seed_for_single_element_outputs(shape):
-    x = dualad.randn(*shape, requires_grad=True) if shape else dualad.tensor(1.5, requires_grad=True)
+    x = (
+        dualad.randn(*shape, requires_grad=True)
+        if shape
+        else dualad.tensor(1.5, requires_grad=True)
+    )
     (x * 3).backward()
     assert_equal(x.grad, 3 * np.ones(shape))
     (g,) = grad(x * 3, x)

@@ -470,7 +470,9 @@ def test_grad_mode_restored_reentrant():
             foo = dualad.rand(*go.shape, requires_grad=True)
             (g,) = grad(foo**3, foo, grad_outputs=go)
             assert dualad.is_grad_enabled()
-            np.testing.assert_allclose(g.numpy(), 3 * foo.detach().numpy() ** 2 * go.detach().numpy())
+            np.testing.assert_allclose(
+                g.numpy(), 3 * foo.detach().numpy() ** 2 * go.detach().numpy()
+            )
         assert dualad.is_grad_enabled() == original
         seen.append(original)
         return None
@@ -532,20 +534,21 @@ def test_inference_mode_context_manager():
 
 def test_inference_mode_decorator():
     for mode, use_kwarg in product((True, False, None), (True, False)):
+        expected_mode = True if mode is None else mode
 
-        def func(x):
+        def func(x, expected_mode=expected_mode):
             assert dualad.is_inference_mode_enabled() == expected_mode
             return x * x
 
         if mode is None:
-            decorated = dualad.inference_mode(mode=func) if use_kwarg else dualad.inference_mode(func)
-            expected_mode = True
-        else:
             if use_kwarg:
-                decorated = dualad.inference_mode(mode=mode)(func)
+                decorated = dualad.inference_mode(mode=func)
             else:
-                decorated = dualad.inference_mode(mode)(func)
-            expected_mode = mode
+                decorated = dualad.inference_mode(func)
+        elif use_kwarg:
+            decorated = dualad.inference_mode(mode=mode)(func)
+        else:
+            decorated = dualad.inference_mode(mode)(func)
 
         for requires_grad in (True, False):
             c = dualad.ones(1, 2, 3, requires_grad=requires_grad)

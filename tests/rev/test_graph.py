@@ -135,7 +135,7 @@ def test_grad_fn_call_values():
 def test_grad_fn_call_multi_output_node_with_none():
     # seed 000 test_undefined_tensor_lists: a missing output gradient counts as zero
     x = dualad.randn(4, 2, requires_grad=True)
-    a, b = x.chunk(2)
+    a, _ = x.chunk(2)
     g = a.grad_fn(dualad.ones(2, 2), None)
     assert_equal(g, np.concatenate([np.ones((2, 2)), np.zeros((2, 2))]))
 

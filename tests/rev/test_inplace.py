@@ -486,7 +486,7 @@ def test_copy_overwrites_history():
     y = a * 2
     y.copy_(b)
     y.sum().backward()
-    assert a.grad is None
+    assert_equal(a.grad, np.zeros(3))  # torch: copy_'s self gradient is zeros_like(grad)
     assert_equal(b.grad, np.ones(3))
 
 
@@ -515,7 +515,9 @@ def test_fill_and_zero_inplace():
     y.fill_(2.0)
     assert_equal(y, [2.0, 2.0, 2.0])
     y.sum().backward()
-    assert a.grad is None or np.all(a.grad.numpy() == 0)
+    assert_equal(a.grad, np.zeros(3))
+    (g,) = autograd.grad((a * 3).fill_(1.0).sum(), a)  # zeros, not "unused" (as in torch)
+    assert_equal(g, np.zeros(3))
 
     a = dualad.ones(3, requires_grad=True)
     v = dualad.tensor(5.0, requires_grad=True)
@@ -581,3 +583,56 @@ def test_inplace_shape_mismatch_raises():
     y = dualad.ones(3) + 0
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         y.add_(dualad.ones(2, 3))
+
+
+# ------------------------------------------------------------------ forward-mode tangents
+
+
+def test_inplace_updates_tangents():
+    from dualad import fwd
+
+    with fwd.dual_level():
+        # in-place on a dual mutates the user's tangent object, the primal gets no tangent (V1)
+        foo, bar = dualad.tensor([1.0, 2.0]), dualad.tensor([3.0, 4.0])
+        dual = fwd.make_dual(foo, bar)
+        dual *= 2
+        assert fwd.unpack_dual(foo).tangent is None
+        assert_equal(bar, [6.0, 8.0])
+        assert_equal(fwd.unpack_dual(dual).tangent, [6.0, 8.0])
+
+        # through a view: the base's tangent region changes (V3)
+        foo, bar = dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 1.0])
+        dual = fwd.make_dual(foo, bar)
+        view = dual.narrow(0, 0, 1)
+        view *= 2
+        assert_equal(fwd.unpack_dual(dual).tangent, [2.0, 1.0])
+        assert_equal(fwd.unpack_dual(view).tangent, [2.0])
+
+        # a plain tensor acquires a tangent through += and setitem; detach() aliases do not
+        # give their source one (V6)
+        y = dualad.zeros(2)
+        y += dual
+        assert_equal(fwd.unpack_dual(y).tangent, [2.0, 1.0])
+        z = dualad.zeros(3)
+        z[1:] = dual
+        assert_equal(fwd.unpack_dual(z).tangent, [0.0, 2.0, 1.0])
+        baz = dualad.rand(2)
+        alias = baz.detach()
+        alias += dual
+        assert fwd.unpack_dual(baz).tangent is None
+
+        # in-place into a transposed view of a plain base gives the base a tangent whose
+        # transpose is the view's (V7)
+        base = dualad.zeros(2, 2)
+        view = base.t()
+        d2 = fwd.make_dual(dualad.ones(2, 2), dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        view.copy_(d2)
+        assert_equal(fwd.unpack_dual(base).tangent, [[1.0, 3.0], [2.0, 4.0]])
+        view *= 2
+        primal, tangent = fwd.unpack_dual(base)
+        assert_equal(primal, np.full((2, 2), 2.0))
+        assert_equal(tangent, [[2.0, 6.0], [4.0, 8.0]])
+
+        # zero_ zeroes the tangent
+        dual.zero_()
+        assert_equal(fwd.unpack_dual(dual).tangent, [0.0, 0.0])

@@ -158,4 +158,4 @@ def all_ops() -> list[OpInfo]:
     return infos
 
 
-FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn")
+FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "forward")

@@ -164,8 +164,8 @@ def _take_along_dim_ref(x, indices, dim=None):
         return np.take_along_axis(x.reshape(-1), indices.reshape(-1), 0)
     shape = list(
         np.broadcast_shapes(
-            x.shape[:dim] + (1,) + x.shape[dim + 1 :],
-            indices.shape[:dim] + (1,) + indices.shape[dim + 1 :],
+            (*x.shape[:dim], 1, *x.shape[dim + 1 :]),
+            (*indices.shape[:dim], 1, *indices.shape[dim + 1 :]),
         )
     )
     x_shape, i_shape = list(shape), list(shape)
@@ -216,6 +216,24 @@ def _setitem(x, value, key):
     out = x.clone()
     out[key] = value
     return out
+
+
+def _fill_samples(rng, dtype):
+    return [
+        SampleInput((uniform(rng, (2, 3), dtype), 1.5), note="number"),
+        SampleInput((uniform(rng, (2, 3), dtype), uniform(rng, (), dtype)), diff=(0, 1)),
+    ]
+
+
+def _copy_samples(rng, dtype):
+    return [
+        SampleInput((uniform(rng, (2, 3), dtype), uniform(rng, (2, 3), dtype)), diff=(0, 1)),
+        SampleInput(
+            (uniform(rng, (2, 3), dtype), uniform(rng, (3,), dtype)),
+            diff=(0, 1),
+            note="broadcast",
+        ),
+    ]
 
 
 OPS = [
@@ -323,5 +341,22 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=_index_put_ref,
         ops=("index_put", "clone"),
+    ),
+    # the other in-place writes of the mutation module, through their Tensor methods
+    OpInfo(
+        "fill_",
+        lambda x, value: x.clone().fill_(value),
+        _fill_samples,
+        dtypes=ALL_DIFF,
+        ref=lambda x, value: np.full_like(x, value),
+        ops=("fill", "clone"),
+    ),
+    OpInfo(
+        "copy_",
+        lambda x, src: x.clone().copy_(src),
+        _copy_samples,
+        dtypes=ALL_DIFF,
+        ref=lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype),
+        ops=("copy_from", "clone"),
     ),
 ]
