@@ -77,8 +77,10 @@ def main() -> None:
     X = rng.standard_normal((512, 1024))
     W1 = rng.standard_normal((1024, 1024)) / 32
     W2 = rng.standard_normal((1024, 256)) / 32
-    tX, tW1, tW2 = dualad.tensor(X), dualad.tensor(W1, requires_grad=True), dualad.tensor(
-        W2, requires_grad=True
+    tX, tW1, tW2 = (
+        dualad.tensor(X),
+        dualad.tensor(W1, requires_grad=True),
+        dualad.tensor(W2, requires_grad=True),
     )
 
     def mlp_numpy():

@@ -372,6 +372,7 @@ def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
             kept[i] = _argmeta(kept[i]._data)
             versions[i] = None
     node._args = tuple(kept)
+    node._versions = versions
 
 
 def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
@@ -437,6 +438,55 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
 
 
 _ONE_NEEDED = (True,)
+_NEEDS = {(True, True): (True, True), (True, False): (True, False), (False, True): (False, True)}
+
+
+def _edge(t: Tensor):
+    """The graph edge of a plain tensor that requires grad (its AccumulateGrad for a leaf)."""
+    n = t._node
+    if n is not None:
+        return (n, t._out_nr)
+    meta = t._meta
+    ref = None if meta is None else meta.accumulator
+    n = None if ref is None else ref()
+    return (accumulator_of(t) if n is None else n, 0)
+
+
+def _record_two(op: OpDef, a, b, result: Tensor) -> None:
+    """``record_node`` specialised to two plain-tensor-or-scalar arguments (binary ops)."""
+    node = _new(op.node_cls)
+    node._seq = next(_sequence)
+    node._extra = None
+    node._nout = 1
+    node._op = op
+    node._params = EMPTY
+    node._freed = False
+    node._out_data = None
+    node._out_meta = None
+    ta = type(a) is Tensor
+    tb = type(b) is Tensor
+    need_a = ta and a._rg
+    need_b = tb and b._rg
+    node._edges = (_edge(a) if need_a else _NO_EDGE, _edge(b) if need_b else _NO_EDGE)
+    node._needs = _NEEDS[need_a, need_b]
+    if op.save_args:
+        node._args = (a, b)
+        va = vb = None
+        if ta:
+            box = a._vc
+            va = 0 if box is None else box[0]
+        if tb:
+            box = b._vc
+            vb = 0 if box is None else box[0]
+        node._versions = (va, vb)
+        if op.save_mask is not None:  # arguments the VJP will not read are not kept (mul, div)
+            _drop_unread_args(node, op.save_mask(node._needs), (a, b), [va, vb])
+    else:
+        node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
+    result._rg = True
+    result._node = node
+    if op.save_out:
+        node._save_outputs((result,))
 
 
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
@@ -486,7 +536,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                         out = np.asarray(out)
                     result = wrap(out)
                     if (a._rg or b._rg) and GRAD.enabled and differentiable:
-                        record_node(op, (a, b), EMPTY, (result,))
+                        _record_two(op, a, b, result)
                     return result
             elif ta:
                 if type(b) in scalars and a._view is None:
@@ -499,7 +549,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                         out = np.asarray(out)
                     result = wrap(out)
                     if a._rg and GRAD.enabled and differentiable:
-                        record_node(op, (a, b), EMPTY, (result,))
+                        _record_two(op, a, b, result)
                     return result
             elif tb and type(a) in scalars and b._view is None:
                 db = b._data
@@ -511,7 +561,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     out = np.asarray(out)
                 result = wrap(out)
                 if b._rg and GRAD.enabled and differentiable:
-                    record_node(op, (a, b), EMPTY, (result,))
+                    _record_two(op, a, b, result)
                 return result
         return dispatch(op, (a, b), EMPTY)
 

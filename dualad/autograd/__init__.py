@@ -15,8 +15,10 @@ from ..rev.grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from . import graph
 
@@ -29,6 +31,8 @@ __all__ = [
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "is_multithreading_enabled",
     "no_grad",
     "set_grad_enabled",
+    "set_multithreading_enabled",
 ]

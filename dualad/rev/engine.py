@@ -10,7 +10,15 @@ Invariants:
 - The pass runs with grad mode = ``create_graph``; VJP rules are dualad ops, so with
   ``create_graph`` the pass itself is recorded and can be differentiated again, and with it off
   the rules take the fast path and build no graph.
-- Only nodes on a path from the roots to a requested input run when ``inputs`` are given.
+- Only nodes on a path from the roots to a requested input run when ``inputs`` are given
+  (``grad()`` always; ``backward(inputs=...)``). In ``grad()`` a non-leaf input is a capture
+  point: its tensor hooks run, its node does not (unless needed further down). In
+  ``backward(inputs=...)`` a non-leaf input retains its grad and its node runs (PyTorch).
+- Tensor hooks run only for nodes that execute or capture; saved values are freed only for nodes
+  that executed (so ``grad()`` towards an intermediate leaves the graph below it intact).
+- Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
+  weak where a tensor points back at the graph); CPython's deferred deallocation keeps freeing a
+  1,000,000-node chain within the C stack (tests/rev/test_deep_graphs.py).
 """
 
 from __future__ import annotations

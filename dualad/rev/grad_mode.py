@@ -189,3 +189,43 @@ class inference_mode(_DecoratorContext):
     def __exit__(self, *exc):
         GRAD.enabled, GRAD.inference = self.previous
         return False
+
+
+_MULTITHREADING = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether backward may use worker threads (dualad's engine runs in the calling thread; the
+    flag exists for PyTorch compatibility)."""
+    return _MULTITHREADING[0]
+
+
+class set_multithreading_enabled(_DecoratorContext):
+    """Set the multithreading flag: immediately when called, restored on exit of a ``with``.
+
+    >>> import dualad
+    >>> with dualad.autograd.set_multithreading_enabled(False):
+    ...     dualad.autograd.is_multithreading_enabled()
+    False
+    >>> dualad.autograd.is_multithreading_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = _MULTITHREADING[0]
+        self.mode = bool(mode)
+        _MULTITHREADING[0] = self.mode
+
+    def __call__(self, func):
+        _MULTITHREADING[0] = self.previous  # as a decorator it only applies inside func
+        return super().__call__(func)
+
+    def _clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        _MULTITHREADING[0] = self.mode
+
+    def __exit__(self, *exc):
+        _MULTITHREADING[0] = self.previous
+        return False

@@ -227,8 +227,9 @@ def numerical_jvp(
         else:
             array = np.asarray(array)
             tangent = np.asarray(tangent)
-            plus_args.append((array + eps * tangent).astype(array.dtype))
-            minus_args.append((array - eps * tangent).astype(array.dtype))
+            # np.asarray: 0-d arithmetic gives NumPy scalars, which are not arrays
+            plus_args.append(np.asarray(array + eps * tangent).astype(array.dtype))
+            minus_args.append(np.asarray(array - eps * tangent).astype(array.dtype))
     plus = _evaluate(fn, plus_args)
     minus = _evaluate(fn, minus_args)
     result = []

@@ -576,3 +576,24 @@ def test_inference_mode_generator():
 
     assert list(gen()) == [0, 1, 2]
     assert not dualad.is_inference_mode_enabled()
+
+
+def test_set_multithreading_enabled_as_context_manager_and_function():
+    autograd = dualad.autograd
+    with autograd.set_multithreading_enabled(False):
+        assert not autograd.is_multithreading_enabled()
+    assert autograd.is_multithreading_enabled()
+
+    with autograd.set_multithreading_enabled(True):
+        assert autograd.is_multithreading_enabled()
+    assert autograd.is_multithreading_enabled()
+
+    with autograd.set_multithreading_enabled(False):
+        autograd.set_multithreading_enabled(True)
+        assert autograd.is_multithreading_enabled()
+    assert autograd.is_multithreading_enabled()
+
+    autograd.set_multithreading_enabled(False)
+    assert not autograd.is_multithreading_enabled()
+    autograd.set_multithreading_enabled(True)
+    assert autograd.is_multithreading_enabled()

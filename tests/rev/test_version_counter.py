@@ -158,3 +158,12 @@ def test_detach_then_inplace_invalidates_saved():
     z.zero_()
     with pytest.raises(RuntimeError, match="has been modified by an inplace"):
         y.backward()
+
+
+def test_increment_version_inference_tensor():
+    if not hasattr(dualad.Tensor, "is_inference"):
+        pytest.skip("dualad has no inference tensors yet (inference_mode only turns grad off)")
+    with dualad.inference_mode():
+        a = dualad.rand(5, requires_grad=True)
+    with pytest.raises(RuntimeError, match="update to inference tensor outside InferenceMode"):
+        autograd.graph.increment_version(a)

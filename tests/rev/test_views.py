@@ -575,3 +575,18 @@ def test_detach_keeps_leaf_hooks_out_of_new_graph():
     assert calls == []
     assert_equal(a.grad, [3.0, 3.0])
     assert x.grad is None
+
+
+def test_inplace_on_view_multi_output_unsafe():
+    if not hasattr(dualad.Tensor, "unsafe_split"):
+        pytest.skip("unsafe_split / unsafe_split_with_sizes / unsafe_chunk are not in dualad")
+    for f in [
+        lambda t: t.unsafe_split(1),
+        lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
+        lambda t: t.unsafe_chunk(3),
+    ]:
+        a = dualad.randn(3, 3, requires_grad=True)
+        b = a + a
+        s1, s2, _s3 = f(b)
+        s1.mul_(s2)
+        s1.sum().backward()

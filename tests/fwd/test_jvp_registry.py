@@ -1,0 +1,561 @@
+"""The registry-driven forward-mode tests: every OpInfo x sample x claimed dtype through dual levels.
+
+For each entry of ``dualad.testing.opdb.all_ops()``:
+
+- first-order JVP: every differentiable input becomes a dual (``make_dual`` with a random tangent)
+  at a real dual level; the tangents of the outputs equal central finite differences of the op
+  along the tangent direction, ``(f(x + eps t) - f(x - eps t)) / (2 eps)``, computed in float64
+  (float32/complex64 samples are upcast for the finite differences and compared with a relative
+  tolerance of about 1e-3). For complex inputs the direction is a complex tangent and the
+  derivative is the real directional one, ``d/ds f(x + s t)`` for real ``s``. Tangents have their
+  output's shape and dtype; integer/boolean outputs (indices) carry none;
+- the adjoint identity ``Re<ct, J t> == Re<J^T ct, t>`` (``Re(sum(conj(a) * b))``, PyTorch's
+  convention) with ``J t`` from forward mode and ``J^T ct`` from ``dualad.autograd.grad``: exact
+  to rounding, no finite differences;
+- one dual input at a time for entries with several differentiable inputs (float64/complex128):
+  JVP rules must treat a missing tangent as zero;
+- JVP-of-JVP for every differentiable entry (float64/complex128, first samples only): two
+  nested levels with tangents ``t1`` (outer) and ``t2`` (inner); the outer tangent of the inner
+  tangent (the mixed second directional derivative) against finite differences along ``t1`` of
+  the first-order forward-mode JVP along ``t2``;
+- non-differentiable entries called on duals: no error, same values, no tangent on any output;
+- multi-output entries (max/min with a dim, unbind, split, var_mean ...): every floating output
+  carries the right tangent, index outputs none;
+- an op without a JVP rule raises NotImplementedError on duals.
+
+``OpInfo.skips`` is honoured for "float32", "complex", "fd" (finite-difference checks) and
+"gradgrad" (the second-order check); ``XFAILS`` below lists known bugs outside this file's
+reach (strict xfails: fixing the bug turns them into failures to be removed).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import dualad
+from dualad import fwd
+from dualad._dispatch import REGISTRY, OpDef, dispatch, register
+from dualad.testing._numeric import (
+    as_numpy,
+    flatten_outputs,
+    is_differentiable_dtype,
+    numerical_jvp,
+    random_like,
+    real_inner,
+    replace_leaves,
+    sample_function,
+    sample_to_tensors,
+    to_tensor,
+    upcast,
+)
+from dualad.testing.opdb import OpInfo, SampleInput, all_ops
+
+ALL_INFOS = all_ops()
+HIGH_PRECISION = ("float64", "complex128")
+# relative tolerance of tangents computed in low precision against float64 finite differences
+LOW_PRECISION_RTOL = {"float32": 1e-3, "complex64": 1e-3, "float16": 1e-2}
+# the adjoint identity holds to rounding: relative to the size of the terms summed
+ADJOINT_RTOL = {"float64": 1e-10, "complex128": 1e-10, "float32": 1e-4, "complex64": 1e-4}
+FD_EPS = 1e-6
+SECOND_ORDER_SAMPLES = 2  # samples per OpInfo and dtype for the JVP-of-JVP check
+
+# (opinfo name, dtype or None for all, check or None for all) -> reason: known bugs in code this
+# suite does not own, reported with a minimal repro; strict, so a fix shows up as XPASS.
+XFAILS: dict[tuple[str, str | None, str | None], str] = {}
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_levels():
+    yield
+    while fwd._current_level >= 0:
+        fwd.exit_dual_level()
+
+
+# ---------------------------------------------------------------------------------------------
+# parametrization
+
+
+_SAMPLE_CACHE: dict = {}
+
+
+def _samples(info: OpInfo, dtype: str) -> list:
+    key = (id(info), dtype)
+    if key not in _SAMPLE_CACHE:
+        try:
+            _SAMPLE_CACHE[key] = info.sample_inputs(dtype)
+        except Exception:  # reported by tests/ops/test_registry.py::test_opinfo_samples
+            _SAMPLE_CACHE[key] = []
+    return _SAMPLE_CACHE[key]
+
+
+def _case_id(info: OpInfo, dtype: str, index: int, sample: SampleInput) -> str:
+    note = re.sub(r"[^A-Za-z0-9_.+-]+", "_", sample.note)[:30] if sample.note else ""
+    return f"{info.name}-{dtype}-{index}" + (f"-{note}" if note else "")
+
+
+def _cases(select, check: str, max_samples: int | None = None) -> list:
+    params = []
+    for info in ALL_INFOS:
+        for dtype in info.dtypes:
+            dtype = np.dtype(dtype).name
+            if not select(info, dtype):
+                continue
+            for index, sample in enumerate(_samples(info, dtype)[:max_samples]):
+                marks = []
+                for key in ((info.name, dtype, check), (info.name, None, check)):
+                    for k in (key, (*key[:2], None)):
+                        if k in XFAILS:
+                            marks.append(pytest.mark.xfail(strict=True, reason=XFAILS[k]))
+                params.append(
+                    pytest.param(
+                        info, dtype, sample, id=_case_id(info, dtype, index, sample), marks=marks[:1]
+                    )
+                )
+    return params
+
+
+def _differentiable_case(info: OpInfo, dtype: str) -> bool:
+    return info.differentiable and is_differentiable_dtype(dtype)
+
+
+def _multi_output(info: OpInfo) -> bool:
+    multi = {name for name, op in REGISTRY.items() if op.nout != 1}
+    return bool(multi.intersection(info.ops)) or info.name in ("var_mean", "std_mean")
+
+
+JVP_CASES = _cases(_differentiable_case, "jvp")
+ADJOINT_CASES = _cases(_differentiable_case, "adjoint")
+# every differentiable entry: piecewise-linear ones (relu, max...) have a zero second derivative
+# at their samples, which sit away from the kinks
+SECOND_ORDER_CASES = _cases(
+    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+    "jvp_of_jvp",
+    SECOND_ORDER_SAMPLES,
+)
+PARTIAL_CASES = [
+    case
+    for case in _cases(
+        lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+        "partial",
+    )
+    if len(case.values[2].leaves()) > 1
+]
+NONDIFF_CASES = _cases(lambda info, dtype: not info.differentiable, "nondiff")
+MULTI_OUTPUT_CASES = _cases(
+    lambda info, dtype: _differentiable_case(info, dtype) and _multi_output(info), "multi"
+)
+
+
+def _skip_if_requested(info: OpInfo, dtype: str, *checks: str) -> None:
+    dtype = np.dtype(dtype)
+    dtype_check = "complex" if dtype.kind == "c" else dtype.name if dtype.name != "float64" else ""
+    for name in (dtype_check, *checks):
+        reason = info.skip_reason(name) if name else None
+        if reason:
+            pytest.skip(f"{info.name}: skips[{name!r}]: {reason}")
+
+
+def _is_low_precision(dtype: str) -> bool:
+    return np.dtype(dtype).name in LOW_PRECISION_RTOL
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons
+
+
+def _describe(info: OpInfo, sample: SampleInput) -> str:
+    shapes = []
+    for a in sample.args:
+        if isinstance(a, np.ndarray):
+            shapes.append(f"array{a.shape}:{a.dtype}")
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(v, np.ndarray) for v in a):
+            shapes.append("[" + ", ".join(f"array{v.shape}:{v.dtype}" for v in a) + "]")
+        else:
+            shapes.append(repr(a))
+    kwargs = {
+        k: (f"array{v.shape}" if isinstance(v, np.ndarray) else v) for k, v in sample.kwargs.items()
+    }
+    note = f" ({sample.note})" if sample.note else ""
+    return f"{info.name}({', '.join(shapes)}, **{kwargs}) diff={sample.diff}{note}"
+
+
+def _assert_close(actual, expected, *, rtol: float, atol: float, what: str) -> None:
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    if np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    error = np.abs(actual - expected)
+    raise AssertionError(
+        f"{what}: max abs error {np.nanmax(error):.3g} (rtol={rtol}, atol={atol})\n"
+        f"actual:\n{actual}\nexpected:\n{expected}"
+    )
+
+
+def _assert_tangent_close(actual, expected, info: OpInfo, dtype: str, what: str) -> None:
+    if _is_low_precision(dtype):
+        rtol = LOW_PRECISION_RTOL[np.dtype(dtype).name]
+        expected = np.asarray(expected)
+        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+        _assert_close(actual, expected, rtol=rtol, atol=rtol * max(scale, 1e-2), what=what)
+    else:
+        _assert_close(actual, expected, rtol=info.rtol, atol=info.atol, what=what)
+
+
+# ---------------------------------------------------------------------------------------------
+# running an op on duals
+
+
+def _dual_call(fn, sample: SampleInput, leaves: list, tangent_levels: list) -> list:
+    """``fn`` on ``sample`` with its leaves replaced by dual tensors; the flattened outputs.
+
+    ``leaves`` are the leaf arrays (or tensors); ``tangent_levels`` is a list of
+    ``(level, tangent_arrays)``, outermost level first: each leaf gets the tangent at each level.
+    Floating arrays outside ``sample.diff`` stay plain tensors.
+    """
+    duals = []
+    for k, leaf in enumerate(leaves):
+        dual = leaf if isinstance(leaf, dualad.Tensor) else to_tensor(leaf)
+        for level, tangents in tangent_levels:
+            dual = fwd.make_dual(dual, to_tensor(tangents[k]), level=level)
+        duals.append(dual)
+    args, kwargs, _ = sample_to_tensors(replace_leaves(sample, duals), requires_grad=False)
+    return flatten_outputs(fn(*args, **kwargs))
+
+
+def _unpack(outputs: list, level: int) -> tuple[list, list]:
+    """``(primals, tangents)`` of the outputs at ``level`` (None for non-tensors/no tangent)."""
+    primals, tangents = [], []
+    for o in outputs:
+        if isinstance(o, dualad.Tensor):
+            p, t = fwd.unpack_dual(o, level=level)
+        else:
+            p, t = o, None
+        primals.append(p)
+        tangents.append(t)
+    return primals, tangents
+
+
+def _forward_jvp(info: OpInfo, sample: SampleInput, tangents: list) -> tuple[list, list]:
+    """The op on duals at one level: ``(outputs, output_tangents)`` as NumPy (None kept)."""
+    with fwd.dual_level() as level:
+        outputs = _dual_call(info.fn, sample, sample.leaves(), [(level, tangents)])
+        primals, out_tangents = _unpack(outputs, level)
+        primals = [None if p is None else as_numpy(p) for p in primals]
+        out_tangents = [None if t is None else as_numpy(t) for t in out_tangents]
+    return primals, out_tangents
+
+
+def _check_tangent_layout(primals: list, tangents: list, where: str) -> None:
+    """Floating outputs carry a tangent of their shape and dtype; other outputs carry none."""
+    for k, (p, t) in enumerate(zip(primals, tangents)):
+        if p is None or not is_differentiable_dtype(p.dtype):
+            assert t is None, f"{where}: non-differentiable output {k} ({p!r}) has a tangent"
+            continue
+        assert t is not None, f"{where}: output {k} has no tangent although its inputs do"
+        assert t.shape == p.shape, f"{where}: tangent {k} has shape {t.shape}, output {p.shape}"
+        assert t.dtype == p.dtype, f"{where}: tangent {k} has dtype {t.dtype}, output {p.dtype}"
+
+
+def _random_tangents(sample: SampleInput, rng: np.random.Generator) -> list:
+    return [random_like(rng, leaf) for leaf in sample.leaves()]
+
+
+def _plain_function(info: OpInfo, sample: SampleInput):
+    """``f(*leaf_arrays)``: the op on plain tensors (no dual level, no graph), as NumPy."""
+    return sample_function(info.fn, sample)
+
+
+def _fd_tangents(info: OpInfo, sample: SampleInput, tangents: list) -> list:
+    """Central differences of the op along ``tangents`` (float64, no dual levels)."""
+    reference = sample.upcast()
+    return numerical_jvp(
+        _plain_function(info, reference),
+        reference.leaves(),
+        [upcast(t) for t in tangents],
+        FD_EPS,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# first-order JVP against finite differences
+
+
+def _check_first_order(info: OpInfo, dtype: str, sample: SampleInput, seed: int) -> list:
+    where = _describe(info, sample)
+    tangents = _random_tangents(sample, np.random.default_rng(seed))
+    primals, actual = _forward_jvp(info, sample, tangents)
+    _check_tangent_layout(primals, actual, where)
+    expected = _fd_tangents(info, sample, tangents)
+    assert len(expected) == len(actual), f"{where}: {len(actual)} outputs, FD saw {len(expected)}"
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        if e is None:
+            continue
+        _assert_tangent_close(a, e, info, dtype, f"{where}: tangent of output {k}")
+    return primals
+
+
+@pytest.mark.parametrize("info, dtype, sample", JVP_CASES)
+def test_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
+    _skip_if_requested(info, dtype, "fd")
+    if not sample.diff:
+        pytest.skip("sample has no differentiable input")
+    primals = _check_first_order(info, dtype, sample, seed=3)
+    # the primal outputs are the op's values (the dual level does not change them)
+    args, kwargs, _ = sample.tensors(requires_grad=False)
+    plain = [None if o is None else as_numpy(o) for o in flatten_outputs(info.fn(*args, **kwargs))]
+    for k, (p, q) in enumerate(zip(primals, plain)):
+        if isinstance(q, np.ndarray) and q.dtype.kind in "fc":
+            np.testing.assert_allclose(p, q, rtol=1e-12, atol=0, err_msg=f"output {k}")
+        elif isinstance(q, np.ndarray):
+            np.testing.assert_array_equal(p, q, err_msg=f"output {k}")
+
+
+@pytest.mark.parametrize("info, dtype, sample", PARTIAL_CASES)
+def test_jvp_with_one_dual_input_at_a_time(info: OpInfo, dtype: str, sample: SampleInput):
+    """Only input k is a dual, the others are plain tensors (JVP rules see None tangents)."""
+    _skip_if_requested(info, dtype, "fd")
+    where = _describe(info, sample)
+    rng = np.random.default_rng(8)
+    leaves = sample.leaves()
+    for k, leaf in enumerate(leaves):
+        tangent = random_like(rng, leaf)
+        with fwd.dual_level() as level:
+            tensors = [to_tensor(x) for x in leaves]
+            tensors[k] = fwd.make_dual(tensors[k], to_tensor(tangent), level=level)
+            args, kwargs, _ = sample_to_tensors(replace_leaves(sample, tensors), requires_grad=False)
+            outputs = flatten_outputs(info.fn(*args, **kwargs))
+            primals, actual = _unpack(outputs, level)
+            primals = [None if p is None else as_numpy(p) for p in primals]
+            actual = [None if t is None else as_numpy(t) for t in actual]
+        tangents = [None] * len(leaves)
+        tangents[k] = tangent
+        expected = numerical_jvp(_plain_function(info, sample), leaves, tangents, FD_EPS)
+        for j, (p, a, e) in enumerate(zip(primals, actual, expected)):
+            what = f"{where}: tangent of output {j}, dual input {k} only"
+            if e is None:
+                assert a is None, f"{what}: a non-differentiable output has a tangent"
+                continue
+            if a is None:  # the output does not depend on input k: a symbolic zero
+                a = np.zeros_like(p)
+            assert a.shape == p.shape and a.dtype == p.dtype, f"{what}: {a.shape}/{a.dtype}"
+            _assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
+
+
+# ---------------------------------------------------------------------------------------------
+# adjoint identity: forward mode against reverse mode
+
+
+@pytest.mark.parametrize("info, dtype, sample", ADJOINT_CASES)
+def test_adjoint_identity(info: OpInfo, dtype: str, sample: SampleInput):
+    _skip_if_requested(info, dtype)
+    if not sample.diff:
+        pytest.skip("sample has no differentiable input")
+    where = _describe(info, sample)
+    rng = np.random.default_rng(4)
+    tangents = _random_tangents(sample, rng)
+    primals, jt = _forward_jvp(info, sample, tangents)
+
+    args, kwargs, leaves = sample.tensors(requires_grad=True)
+    outputs = flatten_outputs(info.fn(*args, **kwargs))
+    used = [
+        k
+        for k, o in enumerate(outputs)
+        if isinstance(o, dualad.Tensor) and o.requires_grad and is_differentiable_dtype(o.dtype)
+    ]
+    with_tangent = [k for k, t in enumerate(jt) if t is not None]
+    assert used == with_tangent, (
+        f"{where}: outputs {used} require grad in reverse mode, outputs {with_tangent} carry "
+        "tangents in forward mode"
+    )
+    assert used, f"{where}: no output requires grad although the inputs do"
+    cts = {k: random_like(rng, as_numpy(outputs[k])) for k in used}
+    grads = dualad.autograd.grad(
+        [outputs[k] for k in used],
+        leaves,
+        [dualad.tensor(cts[k]) for k in used],
+        allow_unused=True,
+    )
+    forward_terms = [real_inner(upcast(cts[k]), upcast(jt[k])) for k in used]
+    reverse_terms = [
+        real_inner(upcast(as_numpy(g)), upcast(t)) for g, t in zip(grads, tangents) if g is not None
+    ]
+    lhs, rhs = sum(forward_terms), sum(reverse_terms)
+    scale = sum(
+        float(np.sum(np.abs(upcast(cts[k])) * np.abs(upcast(jt[k])))) for k in used
+    ) + sum(
+        float(np.sum(np.abs(upcast(as_numpy(g))) * np.abs(upcast(t))))
+        for g, t in zip(grads, tangents)
+        if g is not None
+    )
+    tolerance = ADJOINT_RTOL[dtype] * max(scale, 1.0)
+    assert abs(lhs - rhs) <= tolerance, (
+        f"{where}: Re<ct, J t> = {lhs!r} (forward) but Re<J^T ct, t> = {rhs!r} (reverse); "
+        f"difference {abs(lhs - rhs):.3g} > {tolerance:.3g}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# JVP of JVP: two nested levels against finite differences of the first-order JVP
+
+
+def _first_order_function(info: OpInfo, sample: SampleInput, tangents: list):
+    """``G(*leaf_arrays)``: the forward-mode JVP along ``tangents`` at the leaves, as NumPy."""
+
+    def first_order(*arrays):
+        _, out_tangents = _forward_jvp(info, sample.with_leaves(arrays), tangents)
+        return out_tangents
+
+    return first_order
+
+
+@pytest.mark.parametrize("info, dtype, sample", SECOND_ORDER_CASES)
+def test_jvp_of_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
+    _skip_if_requested(info, dtype, "fd", "gradgrad")
+    if not sample.diff:
+        pytest.skip("sample has no differentiable input")
+    where = _describe(info, sample)
+    rng = np.random.default_rng(5)
+    t1 = _random_tangents(sample, rng)  # outer level
+    t2 = _random_tangents(sample, rng)  # inner level
+    with fwd.dual_level() as outer, fwd.dual_level() as inner:
+        outputs = _dual_call(info.fn, sample, sample.leaves(), [(outer, t1), (inner, t2)])
+        _, inner_tangents = _unpack(outputs, inner)
+        first, second = [], []
+        for t in inner_tangents:
+            p, tt = _unpack([t], outer) if t is not None else ([None], [None])
+            first.append(None if p[0] is None else as_numpy(p[0]))
+            second.append(None if tt[0] is None else as_numpy(tt[0]))
+        primals, outer_tangents = _unpack(outputs, outer)
+        outer_tangents = [None if t is None else as_numpy(t) for t in outer_tangents]
+    # the first-order parts of the nested computation
+    plain_primals, jt1 = _forward_jvp(info, sample, t1)
+    _, jt2 = _forward_jvp(info, sample, t2)
+    for k in range(len(outputs)):
+        for got, want, what in ((outer_tangents[k], jt1[k], "t1"), (first[k], jt2[k], "t2")):
+            if want is None:
+                assert got is None, f"{where}: output {k} has a {what} tangent at one level only"
+            else:
+                _assert_close(got, want, rtol=1e-10, atol=1e-12, what=f"{where}: J {what}, {k}")
+    expected = numerical_jvp(_first_order_function(info, sample, t2), sample.leaves(), t1, FD_EPS)
+    for k, (a, e) in enumerate(zip(second, expected)):
+        if e is None:
+            continue
+        if a is None:  # no second-order tangent: a symbolic zero (linear ops)
+            a = np.zeros_like(e)
+        _assert_close(
+            a,
+            e,
+            rtol=max(info.rtol, 1e-4),
+            atol=max(info.atol, 1e-5),
+            what=f"{where}: second directional derivative of output {k}",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# non-differentiable ops
+
+
+def _floating_positions(sample: SampleInput) -> tuple:
+    """Every argument position and keyword holding floating/complex arrays."""
+
+    def floating(value):
+        if isinstance(value, np.ndarray):
+            return is_differentiable_dtype(value.dtype)
+        if isinstance(value, (list, tuple)) and value:
+            return all(isinstance(v, np.ndarray) for v in value) and all(
+                is_differentiable_dtype(v.dtype) for v in value
+            )
+        return False
+
+    positions = [i for i, a in enumerate(sample.args) if floating(a)]
+    names = [k for k, v in sample.kwargs.items() if floating(v)]
+    return (*positions, *names)
+
+
+@pytest.mark.parametrize("info, dtype, sample", NONDIFF_CASES)
+def test_nondifferentiable_ops_on_duals(info: OpInfo, dtype: str, sample: SampleInput):
+    every_float = replace(sample, diff=_floating_positions(sample))
+    leaves = every_float.leaves()
+    if not leaves:
+        pytest.skip("no floating input to make dual")
+    where = _describe(info, sample)
+    args, kwargs, _ = sample.tensors(requires_grad=False)
+    expected = flatten_outputs(info.fn(*args, **kwargs))
+    rng = np.random.default_rng(6)
+    tangents = [random_like(rng, leaf) for leaf in leaves]
+    with fwd.dual_level() as level:
+        outputs = _dual_call(info.fn, every_float, leaves, [(level, tangents)])
+        primals, out_tangents = _unpack(outputs, level)
+        assert len(outputs) == len(expected), f"{where}: {len(outputs)} outputs"
+        for k, (p, t, e) in enumerate(zip(primals, out_tangents, expected)):
+            assert t is None, f"{where}: output {k} of a non-differentiable op has a tangent"
+            if isinstance(e, dualad.Tensor):
+                np.testing.assert_array_equal(as_numpy(p), as_numpy(e), err_msg=where)
+
+
+# ---------------------------------------------------------------------------------------------
+# multi-output ops
+
+
+@pytest.mark.parametrize("info, dtype, sample", MULTI_OUTPUT_CASES)
+def test_multi_output_tangents(info: OpInfo, dtype: str, sample: SampleInput):
+    """Floating outputs of multi-output ops get the right tangents, index outputs none."""
+    _skip_if_requested(info, dtype, "fd")
+    primals = _check_first_order(info, dtype, sample, seed=7)
+    index_outputs = [k for k, p in enumerate(primals) if p is not None and p.dtype.kind in "iub"]
+    if info.name in ("max", "min") and len(primals) == 2:
+        assert index_outputs == [1], f"{_describe(info, sample)}: indices are output 1"
+
+
+def test_multi_output_cases_cover_several_outputs():
+    """The multi-output selection really reaches ops with several outputs and index outputs."""
+    names = {case.values[0].name for case in MULTI_OUTPUT_CASES}
+    assert {"max", "min", "unbind", "split", "chunk", "var_mean", "std_mean"} <= names
+
+
+def test_max_with_dim_on_duals():
+    x0 = np.array([[1.0, 5.0, 2.0], [7.0, 3.0, 4.0]])
+    t0 = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    with fwd.dual_level():
+        values, indices = dualad.max(fwd.make_dual(dualad.tensor(x0), dualad.tensor(t0)), dim=1)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(values).tangent), [0.2, 0.4])
+        assert fwd.unpack_dual(indices).tangent is None
+        np.testing.assert_array_equal(as_numpy(indices), [1, 0])
+
+
+# ---------------------------------------------------------------------------------------------
+# ops without a JVP rule
+
+
+def test_op_without_jvp_rule_raises():
+    op = OpDef(
+        "_test_op_without_jvp",
+        lambda xp, x: x * 2,
+        vjp=lambda cts, outs, args, params, needs: (cts[0] * 2,),
+        jvp=None,
+    )
+    register(op)
+    try:
+        x = dualad.tensor([1.0, 2.0])
+        # without a dual the op runs normally
+        np.testing.assert_array_equal(as_numpy(dispatch(op, (x,), {})), [2.0, 4.0])
+        with fwd.dual_level():
+            dual = fwd.make_dual(x, dualad.ones(2))
+            with pytest.raises(
+                NotImplementedError,
+                match="Trying to use forward AD with .* that does not support it",
+            ):
+                dispatch(op, (dual,), {})
+    finally:
+        del REGISTRY[op.name]
+    assert op.name not in REGISTRY
+
+
+def test_every_registered_differentiable_op_has_a_jvp_rule():
+    missing = sorted(name for name, op in REGISTRY.items() if op.differentiable and op.jvp is None)
+    assert not missing, f"registered differentiable ops without a JVP rule: {missing}"
