@@ -489,6 +489,11 @@ def _record_two(op: OpDef, a, b, result: Tensor) -> None:
         node._save_outputs((result,))
 
 
+def _fresh(view: ViewInfo) -> bool:
+    """True if a view's grad_fn is current (its base was not modified in place since)."""
+    return view.version == view.base._vc[0]
+
+
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
     impl = op.impl
@@ -496,7 +501,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     differentiable = op.differentiable  # comparisons etc. never record a node
 
     def call(x):
-        if type(x) is Tensor and not LEVELS and x._view is None:
+        if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
                 out = impl(modules[type(data)], data)
@@ -527,7 +532,11 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             if ta and tb:
                 da = a._data
                 db = b._data
-                if type(da) is type(db) and a._view is None and b._view is None:
+                if (
+                    type(da) is type(db)
+                    and (a._view is None or _fresh(a._view))
+                    and (b._view is None or _fresh(b._view))
+                ):
                     try:
                         out = impl(modules[type(da)], da, db)
                     except Exception:
@@ -539,7 +548,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                         _record_two(op, a, b, result)
                     return result
             elif ta:
-                if type(b) in scalars and a._view is None:
+                if type(b) in scalars and (a._view is None or _fresh(a._view)):
                     da = a._data
                     try:
                         out = impl(modules[type(da)], da, b)
@@ -551,7 +560,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     if a._rg and GRAD.enabled and differentiable:
                         _record_two(op, a, b, result)
                     return result
-            elif tb and type(a) in scalars and b._view is None:
+            elif tb and type(a) in scalars and (b._view is None or _fresh(b._view)):
                 db = b._data
                 try:
                     out = impl(modules[type(db)], a, db)
