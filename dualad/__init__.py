@@ -79,3 +79,4 @@ from .rev.grad_mode import (
 bool = bool_
 __version__ = "0.1.0"
 from . import fwd
+from .vmap.api import vmap

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._backend import allocate_on, to_device, xp_of
+from ._backend import allocate_on, to_device
+from ._state import LEVELS
 from ._tensor import Tensor, wrap
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -465,8 +466,8 @@ def zeros_for(shape, dtype, like) -> Tensor:
             data = t._data
             if type(data) is np.ndarray:
                 break
-            with data.device:
-                return wrap(xp_of(data).zeros(shape, dtype=dtype))
+            # (t.device, not data.device: a vmap BatchedTensor has no array of its own)
+            return wrap(allocate_on(t.device, lambda xp: xp.zeros(shape, dtype=dtype)))
     return wrap(np.zeros(shape, dtype=dtype))
 
 
@@ -534,6 +535,14 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     ((3, 2), True)
     """
     shape, dtype = _size("rand", shape, size), _random_dtype("rand", dtype)
+    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+        from .vmap.batched import vmap_random
+
+        drawn = vmap_random(
+            lambda s: rand(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
+        )
+        if drawn is not None:
+            return drawn
 
     def make(xp):
         gen = _generator(xp)
@@ -553,6 +562,14 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     dtype('float32')
     """
     shape, dtype = _size("randn", shape, size), _random_dtype("randn", dtype)
+    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+        from .vmap.batched import vmap_random
+
+        drawn = vmap_random(
+            lambda s: randn(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
+        )
+        if drawn is not None:
+            return drawn
 
     def make(xp):
         gen = _generator(xp)
@@ -589,6 +606,15 @@ def randint(
             f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
             f"from={low} >= to={high}"
         )
+    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+        from .vmap.batched import vmap_random
+
+        def redraw(s):
+            return randint(low, high, s, dtype=dtype, device=device, requires_grad=requires_grad)
+
+        drawn = vmap_random(redraw, shape)
+        if drawn is not None:
+            return drawn
 
     def make(xp):
         values = _generator(xp).integers(low, high, size=shape, dtype=np.int64)

@@ -438,6 +438,7 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
 
 
 _ONE_NEEDED = (True,)
+_KEEP_BOTH = (True, True)
 _NEEDS = {(True, True): (True, True), (True, False): (True, False), (False, True): (False, True)}
 
 
@@ -470,17 +471,23 @@ def _record_two(op: OpDef, a, b, result: Tensor) -> None:
     node._edges = (_edge(a) if need_a else _NO_EDGE, _edge(b) if need_b else _NO_EDGE)
     node._needs = _NEEDS[need_a, need_b]
     if op.save_args:
-        node._args = (a, b)
+        mask = op.save_mask  # arguments the VJP will not read are not kept (mul, div)
+        keep_a, keep_b = _KEEP_BOTH if mask is None else mask(node._needs)
         va = vb = None
         if ta:
-            box = a._vc
-            va = 0 if box is None else box[0]
+            if keep_a:
+                box = a._vc
+                va = 0 if box is None else box[0]
+            else:
+                a = _argmeta(a._data)
         if tb:
-            box = b._vc
-            vb = 0 if box is None else box[0]
+            if keep_b:
+                box = b._vc
+                vb = 0 if box is None else box[0]
+            else:
+                b = _argmeta(b._data)
+        node._args = (a, b)
         node._versions = (va, vb)
-        if op.save_mask is not None:  # arguments the VJP will not read are not kept (mul, div)
-            _drop_unread_args(node, op.save_mask(node._needs), (a, b), [va, vb])
     else:
         node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
     result._rg = True

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import fwd
 from .._tensor import Tensor
 from .._tree import flatten
+from ..vmap.api import vmap
 
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
@@ -61,4 +62,4 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     return (*outputs, aux) if has_aux else outputs
 
 
-__all__ = ["jvp"]
+__all__ = ["jvp", "vmap"]

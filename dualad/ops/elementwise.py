@@ -117,9 +117,7 @@ def _div_jvp(tangents, outs, args, params):
         total = -(t_b * outs[0]) / b
     else:
         total = (t_a - t_b * outs[0]) / b
-    from ._helpers import _broadcast_to_output
-
-    return _broadcast_to_output(total, outs[0])
+    return _output_tangent(total, outs[0])
 
 
 _div_op = register(
@@ -272,6 +270,16 @@ def conj(x):
     return dispatch(_conj_op, (x,), EMPTY)
 
 
+# xp.real/xp.imag of a complex array are views of it; real and imag are not view ops (writing
+# into the result must not change the input behind autograd's and forward mode's back): copy
+def _real_impl(xp, x):
+    return xp.real(x).copy()
+
+
+def _imag_impl(xp, x):
+    return xp.imag(x).copy()
+
+
 def _real_vjp(cts, outs, args, params, needs):
     # the cotangent of Re(z) is real; as a gradient w.r.t. complex z it is ct + 0j
     return (cts[0],)
@@ -280,7 +288,7 @@ def _real_vjp(cts, outs, args, params, needs):
 _real_op = register(
     OpDef(
         "real",
-        lambda xp, x: xp.real(x),
+        _real_impl,
         vjp=_real_vjp,
         jvp=lambda tangents, outs, args, params: real(tangents[0]),
         batch=batching.elementwise,
@@ -299,7 +307,7 @@ def real(x):
 _imag_op = register(
     OpDef(
         "imag",
-        lambda xp, x: xp.imag(x),
+        _imag_impl,
         # d Im(z): the gradient w.r.t. z of a real loss through Im(z) is ct * 1j
         vjp=lambda cts, outs, args, params, needs: (mul(cts[0], 1j),),
         jvp=lambda tangents, outs, args, params: imag(tangents[0]),
@@ -372,7 +380,10 @@ def clone(x):
 def _to_device_impl(xp, x, *, device):
     from .._backend import to_device
 
-    return to_device(x, device)
+    out = to_device(x, device)
+    # already there: to_device hands back the array itself; the op promises a copy (a result
+    # sharing the input's memory without being a view would let in-place writes leak into it)
+    return out.copy() if out is x else out
 
 
 _to_device_op = register(
@@ -419,9 +430,7 @@ def _where_jvp(tangents, outs, args, params):
     t_a = 0.0 if t_a is None else t_a
     t_b = 0.0 if t_b is None else t_b
     out = where(condition, t_a, t_b)
-    from ._helpers import _broadcast_to_output
-
-    return _broadcast_to_output(out, outs[0])
+    return _output_tangent(out, outs[0])
 
 
 _where_op = register(
@@ -686,7 +695,19 @@ def _sum_tangents(terms, out):
     for term in terms:
         if term is not None:
             total = term if total is None else total + term
-    return _broadcast_to_output(total, out)
+    return _output_tangent(total, out)
+
+
+def _output_tangent(tangent, out):
+    """``tangent`` broadcast to the output's shape, in memory of its own.
+
+    An in-place op on the output writes into its tangent, so the tangent of an op that is not a
+    view may be neither a broadcast view (read-only) nor share memory with an input's tangent.
+    """
+    result = _broadcast_to_output(tangent, out)
+    if result is not tangent:
+        return clone(result)
+    return result
 
 
 def _as_scalar_tensor(value, like):

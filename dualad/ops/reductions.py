@@ -188,6 +188,15 @@ def _keep(t, x_shape, dims, keepdim):
     return reshape(t, _keepdim_shape(x_shape, dims))
 
 
+def _fresh(t):
+    """A copy of an input's tangent returned as an output's: the output is not a view of the
+    input, so an in-place op on the output (which updates its tangent in place) must not change
+    the input's tangent."""
+    from .elementwise import clone
+
+    return clone(t)
+
+
 def _sum(x, dims, keepdim):
     """Sum over normalised ``dims`` (rules use this: no re-normalisation, no dtype promotion)."""
     return apply1(_sum_op, x, {"dims": dims, "keepdim": keepdim})
@@ -517,7 +526,7 @@ def _prod_vjp(cts, outs, args, params, needs):
 def _prod_jvp(tangents, outs, args, params):
     dims = params["dims"]
     if not dims:
-        return tangents[0]
+        return _fresh(tangents[0])
     return _sum(tangents[0] * _others_product(args[0], dims), dims, params["keepdim"])
 
 
@@ -758,7 +767,7 @@ def _extremum_jvp(tangents, outs, args, params):
     x, t = args[0], tangents[0]
     dims, keepdim = params["dims"], params["keepdim"]
     if not dims:
-        return t
+        return _fresh(t)
     mask = _ties(x, _keep(outs[0], x.shape, dims, keepdim))
     return _sum(where(mask, t, 0), dims, keepdim) / _count(mask, dims, keepdim, t.dtype)
 

@@ -296,7 +296,7 @@ def grad(
                     )
                 from .._creation import zeros_like
 
-                g = zeros_like(t, requires_grad=True)
+                g = zeros_like(t, requires_grad=bool(create_graph))  # current PyTorch
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
@@ -344,7 +344,7 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                 captures.setdefault(node, []).append((nr, index))
         must_run = {node for node in inputs or () if node in dependencies}
         needed = _needed_nodes(root_nodes, dependencies, captures, must_run)
-        dependencies = _restricted_dependencies(needed, captures)
+        dependencies, masks = _restricted_dependencies(needed, captures)
         root_nodes = [n for n in root_nodes if n in needed or n in captures]
         for node in root_nodes:
             dependencies.setdefault(node, 0)
@@ -394,7 +394,7 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                             results[index] = grads[nr]
                 if node not in needed:
                     continue  # only a capture point
-                needs = _needs_within(node, dependencies)
+                needs = masks.get(node)
             elif leaf_node and not accumulate:
                 continue
             out = None
@@ -439,12 +439,6 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
     return results
 
 
-def _needs_within(node, visited) -> list:
-    """Which input gradients ``node`` must compute in a restricted run (children that are
-    visited); the rest are skipped."""
-    return [child is not None and child in visited for child, _ in node._edges]
-
-
 def _needed_nodes(root_nodes, dependencies, captures, must_run) -> set:
     """Nodes that must execute: those in ``must_run`` and those with a path to a capture point or
     to a node that must execute. Computed bottom-up over a topological order (iteratively)."""
@@ -476,20 +470,31 @@ def _topological(root_nodes, dependencies) -> list:
     return order
 
 
-def _restricted_dependencies(needed, captures) -> dict:
-    """Dependency counts of a restricted run: edges out of executing nodes into nodes that
-    execute or capture."""
+def _restricted_dependencies(needed, captures) -> tuple:
+    """Dependency counts of a restricted run (edges out of executing nodes into nodes that
+    execute or capture), and the ``needs`` masks of executing nodes with an input gradient
+    nobody needs (the node then skips computing it)."""
     counts: dict = {}
+    masks: dict = {}
     get = counts.get
     for node in needed:
+        skipped = False
         for child, _ in node._edges:
-            if child is not None and (child in needed or child in captures):
-                counts[child] = get(child, 0) + 1
+            if child is not None:
+                if child in needed or child in captures:
+                    counts[child] = get(child, 0) + 1
+                else:
+                    skipped = True
+        if skipped:
+            masks[node] = [
+                child is not None and (child in needed or child in captures)
+                for child, _ in node._edges
+            ]
     for node in needed:
         counts.setdefault(node, 0)
     for node in captures:
         counts.setdefault(node, 0)
-    return counts
+    return counts, masks
 
 
 def _run_tensor_hooks(node, grads: list) -> None:
@@ -551,8 +556,8 @@ def _run_post_hooks(node, out: tuple, grads: list) -> tuple:
 def _accumulate_retained(t: Tensor, g, create_graph: bool) -> None:
     meta = get_meta(t)
     with _accumulate_lock:
-        if meta.grad is None:
-            meta.grad = g if create_graph else g.detach().clone()
+        if meta.grad is None:  # a copy, as PyTorch's retain_grad hook: never the user's tensor
+            meta.grad = g.clone() if create_graph else g.detach().clone()
         elif create_graph:
             meta.grad = meta.grad + g
         else:

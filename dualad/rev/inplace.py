@@ -102,12 +102,18 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     """Run ``functional(x, *args, **params)`` and write the result into ``x``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"dualad: in-place ops need a Tensor, got {type(x).__name__}")
+    if type(x) is not Tensor:  # a transform's wrapper (vmap's BatchedTensor) writes via its level
+        return x._apply_inplace(functional, args, params)
     check_inplace_allowed(x, args)
     recording = GRAD.enabled and (
         x._rg or _any_requires_grad(args) or (x._view is not None and x._view.base._rg)
     )
     source = _snapshot(x) if recording else x
     result = functional(source, *args, **params)
+    if type(result) is not Tensor:  # batched by vmap while x is not: cannot be written into x
+        from ..vmap.batched import inplace_batched_into_unbatched
+
+        raise inplace_batched_into_unbatched(getattr(functional, "__name__", "op"), x, result)
     write_into(x, result)
     if recording:
         rebase_history(x, result)

@@ -44,3 +44,142 @@ def elementwise(op, args, bdims, params):
     if isinstance(out, tuple):
         return out, (0,) * len(out)
     return out, 0
+
+
+# ---------------------------------------------------------------------------------------------
+# ops without a rule of their own that may run as a loop over the examples under vmap (with a
+# one-time PerformanceWarning); every other op needs a batching rule (registry test). Both are
+# data-dependent: the per-example results stack only when their shapes agree.
+
+LOOP_BATCHED = frozenset({"nonzero", "repeat_interleave_index"})
+
+
+def _batch_size(args, bdims) -> int:
+    return next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
+
+
+def _front(x, bdim, size: int):
+    """``x`` with the batch first; an unbatched tensor is broadcast along a new batch dim."""
+    if bdim is not None:
+        return move_bdim_to_front(x, bdim)
+    from ..ops.shape import broadcast_to, reshape
+
+    shape = tuple(x.shape)
+    return broadcast_to(reshape(x, (1, *shape)), (size, *shape))
+
+
+def _pad_after_batch(x, rank: int):
+    """A batch-first ``x`` with size-1 dims after the batch dim up to ``rank`` logical dims (so
+    NumPy's right-aligned broadcasting lines up its logical dims)."""
+    missing = rank - (x.ndim - 1)
+    if missing <= 0:
+        return x
+    from ..ops.shape import reshape
+
+    return reshape(x, (x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
+
+
+# Rules for ops of modules that are still being edited (mutation, indexing, elementwise.to_device):
+# attached to their registry records by ``attach_rules`` unless the op got a rule of its own.
+
+
+def _to_device_batch(op, args, bdims, params):
+    return apply(op, args[0], **params), bdims[0]
+
+
+def _copy_from_batch(op, args, bdims, params):
+    """copy_from(x, src): src broadcasts against x's logical shape."""
+    x, src = args
+    size = _batch_size(args, bdims)
+    x = _front(x, bdims[0], size)
+    if bdims[1] is not None:
+        src = _pad_after_batch(move_bdim_to_front(src, bdims[1]), x.ndim - 1)
+    return apply(op, x, src), 0
+
+
+def _fill_batch(op, args, bdims, params):
+    """fill(x, value): a batched (0-d logical) value fills each example with its own value."""
+    x, value = args
+    if bdims[1] is None:
+        return apply(op, x, value), bdims[0]
+    from .._dispatch import REGISTRY
+
+    size = _batch_size(args, bdims)
+    x = _front(x, bdims[0], size)
+    value = _pad_after_batch(move_bdim_to_front(value, bdims[1]), x.ndim - 1)
+    return apply(REGISTRY["copy_from"], x, value), 0
+
+
+def _index_add_batch(op, args, bdims, params):
+    """index_add along ``dim``; a batched index becomes a scatter_add with the index spread over
+    the source's shape (each example adds at its own positions)."""
+    from .._dispatch import REGISTRY
+    from ..ops.shape import broadcast_to, reshape
+
+    x, index, source = args
+    size = _batch_size(args, bdims)
+    dim = params["dim"]
+    x = _front(x, bdims[0], size)
+    source = _front(source, bdims[2], size)
+    if bdims[1] is None:
+        return apply(op, x, index, source, dim=dim + 1, alpha=params["alpha"]), 0
+    index = move_bdim_to_front(index, bdims[1])
+    view = [size] + [1] * (source.ndim - 1)
+    view[dim + 1] = index.shape[1]
+    index = broadcast_to(reshape(index, tuple(view)), tuple(source.shape))
+    if params["alpha"] != 1:
+        source = source * params["alpha"]
+    return apply(REGISTRY["scatter_add"], x, index, source, dim=dim + 1), 0
+
+
+def _region_shape(shape: tuple, key: tuple) -> tuple:
+    """The shape of ``x[key]`` for an x of ``shape`` (indexing a zero-strided stand-in)."""
+    import numpy as np
+
+    return np.broadcast_to(np.zeros((), dtype=np.int8), shape)[key].shape
+
+
+def _index_put_batch(op, args, bdims, params):
+    """index_put(x, value) at a static key: prepend a full slice to the key; the value is laid
+    out like the indexed region of the batch-first x (NumPy moves the batch dim behind the
+    advanced-index dims when those are not adjacent)."""
+    from ..ops.shape import IndexKey, _advanced_layout, movedim, reshape, unsqueeze
+
+    x, value = args
+    size = _batch_size(args, bdims)
+    index = params["index"]
+    x = _front(x, bdims[0], size)
+    region = _region_shape(tuple(x.shape[1:]), index.key)
+    position = 0
+    if not index.basic:
+        adjacent, advanced_ndim = _advanced_layout(index.key)
+        position = 0 if adjacent else advanced_ndim
+    if bdims[1] is not None:
+        value = _pad_after_batch(move_bdim_to_front(value, bdims[1]), len(region))
+        if position:
+            value = movedim(value, 0, position)
+    elif position and isinstance(value, Tensor) and value.ndim:
+        missing = len(region) - value.ndim
+        if missing > 0:
+            value = reshape(value, (1,) * missing + tuple(value.shape))
+        value = unsqueeze(value, position)
+    return apply(op, x, value, index=IndexKey((slice(None), *index.key))), 0
+
+
+_ATTACHED = {
+    "to_device": _to_device_batch,
+    "copy_from": _copy_from_batch,
+    "fill": _fill_batch,
+    "index_add": _index_add_batch,
+    "index_put": _index_put_batch,
+}
+
+
+def attach_rules() -> None:
+    """Give the ops in ``_ATTACHED`` their batching rule (once all op modules are imported)."""
+    from .._dispatch import REGISTRY
+
+    for name, rule in _ATTACHED.items():
+        op = REGISTRY.get(name)
+        if op is not None and op.batch is None:
+            op.batch = rule

@@ -673,6 +673,9 @@ def test_grad_materialize_grads_shape_and_dtype():
     assert_equal(gx, 2 * np.ones((2, 3)))
     assert gz.shape == (4,) and gz.dtype == dualad.float64
     assert_equal(gz, np.zeros(4))
+    assert not gz.requires_grad  # materialised zeros require grad iff create_graph (PyTorch 2.x)
+    _, gz = grad((x * 2).sum(), (x, z), materialize_grads=True, create_graph=True)
+    assert gz.requires_grad
 
 
 # ------------------------------------------------------------------------- reachability
@@ -1034,3 +1037,18 @@ def test_backward_to_node():
     # runs in the 2nd, 3rd and 4th calls
     assert_equal(x.grad, 3 * np.ones(2))
     assert leaf_x.grad is None  # nothing asked for the leaf's gradient
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_retained_grad_never_aliases_grad_tensor(create_graph):
+    x = dualad.randn(3, requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    go = dualad.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        h.backward(go, create_graph=create_graph)
+    assert h.grad is not go
+    with dualad.no_grad():
+        h.grad.zero_()
+    assert_equal(go, np.ones(3))

@@ -1,0 +1,371 @@
+"""``dualad.vmap``: the public batching transform (``torch.func.vmap`` semantics).
+
+The function runs ONCE per call (once per chunk with ``chunk_size``) on ``BatchedTensor``
+inputs; every op it calls is batched by its rule at this vmap level (see ``batched.py``). Inputs
+and outputs are pytrees (tuples, lists, dicts) of tensors; ``in_dims``/``out_dims`` are ints,
+None, or pytrees matching them (a leaf applies to a whole subtree).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .._state import LEVELS
+from .._tensor import Tensor
+from .._tree import flatten
+from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
+from .rules import attach_rules
+
+attach_rules()  # this module is imported once every op module is (dualad/__init__.py)
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def vmap(
+    func: Callable,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable:
+    """Vectorise ``func`` over a batch dimension of its inputs.
+
+    ``vmap(func, in_dims, out_dims)(*args)`` equals stacking ``func`` applied to each example
+    (the slices of the batched inputs along their ``in_dims``), with the batch at ``out_dims`` of
+    each output, but ``func`` runs once on batched values.
+
+    Parameters
+    ----------
+    func : callable
+        Takes tensors (or pytrees of them) and returns a tensor or a pytree of tensors.
+    in_dims : int, None or pytree
+        The batch dim of each input (None: not batched, the same for every example); an int or
+        None applies to every input; a tuple matches the positional arguments and may nest.
+    out_dims : int, None or pytree
+        Where the batch dim goes in each output (None: the output must not be batched).
+    randomness : {"error", "same", "different"}
+        What ``dualad.rand``/``randn``/``randint``/``*_like`` do inside: raise, draw one value
+        for the whole batch, or draw independent values per example.
+    chunk_size : int, optional
+        Run the batch in chunks of this many examples (less memory) and concatenate.
+
+    >>> import dualad
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dualad.vmap(lambda row: row.sum())(x)
+    tensor([3., 7.])
+    >>> dualad.vmap(lambda a, b: a * b, in_dims=(1, None))(x, dualad.tensor(10.0))
+    tensor([[10., 30.],
+            [20., 40.]])
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+            f"{randomness}"
+        )
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0
+    ):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    @functools.wraps(func)
+    def vmapped(*args, **kwargs):
+        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+
+    return vmapped
+
+
+# ---------------------------------------------------------------------------------------------
+# one call
+
+
+def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+    name = _name(func)
+    _check_out_dims(out_dims, name)
+    size, flat_args, flat_dims, rebuild = _process_inputs(func, name, in_dims, args)
+    if chunk_size is None or chunk_size >= size:
+        return _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness)
+    return _run_chunked(
+        func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
+    )
+
+
+def _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness):
+    """Enter a vmap level, call ``func`` once on BatchedTensors, take the batch out again."""
+    level = VmapLevel(len(active_vmap_levels()) + 1, size, randomness)
+    LEVELS.append(level)
+    try:
+        inputs = [
+            arg if dim is None else batched(arg, dim, level)
+            for arg, dim in zip(flat_args, flat_dims)
+        ]
+        result = func(*rebuild(inputs), **kwargs)
+        leaves, rebuild_out = flatten(result)
+        leaf_dims = _output_dims(result, leaves, out_dims, name)
+        unwrapped = [_unwrap(leaf, dim, level, name) for leaf, dim in zip(leaves, leaf_dims)]
+    finally:
+        if level in LEVELS:
+            LEVELS.remove(level)
+        level.alive = False
+    outputs = [
+        value if dim is None else _place_batch(value, bdim, dim, size, name, out_dims)
+        for (value, bdim), dim in zip(unwrapped, leaf_dims)
+    ]
+    return rebuild_out(outputs)
+
+
+def _unwrap(leaf, out_dim, level: VmapLevel, name: str):
+    """``(value, bdim)`` of one output leaf at ``level`` (bdim None: not batched there)."""
+    if type(leaf) is BatchedTensor:
+        if leaf._level is level:
+            if out_dim is None:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is "
+                    "None"
+                )
+            return leaf._value, leaf._bdim
+        if not leaf._level.alive:
+            from .batched import _escaped
+
+            raise _escaped(leaf)
+    if out_dim is not None and not isinstance(leaf, Tensor):
+        raise ValueError(
+            f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(leaf)}. Did "
+            "you mean to set out_dims= to None for output?"
+        )
+    return leaf, None
+
+
+def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
+    """The batch of ``value`` (at ``bdim``, or absent when None) moved to ``out_dim``."""
+    from ..ops.shape import broadcast_to, movedim, unsqueeze
+
+    rank = value.ndim + (bdim is None)
+    if not -rank <= out_dim < rank:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims}): out_dim={out_dim} does not fit an output "
+            f"with {rank} dimensions (batch dim included): Dimension out of range (expected to "
+            f"be in range of [{-rank}, {rank - 1}], but got {out_dim})"
+        )
+    out_dim %= rank
+    if bdim is None:
+        # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
+        shape = list(value.shape)
+        shape.insert(out_dim, size)
+        return broadcast_to(unsqueeze(value, out_dim), tuple(shape))
+    if bdim == out_dim:
+        return value
+    return movedim(value, bdim, out_dim)
+
+
+def _run_chunked(
+    func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
+):
+    """Run ``func`` on consecutive chunks of the batch and concatenate the outputs."""
+    from ..ops.shape import cat, narrow
+
+    state = None
+    if randomness == "same":
+        import numpy as np
+
+        from .._creation import _generator
+
+        _generator(np)  # exists before the first chunk, so every chunk starts from one state
+        state = _random_state()
+    pieces = []
+    structure = None
+    for start in range(0, size, chunk_size):
+        length = min(chunk_size, size - start)
+        chunk_args = [
+            arg if dim is None else narrow(arg, dim, start, length)
+            for arg, dim in zip(flat_args, flat_dims)
+        ]
+        if state is not None:
+            _set_random_state(state)  # "same": every chunk draws what the first one drew
+        result = _run(
+            func, name, length, chunk_args, flat_dims, rebuild, kwargs, out_dims, randomness
+        )
+        leaves, rebuild_out = flatten(result)
+        shape = _structure(result)
+        if structure is not None and shape != structure:
+            raise ValueError(
+                f"vmap({name}, ..., chunk_size={chunk_size}): the chunks returned different "
+                f"output structures ({structure} and {shape})"
+            )
+        structure = shape
+        pieces.append((leaves, rebuild_out, result))
+    first_leaves, rebuild_out, first = pieces[0]
+    leaf_dims = _output_dims(first, first_leaves, out_dims, name)
+    joined = []
+    for k, dim in enumerate(leaf_dims):
+        if dim is None:
+            joined.append(first_leaves[k])
+        else:
+            joined.append(cat([leaves[k] for leaves, _, _ in pieces], dim))
+    return rebuild_out(joined)
+
+
+def _random_state():
+    from .. import _creation
+
+    return {key: gen.bit_generator.state for key, gen in _creation._generators.items()}
+
+
+def _set_random_state(state) -> None:
+    from .. import _creation
+
+    for key in list(_creation._generators):
+        if key not in state:
+            del _creation._generators[key]
+    for key, value in state.items():
+        gen = _creation._generators.get(key)
+        if gen is not None:
+            gen.bit_generator.state = value
+
+
+# ---------------------------------------------------------------------------------------------
+# in_dims / out_dims against the argument and output structures
+
+
+def _name(func) -> str:
+    if hasattr(func, "__name__"):
+        return func.__name__
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_name(func.func)}, ...)"
+    return repr(func)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _process_inputs(func, name: str, in_dims, args: tuple):
+    if not (_is_int(in_dims) or isinstance(in_dims, tuple)):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+            f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}."
+        )
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+            "trying to vmap over a function with no inputs. The latter is unsupported."
+        )
+    flat_args, rebuild = flatten(args)
+    flat_dims: list = []
+    if not _broadcast_dims(in_dims, args, flat_dims):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+            f"structure of `inputs`. in_dims has structure {_structure(in_dims)} but inputs has "
+            f"structure {_structure(args)}."
+        )
+    for i, (arg, dim) in enumerate(zip(flat_args, flat_dims)):
+        if dim is None:
+            continue
+        if not _is_int(dim):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for an input "
+                "but in_dim must be either an integer dimension or None."
+            )
+        if not isinstance(arg, Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for an input "
+                f"but the input is of type {type(arg)}. We cannot vmap over non-Tensor "
+                "arguments, please use None as the respective in_dim"
+            )
+        ndim = arg.ndim
+        if not -ndim <= dim < ndim:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for some "
+                f"input, but that input is a Tensor of dimensionality {ndim} so expected in_dim "
+                f"to satisfy -{ndim} <= in_dim < {ndim}."
+            )
+        flat_dims[i] = dim % ndim
+    sizes = [arg.shape[dim] for arg, dim in zip(flat_args, flat_dims) if dim is not None]
+    if not sizes:
+        raise ValueError(
+            "vmap: Expected at least one Tensor to vmap over (at least one input must be "
+            f"batched: every in_dim is None, in_dims={in_dims})"
+        )
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
+    return sizes[0], flat_args, flat_dims, rebuild
+
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def _count_leaves(tree) -> int:
+    return len(flatten(tree)[0])
+
+
+def _broadcast_dims(dims, tree, out: list) -> bool:
+    """Append one dim per leaf of ``tree`` (the leaf order of ``_tree.flatten``); a non-container
+    ``dims`` applies to a whole subtree. False when the structures do not match."""
+    if not isinstance(dims, (tuple, list, dict)):
+        out.extend([dims] * _count_leaves(tree))
+        return True
+    if isinstance(tree, dict):
+        if not isinstance(dims, dict) or set(dims) != set(tree):
+            return False
+        return all(_broadcast_dims(dims[k], tree[k], out) for k in tree)
+    if isinstance(tree, (tuple, list)):
+        # a plain tuple of dims also matches a namedtuple of arguments
+        same_kind = isinstance(dims, tuple) if isinstance(tree, tuple) else isinstance(dims, list)
+        if not same_kind or (_is_namedtuple(dims) and type(dims) is not type(tree)):
+            return False
+        if len(dims) != len(tree):
+            return False
+        return all(_broadcast_dims(d, t, out) for d, t in zip(dims, tree))
+    return False  # a container of dims for a single leaf
+
+
+def _structure(tree) -> str:
+    """A short description of a pytree's structure (``*`` for a leaf)."""
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {_structure(v)}" for k, v in tree.items()) + "}"
+    if isinstance(tree, list):
+        return "[" + ", ".join(_structure(v) for v in tree) + "]"
+    if isinstance(tree, tuple):
+        inner = ", ".join(_structure(v) for v in tree)
+        prefix = type(tree).__name__ if _is_namedtuple(tree) else ""
+        return f"{prefix}({inner}{',' if len(tree) == 1 else ''})"
+    return "*"
+
+
+def _check_out_dims(out_dims, name: str) -> None:
+    leaves, _ = flatten(out_dims)
+    for leaf in leaves:
+        if leaf is not None and not _is_int(leaf):
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                "python collection of ints representing where in the outputs the vmapped "
+                "dimension should appear."
+            )
+
+
+def _output_dims(result, leaves: list, out_dims, name: str) -> list:
+    """One out_dim per output leaf."""
+    if isinstance(result, Tensor):
+        # a single output takes an int, None or a one-element tuple (torch's edge case)
+        if out_dims is None or _is_int(out_dims):
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return [out_dims[0]]
+    else:
+        dims: list = []
+        if _broadcast_dims(out_dims, result, dims):
+            return dims
+    raise ValueError(
+        f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+        f"structure of `outputs`. out_dims has structure {_structure(out_dims)} but outputs has "
+        f"structure {_structure(result)}."
+    )
+
+
+__all__ = ["vmap"]

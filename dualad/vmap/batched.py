@@ -1,0 +1,584 @@
+"""BatchedTensor and the vmap level: batching as a transform level on the dispatch stack.
+
+Invariants:
+- A ``BatchedTensor`` of vmap level L wraps a value one level down (a plain ``Tensor``, or a
+  ``BatchedTensor`` of an outer vmap level) and ``bdim``, the dimension of that value that carries
+  L's batch. Everything it reports (shape, ndim, size, numel, len) is LOGICAL: one example's.
+  ``bdim`` is never None: a value that is not batched at L is simply not wrapped for L.
+- An op with an argument that L owns (``type(v) is BatchedTensor and v._level is L``) runs L's
+  batching rule on the unwrapped values with L and the levels above it suspended (one level
+  down), and outputs that carry a batch dim are re-wrapped for L. Values of other levels are
+  constants to L: only identity tests on the level object, never level arithmetic.
+- A ``BatchedTensor`` is a plain Python object around its value: it has no gradient history of its
+  own (``_node`` is None, ``_rg`` False). Reverse mode records the PHYSICAL ops that the rules run
+  one level down (grad of vmap through the eager tape); a ``func.grad`` tape level entered inside
+  vmap will record on the logical values, because it sits above L on the stack and so sees the
+  ``BatchedTensor`` objects themselves as its inputs and outputs.
+- The parent's ``_data`` slot is shadowed by a property: internal code that reads
+  ``x._data.shape`` / ``.dtype`` gets the logical values, anything else raises a clear error
+  (the array data of a batched value does not exist per example).
+- When L exits it is marked dead; a ``BatchedTensor`` that escaped its vmap raises on use.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._dispatch import Level, dispatch
+from .._state import GRAD, LEVELS
+from .._tensor import Tensor, _new
+
+# ops that may fall back to a Python loop over the batch; see ``rules.LOOP_BATCHED``
+_WARNED: set = set()
+
+
+class PerformanceWarning(UserWarning):
+    """An op ran under vmap as a Python loop over the examples (it has no batching rule)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the vmap level
+
+
+class VmapLevel(Level):
+    """One active ``vmap`` call: its batch size and randomness mode.
+
+    ``index`` counts vmap levels from 1 (the outermost active vmap).
+    """
+
+    __slots__ = ("randomness", "size")
+    kind = "vmap"
+    forbids_backward = True  # rev/engine.py: backward() inside vmap is an error
+
+    def __init__(self, index: int, size: int, randomness: str) -> None:
+        self.index = index
+        self.size = size
+        self.randomness = randomness
+        self.alive = True
+
+    def owns(self, value) -> bool:
+        return type(value) is BatchedTensor and value._level is self
+
+    def process(self, op, args: tuple, params: dict):
+        values = []
+        bdims = []
+        for a in args:
+            if type(a) is BatchedTensor and a._level is self:
+                values.append(a._value)
+                bdims.append(a._bdim)
+            else:
+                values.append(a)
+                bdims.append(None)
+        values = tuple(values)
+        bdims = tuple(bdims)
+        rule = op.batch
+        position = LEVELS.index(self)
+        removed = LEVELS[position:]
+        del LEVELS[position:]
+        try:
+            if rule is not None:
+                out, out_bdims = rule(op, values, bdims, params)
+            else:
+                from .rules import LOOP_BATCHED
+
+                if op.name not in LOOP_BATCHED:
+                    raise RuntimeError(
+                        f"dualad.vmap: no batching rule for '{op.name}' at vmap level {self.index}"
+                    )
+                out, out_bdims = self._loop(op, values, bdims, params)
+        finally:
+            LEVELS.extend(removed)
+        if isinstance(out, tuple):
+            if not isinstance(out_bdims, (tuple, list)):
+                out_bdims = (out_bdims,) * len(out)
+            return tuple(self._wrap(op, o, b) for o, b in zip(out, out_bdims))
+        return self._wrap(op, out, out_bdims)
+
+    def _wrap(self, op, value, bdim):
+        """``value`` (one level down) as this level's BatchedTensor when it carries the batch."""
+        if bdim is None or not isinstance(value, Tensor):
+            return value
+        shape = value.shape
+        if bdim < 0:
+            bdim += len(shape)
+        if not 0 <= bdim < len(shape) or shape[bdim] != self.size:
+            raise RuntimeError(
+                f"dualad.vmap: the batching rule of '{op.name}' returned an output of shape "
+                f"{tuple(shape)} with batch dim {bdim}, but the batch size at vmap level "
+                f"{self.index} is {self.size} (a bug in that rule)"
+            )
+        return batched(value, bdim, self)
+
+    def _loop(self, op, values: tuple, bdims: tuple, params: dict):
+        """The fallback for ops in ``LOOP_BATCHED``: run the op once per example and stack."""
+        from ..ops.shape import select, stack
+
+        if op.name not in _WARNED:
+            _WARNED.add(op.name)
+            warnings.warn(
+                f"There is a performance drop because we have not yet implemented the batching "
+                f"rule for {op.name}. dualad.vmap runs it once per example (a Python loop) "
+                "instead.",
+                PerformanceWarning,
+                stacklevel=4,
+            )
+        if self.size == 0:
+            raise RuntimeError(
+                f"dualad.vmap: '{op.name}' has no batching rule, and its per-example fallback "
+                "cannot run on an empty batch (batch size 0)"
+            )
+        results = []
+        for i in range(self.size):
+            sliced = tuple(v if b is None else select(v, b, i) for v, b in zip(values, bdims))
+            out = dispatch(op, sliced, params)
+            results.append(out if isinstance(out, tuple) else (out,))
+        stacked = []
+        for k in range(len(results[0])):
+            pieces = [r[k] for r in results]
+            shapes = {tuple(p.shape) for p in pieces}
+            if len(shapes) > 1:
+                raise RuntimeError(
+                    f"dualad.vmap: '{op.name}' has no batching rule and its per-example results "
+                    f"have different shapes ({sorted(shapes)}): an op whose output shape depends "
+                    f"on the data cannot be batched (vmap level {self.index})"
+                )
+            stacked.append(stack(pieces, 0))
+        if op.nout == 1:
+            return stacked[0], 0
+        return tuple(stacked), (0,) * len(stacked)
+
+    def __repr__(self) -> str:
+        state = "" if self.alive else ", exited"
+        return f"<vmap level {self.index} (batch size {self.size}{state})>"
+
+
+def active_vmap_levels() -> list:
+    """The vmap levels on the stack, outermost first."""
+    return [level for level in LEVELS if type(level) is VmapLevel]
+
+
+# ---------------------------------------------------------------------------------------------
+# BatchedTensor
+
+
+def batched(value: Tensor, bdim: int, level: VmapLevel) -> BatchedTensor:
+    """Wrap ``value`` (one level below ``level``) as batched along ``bdim`` at ``level``."""
+    out = _new(BatchedTensor)
+    out._value = value
+    out._bdim = bdim
+    out._level = level
+    # the parent's slots: no history, no tangents, no version box, not a view of its own; the
+    # fast paths test ``type(x) is Tensor`` and never see a BatchedTensor
+    out._rg = False
+    out._node = None
+    out._out_nr = 0
+    out._meta = None
+    out._fw = None
+    out._vc = None
+    out._view = None
+    return out
+
+
+def _level_of(x: BatchedTensor) -> str:
+    return f"vmap level {x._level.index}"
+
+
+class BatchedTensor(Tensor):
+    """A tensor inside ``dualad.vmap``: one example's view of a batch of values.
+
+    Ops and methods see the logical (per-example) shape; the batch lives in ``_value`` along
+    ``_bdim``. Converting one to Python numbers or NumPy raises, since inside vmap it stands for
+    all examples at once.
+    """
+
+    __slots__ = ("_bdim", "_level", "_value")
+
+    # ------------------------------------------------------------------ logical metadata
+    @property
+    def _data(self):
+        level = self._level
+        if not level.alive:
+            raise _escaped(self)
+        if level not in LEVELS:
+            raise RuntimeError(
+                f"dualad.vmap: a batched tensor of {_level_of(self)} reached code running below "
+                "that level (a batching rule or transform passed a wrapped value down instead "
+                "of its value)"
+            )
+        return _LogicalData(self)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        shape = self._value.shape
+        bdim = self._bdim
+        return (*shape[:bdim], *shape[bdim + 1 :])
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim - 1
+
+    def dim(self) -> int:
+        return self._value.ndim - 1
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def device(self):
+        return self._value.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._value.is_cuda
+
+    def size(self, dim: int | None = None):
+        shape = self.shape
+        if dim is None:
+            return shape
+        try:
+            return shape[dim]
+        except IndexError:
+            ndim = max(len(shape), 1)
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                f"but got {dim})"
+            ) from None
+
+    def numel(self) -> int:
+        count = 1
+        for s in self.shape:
+            count *= s
+        return count
+
+    nelement = numel
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    # ------------------------------------------------------------------ autograd attributes
+    @property
+    def requires_grad(self) -> bool:
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        raise NotImplementedError(
+            f"dualad.vmap: requires_grad_() on a batched tensor ({_level_of(self)}) is not "
+            "supported yet; set requires_grad on the inputs before calling vmap, or use "
+            "dualad.func.grad inside vmap"
+        )
+
+    def retain_grad(self) -> None:
+        raise NotImplementedError(
+            f"dualad.vmap: retain_grad() on a batched tensor ({_level_of(self)}) is not supported"
+        )
+
+    def register_hook(self, hook):
+        raise NotImplementedError(
+            f"dualad.vmap: register_hook() on a batched tensor ({_level_of(self)}) is not supported"
+        )
+
+    @property
+    def _version(self) -> int:
+        return self._value._version
+
+    def detach(self) -> BatchedTensor:
+        """The batched value detached from autograd and forward mode (per example)."""
+        return batched(self._value.detach(), self._bdim, self._level)
+
+    def detach_(self) -> BatchedTensor:
+        # rebinds the value instead of detaching it in place: the value may be the user's input
+        self._value = self._value.detach()
+        self._fw = None
+        return self
+
+    @property
+    def data(self) -> BatchedTensor:
+        return batched(self._value.data, self._bdim, self._level)
+
+    @data.setter
+    def data(self, value) -> None:
+        raise NotImplementedError(
+            f"dualad.vmap: assigning .data of a batched tensor ({_level_of(self)}) is not supported"
+        )
+
+    # ------------------------------------------------------------------ no per-example values
+    def _no_values(self, what: str) -> RuntimeError:
+        return RuntimeError(
+            f"dualad.vmap: {what} on a batched tensor ({_level_of(self)}, logical shape "
+            f"{self.shape}) is not supported: inside vmap a tensor stands for all examples at "
+            "once, so data-dependent Python control flow on batched values cannot be vmapped. "
+            "Rewrite it with tensor ops (dualad.where, masks) or move it out of the vmapped "
+            "function."
+        )
+
+    def item(self):
+        raise self._no_values(".item()")
+
+    def tolist(self):
+        raise self._no_values(".tolist()")
+
+    def numpy(self, *, force: bool = False):
+        raise self._no_values(".numpy()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._no_values("Conversion to a NumPy array")
+
+    def __bool__(self) -> bool:
+        raise self._no_values("bool() (an `if` or `while` on a tensor)")
+
+    def __float__(self) -> float:
+        raise self._no_values("float()")
+
+    def __int__(self) -> int:
+        raise self._no_values("int()")
+
+    def __complex__(self) -> complex:
+        raise self._no_values("complex()")
+
+    def __index__(self) -> int:
+        raise self._no_values("Use as a Python index")
+
+    def __reduce_ex__(self, protocol):
+        raise self._no_values("Pickling")
+
+    def __deepcopy__(self, memo):
+        raise self._no_values("copy.deepcopy()")
+
+    # ------------------------------------------------------------------ in-place ops
+    def _apply_inplace(self, functional, args: tuple, params: dict) -> BatchedTensor:
+        """``self.op_(...)``: the functional op at this level, written into the value below.
+
+        Called by ``rev.inplace.apply_inplace``. The functional op runs on a snapshot when the
+        value's history is recorded (so the nodes it makes never see the write), and the result
+        goes into the value with ``copy_`` one level down, which bumps the version, rebases the
+        value's history and updates its tangents there.
+        """
+        from ..rev.inplace import _update_tangents
+
+        level = self._level
+        source = _snapshot(self) if GRAD.enabled and _bottom(self).requires_grad else self
+        result = functional(source, *args, **params)
+        physical = self._physical_result(result, functional)
+        position = LEVELS.index(level)
+        removed = LEVELS[position:]
+        del LEVELS[position:]
+        try:
+            self._value.copy_(physical)
+        finally:
+            LEVELS.extend(removed)
+        if result._fw is not None or self._fw is not None:
+            _update_tangents(self, result)
+        return self
+
+    def _physical_result(self, result, functional):
+        """``result`` (logical, like self) as a value laid out like ``self._value``."""
+        import numpy as np
+
+        from ..ops.shape import movedim, unsqueeze
+
+        name = getattr(functional, "__name__", "op")
+        if tuple(result.shape) != self.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(result.shape)}"
+            )
+        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise RuntimeError(
+                f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
+            )
+        level = self._level
+        if (
+            type(result) is BatchedTensor
+            and result._level is not level
+            and _is_inner(result._level, level)
+        ):
+            raise inplace_batched_into_unbatched(name, self, result)
+        position = LEVELS.index(level)
+        removed = LEVELS[position:]
+        del LEVELS[position:]
+        try:
+            if type(result) is BatchedTensor and result._level is level:
+                value = result._value
+                if result._bdim != self._bdim:
+                    value = movedim(value, result._bdim, self._bdim)
+                return value
+            # the same for every example: copy_ broadcasts it along the batch dim
+            return unsqueeze(result, self._bdim)
+        finally:
+            LEVELS.extend(removed)
+
+    # ------------------------------------------------------------------ printing
+    def __repr__(self) -> str:
+        level = self._level
+        if not level.alive:
+            return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, <escaped its vmap>)"
+        body = repr(self._value).replace("\n", "\n    ")
+        extras = ""
+        if self._fw:
+            extras = "".join(f",\n    tangent={t!r}" for t in self._fw.values())
+        return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, value=\n    {body}{extras}\n)"
+
+    __str__ = __repr__
+
+
+def _bottom(x):
+    """The plain tensor under any number of BatchedTensor wrappers."""
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
+
+
+def _snapshot(x):
+    """A copy of ``x``'s values with x's history, wrapped exactly like ``x`` (see
+    ``rev.inplace._snapshot``); forward tangents stay attached at every level."""
+    from ..rev.inplace import _snapshot as plain_snapshot
+
+    if type(x) is not BatchedTensor:
+        return plain_snapshot(x)
+    out = batched(_snapshot(x._value), x._bdim, x._level)
+    out._fw = x._fw
+    return out
+
+
+def _is_inner(level: VmapLevel, than: VmapLevel) -> bool:
+    """Whether ``level`` sits above ``than`` on the stack (an inner vmap)."""
+    try:
+        return LEVELS.index(level) > LEVELS.index(than)
+    except ValueError:
+        return True  # not on the stack: an inner level that has exited (an escaped value)
+
+
+def inplace_batched_into_unbatched(name: str, target, result) -> RuntimeError:
+    """The error for ``x.op_(y)`` where y is batched at a level where x is not."""
+    name = {"copy_from": "copy", "index_put": "setitem/index_put"}.get(name, name)
+    return RuntimeError(
+        f"vmap: {name}_(self, *extra_args) is not possible because there exists a Tensor "
+        "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+        "being vmapped over but `self` not being vmapped over in a vmap (dualad: the result is "
+        f"batched at vmap level {result._level.index}, the tensor written to is not). Please try "
+        "to use out-of-place operators instead of inplace arithmetic, or clone the tensor "
+        "inside vmap (x = x + 0 makes it batched)."
+    )
+
+
+def _escaped(x: BatchedTensor) -> RuntimeError:
+    return RuntimeError(
+        f"dualad.vmap: a batched tensor of vmap level {x._level.index} escaped its vmap call (it "
+        "was stored outside the vmapped function, or returned inside a container vmap does not "
+        "look into); its value only exists inside that call"
+    )
+
+
+class _LogicalData:
+    """What a BatchedTensor shows as ``_data``: the logical shape and dtype, nothing else.
+
+    Internal code reads ``t._data.shape`` / ``t._data.dtype.kind`` in many places; those get the
+    per-example values. Any use of the array itself raises, naming the problem.
+    """
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: BatchedTensor) -> None:
+        self._owner = owner
+
+    @property
+    def shape(self):
+        return self._owner.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._owner.ndim
+
+    @property
+    def size(self) -> int:
+        return self._owner.numel()
+
+    @property
+    def dtype(self):
+        return self._owner.dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._owner.dtype.itemsize
+
+    # layouts of batched values are not comparable per example (fwd.make_dual compares them)
+    strides = None
+
+    def _unsupported(self, what: str) -> RuntimeError:
+        owner = self._owner
+        return RuntimeError(
+            f"dualad.vmap: this operation needs the array data of a batched tensor "
+            f"({_level_of(owner)}, logical shape {owner.shape}) ({what}), which inside vmap "
+            "stands for a whole batch. Tensor values used as static arguments (e.g. an index "
+            "tensor in x[idx] or x[idx] = v) cannot be batched; use gather, index_select, "
+            "take_along_dim or scatter, which accept batched indices."
+        )
+
+    def __getattr__(self, name: str):
+        raise self._unsupported(f"attribute {name!r}")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._unsupported("conversion to a NumPy array")
+
+    def __getitem__(self, key):
+        raise self._unsupported("indexing its data")
+
+    def __setitem__(self, key, value):
+        raise self._unsupported("writing its data")
+
+    def __iter__(self):
+        raise self._unsupported("iterating over its data")
+
+    def __bool__(self) -> bool:
+        raise self._unsupported("its truth value")
+
+
+# ---------------------------------------------------------------------------------------------
+# randomness
+
+
+RANDOM_MESSAGE = (
+    "vmap: We do not yet support calling random operations inside of vmap. Please perform random "
+    "operations outside of vmap as a workaround"
+)
+
+
+def vmap_random(draw, shape: tuple):
+    """Random values of logical ``shape`` under the innermost active vmap level, or None when
+    no vmap level is active.
+
+    ``draw(shape)`` makes the random tensor one level down (it calls back into the random
+    function, so outer vmap levels apply their own randomness in turn). ``randomness="error"``
+    raises, ``"same"`` draws one value shared by the batch, ``"different"`` draws the batch size
+    in front and wraps it as batched along dim 0.
+    """
+    level = None
+    for candidate in reversed(LEVELS):
+        if type(candidate) is VmapLevel:
+            level = candidate
+            break
+    if level is None:
+        return None
+    if level.randomness == "error":
+        raise RuntimeError(RANDOM_MESSAGE)
+    position = LEVELS.index(level)
+    removed = LEVELS[position:]
+    del LEVELS[position:]
+    try:
+        if level.randomness == "same":
+            return draw(tuple(shape))
+        value = draw((level.size, *shape))
+    finally:
+        LEVELS.extend(removed)
+    return batched(value, 0, level)
+
+
+__all__ = ["BatchedTensor", "PerformanceWarning", "VmapLevel"]

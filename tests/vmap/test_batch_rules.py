@@ -1,0 +1,270 @@
+"""The registry-driven vmap test: every OpInfo through ``dualad.vmap`` against a Python loop.
+
+For each entry of ``dualad.testing.opdb.all_ops()`` and each of its samples, the sample is drawn
+three times (six for nesting) from independent generators; every tensor argument whose shape and
+dtype agree across the draws is a batch candidate. For each in_dims configuration the vmapped
+call must equal the loop ``stack([fn(example b) for b])`` (shapes, dtypes and values):
+
+- every candidate batched at dim 0, at dim -1, and at dim 1 where its rank allows;
+- one candidate batched at a time, the others unbatched (``None``): rules must mix batched and
+  unbatched arguments;
+- nested vmap (first two samples): every candidate batched at both levels, and the first
+  candidate batched only by the inner vmap while the others are batched only by the outer one.
+
+Everything runs with ``LOOP_BATCHED`` emptied unless the entry exercises one of its ops, so an op
+that silently needed the per-example fallback fails here. ``UNSUPPORTED`` lists the entries
+whose batched integer/boolean tensors are static keys (``x[idx]``): they must raise a clear
+``dualad.vmap`` error instead. Data-dependent ops (``LOOP_BATCHED``) may raise the
+"different shapes" error when the examples disagree.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import dualad
+from dualad._dispatch import REGISTRY
+from dualad._tensor import Tensor
+from dualad._tree import flatten
+from dualad.testing._numeric import as_numpy, flatten_outputs, sample_to_tensors
+from dualad.testing.opdb import all_ops
+from dualad.vmap import PerformanceWarning, rules
+
+INFOS = all_ops()
+SIZE = 3
+
+# entries whose index tensors become static ``x[key]`` keys: a batched index raises a clear
+# error (tensor values cannot be static arguments under vmap)
+UNSUPPORTED = {"getitem", "take", "masked_select", "setitem", "repeat_interleave_tensor"}
+# entries that write in place into their first argument
+INPLACE = {"setitem", "fill_", "copy_"}
+
+
+def _dtype(info) -> np.dtype:
+    return np.dtype("float64" if "float64" in info.dtypes else info.dtypes[0])
+
+
+def _draws(info, count: int) -> list[list]:
+    seed = zlib.crc32(f"vmap:{info.name}".encode())
+    return [info.sample_inputs(_dtype(info), np.random.default_rng(seed + k)) for k in range(count)]
+
+
+class Sample:
+    """One sample drawn several times: the flattened call leaves of every draw."""
+
+    def __init__(self, info, draws: list) -> None:
+        self.info = info
+        self.note = draws[0].note
+        self.flats = []
+        for sample in draws:
+            args, kwargs, _ = sample_to_tensors(sample, requires_grad=False)
+            leaves, rebuild = flatten((args, kwargs))
+            self.flats.append(leaves)
+        self.rebuild = rebuild
+        first = self.flats[0]
+        same_structure = all(len(f) == len(first) for f in self.flats)
+        self.positions = [
+            k
+            for k, leaf in enumerate(first)
+            if same_structure
+            and isinstance(leaf, Tensor)
+            and all(
+                isinstance(f[k], Tensor) and f[k].shape == leaf.shape and f[k].dtype == leaf.dtype
+                for f in self.flats
+            )
+        ]
+
+    def call(self, leaves):
+        args, kwargs = self.rebuild(leaves)
+        return self.info.fn(*args, **kwargs)
+
+    def leaves_with(self, choice: dict) -> list:
+        """Draw 0's leaves with position p taken from draw ``choice[p]``."""
+        leaves = list(self.flats[0])
+        for p, k in choice.items():
+            leaves[p] = self.flats[k][p]
+        return leaves
+
+    def batched_input(self, p: int, draws: list, dim: int):
+        return dualad.tensor(np.stack([self.flats[k][p].numpy() for k in draws], axis=dim))
+
+
+def _outputs(value) -> list:
+    return [None if o is None else as_numpy(o) for o in flatten_outputs(value)]
+
+
+def _compare(actual: list, expected_rows: list, grid: tuple, what: str) -> None:
+    """``actual`` (flattened vmap outputs) against the loop outputs stacked over ``grid``."""
+    assert len(actual) == len(expected_rows[0]), f"{what}: number of outputs"
+    for k, got in enumerate(actual):
+        expected = np.stack([row[k] for row in expected_rows]).reshape(
+            grid + expected_rows[0][k].shape
+        )
+        assert got.shape == expected.shape, (
+            f"{what}: output {k} shape {got.shape} != {expected.shape}"
+        )
+        assert got.dtype == expected.dtype, (
+            f"{what}: output {k} dtype {got.dtype} != {expected.dtype}"
+        )
+        if expected.dtype.kind in "fc":
+            tol = 1e-4 if expected.dtype in (np.float32, np.complex64) else 1e-9
+            np.testing.assert_allclose(
+                got, expected, rtol=tol, atol=tol, equal_nan=True, err_msg=what
+            )
+        else:
+            np.testing.assert_array_equal(got, expected, err_msg=what)
+
+
+def _single_configs(sample: Sample):
+    ndims = [sample.flats[0][p].ndim for p in sample.positions]
+    yield "dim 0", [0] * len(ndims)
+    yield "dim -1", [-1] * len(ndims)
+    if any(n >= 1 for n in ndims):
+        yield "dim 1", [1 if n >= 1 else 0 for n in ndims]
+    if len(ndims) > 1:
+        for i in range(len(ndims)):
+            yield f"only argument {i}", [0 if j == i else None for j in range(len(ndims))]
+
+
+def _expect_failure(info, sample: Sample, dims, exc: Exception) -> bool:
+    """Whether ``exc`` is the documented error for this entry and configuration."""
+    batched_kinds = {
+        sample.flats[0][p].dtype.kind for p, d in zip(sample.positions, dims) if d is not None
+    }
+    if info.name in UNSUPPORTED and batched_kinds & set("iub"):
+        return isinstance(exc, RuntimeError) and "dualad.vmap" in str(exc)
+    if "is not possible because there exists a Tensor `other`" in str(exc):
+        # as in torch: an in-place write of batched values into an unbatched tensor
+        return info.name in INPLACE and dims[0] is None
+    if "view size is not compatible" in str(exc) and any(d not in (0, None) for d in dims):
+        # as in torch: with the batch dim not in front, the batch may not be viewable as the
+        # new shape (a view cannot copy); reshape copies instead
+        return "view" in info.ops
+    if set(info.ops) & rules.LOOP_BATCHED:
+        return isinstance(exc, RuntimeError) and "different shapes" in str(exc)
+    return False
+
+
+def _check_single(info, sample: Sample, name: str, dims: list) -> None:
+    what = f"{info.name} [{sample.note}] {name} in_dims={dims}"
+
+    def fn(*xs):
+        leaves = list(sample.flats[0])
+        for p, x in zip(sample.positions, xs):
+            leaves[p] = x
+        return sample.call(leaves)
+
+    inputs = [
+        sample.flats[0][p] if d is None else sample.batched_input(p, list(range(SIZE)), d)
+        for p, d in zip(sample.positions, dims)
+    ]
+    try:
+        actual = _outputs(dualad.vmap(fn, in_dims=tuple(dims))(*inputs))
+    except Exception as exc:
+        if _expect_failure(info, sample, dims, exc):
+            return
+        raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
+    rows = []
+    for b in range(SIZE):
+        choice = {p: b for p, d in zip(sample.positions, dims) if d is not None}
+        rows.append(_outputs(sample.call(sample.leaves_with(choice))))
+    _compare(actual, rows, (SIZE,), what)
+
+
+def _check_nested(info, sample: Sample, split: bool) -> None:
+    """Outer batch of 2 (draws 3, 4 / 0..5), inner batch of 3."""
+    positions = sample.positions
+    what = f"{info.name} [{sample.note}] nested{' split' if split else ''}"
+    inputs, outer_dims, inner_dims, choices = [], [], [], []
+    for i, p in enumerate(positions):
+        if split and i == 0:  # only the inner vmap batches it: draws 0, 1, 2
+            inputs.append(sample.batched_input(p, [0, 1, 2], 0))
+            outer_dims.append(None)
+            inner_dims.append(0)
+        elif split:  # only the outer vmap: draws 3, 4
+            inputs.append(sample.batched_input(p, [3, 4], 0))
+            outer_dims.append(0)
+            inner_dims.append(None)
+        else:  # both: draws o * 3 + i, laid out (inner, outer) to exercise a non-leading bdim
+            stacked = np.stack(
+                [
+                    np.stack([sample.flats[o * 3 + j][p].numpy() for o in range(2)])
+                    for j in range(SIZE)
+                ]
+            )
+            inputs.append(dualad.tensor(stacked))
+            outer_dims.append(1)
+            inner_dims.append(0)
+
+    def fn(*xs):
+        leaves = list(sample.flats[0])
+        for p, x in zip(positions, xs):
+            leaves[p] = x
+        return sample.call(leaves)
+
+    inner = dualad.vmap(fn, in_dims=tuple(inner_dims))
+    try:
+        actual = _outputs(dualad.vmap(inner, in_dims=tuple(outer_dims))(*inputs))
+    except Exception as exc:
+        # (split: the first argument is not batched at the outer level)
+        if _expect_failure(info, sample, outer_dims if split else inner_dims, exc):
+            return
+        raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
+    rows = []
+    for o in range(2):
+        for j in range(SIZE):
+            choice = {}
+            for i, p in enumerate(positions):
+                if split:
+                    choice[p] = j if i == 0 else 3 + o
+                else:
+                    choice[p] = o * 3 + j
+            rows.append(_outputs(sample.call(sample.leaves_with(choice))))
+    _compare(actual, rows, (2, SIZE), what)
+
+
+@pytest.fixture
+def strict_rules(monkeypatch, request):
+    """No per-example fallback unless the entry exercises a LOOP_BATCHED op."""
+    info = request.node.callspec.params["info"]
+    if not set(info.ops) & rules.LOOP_BATCHED:
+        monkeypatch.setattr(rules, "LOOP_BATCHED", frozenset())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PerformanceWarning)
+        yield
+
+
+@pytest.mark.parametrize("info", INFOS, ids=[info.name for info in INFOS])
+def test_vmap_matches_a_loop(info, strict_rules):
+    draws = _draws(info, 6)
+    count = min(len(d) for d in draws)
+    checked = 0
+    for j in range(count):
+        sample = Sample(info, [d[j] for d in draws])
+        if not sample.positions:
+            continue
+        for name, dims in _single_configs(sample):
+            _check_single(info, sample, name, dims)
+            checked += 1
+        if j < 2:
+            _check_nested(info, sample, split=False)
+            if len(sample.positions) > 1:
+                _check_nested(info, sample, split=True)
+    assert checked, f"{info.name}: no sample could be batched"
+
+
+def test_every_op_has_a_batching_rule_or_is_loop_batched():
+    missing = sorted(
+        name for name, op in REGISTRY.items() if op.batch is None and name not in rules.LOOP_BATCHED
+    )
+    assert not missing, f"ops without a batching rule (add one, or list in LOOP_BATCHED): {missing}"
+    assert rules.LOOP_BATCHED <= set(REGISTRY), "LOOP_BATCHED names ops that do not exist"
+
+
+def test_every_op_is_exercised_by_the_op_database():
+    covered = set().union(*(info.ops for info in INFOS))
+    assert not set(REGISTRY) - covered, sorted(set(REGISTRY) - covered)
