@@ -81,6 +81,9 @@ def attach_operators() -> None:
     Tensor.T = property(_full_transpose)
     Tensor.mT = property(shape.matrix_transpose)
     Tensor.H = property(lambda self: ew.conj(_full_transpose(self)))
+    # torch spells these as properties (x.real, x.imag), not methods
+    Tensor.real = property(ew.real)
+    Tensor.imag = property(ew.imag)
     Tensor.mH = property(lambda self: ew.conj(shape.matrix_transpose(self)))
 
 

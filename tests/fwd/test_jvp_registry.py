@@ -385,7 +385,7 @@ def _dual_patterns(n_leaves: int) -> list:
 @pytest.mark.parametrize("info, dtype, sample", MEMORY_CASES)
 def test_tangent_memory_follows_primal_memory(info: OpInfo, dtype: str, sample: SampleInput):
     """An output's tangent shares memory with an input's tangent exactly when the output shares
-    memory with that input (a view op), and is writeable exactly when the output is.
+    memory with that input (then it must be a view), and is writeable exactly when the output is.
 
     An in-place op on an output updates its tangent in place (so views see it): a tangent that
     aliases an input's tangent (``x + 1`` returning x's tangent itself) would change the input's
@@ -423,12 +423,67 @@ def test_tangent_memory_follows_primal_memory(info: OpInfo, dtype: str, sample: 
                 )
                 for k, primal, in_tangent in inputs:
                     primal_shared = np.shares_memory(out._data, primal._data)
+                    assert not primal_shared or out is primal or out._view is not None, (
+                        f"{what}: the output shares memory with input {k} but is not a view"
+                    )
                     tangent_shared = np.shares_memory(tangent._data, in_tangent._data)
                     assert primal_shared == tangent_shared, (
                         f"{what}: the output {'shares' if primal_shared else 'does not share'} "
                         f"memory with input {k} but its tangent "
                         f"{'does' if tangent_shared else 'does not'} share the input's tangent's"
                     )
+
+
+_INPLACE_CASES = [
+    pytest.param(lambda x: dualad.prod(x), (), "float64", id="prod-0d"),
+    pytest.param(lambda x: dualad.amax(x), (), "float64", id="amax-0d"),
+    pytest.param(lambda x: dualad.max(x), (), "float64", id="max-0d"),
+    pytest.param(dualad.real, (3,), "complex128", id="real"),
+    pytest.param(dualad.imag, (3,), "complex128", id="imag"),
+    pytest.param(
+        lambda x: dualad.to_device_op(x, device="cpu"), (3,), "float64", id="to_device-same"
+    ),
+    pytest.param(
+        lambda x: dualad.lerp(x, dualad.zeros((2, 3)), 0.25), (3,), "float64", id="lerp-broadcast"
+    ),
+    pytest.param(
+        lambda x: dualad.where(dualad.tensor([True, False, True]), x, dualad.zeros((2, 3))),
+        (3,),
+        "float64",
+        id="where-broadcast",
+    ),
+    pytest.param(
+        lambda x: x + 1.0,
+        (3,),
+        "float64",
+        id="add-scalar",
+        marks=pytest.mark.xfail(strict=True, reason=_HELPERS_ALIAS),
+    ),
+    pytest.param(
+        lambda x: x + dualad.zeros((2, 3)),
+        (3,),
+        "float64",
+        id="add-broadcast",
+        marks=pytest.mark.xfail(strict=True, reason=_HELPERS_ALIAS),
+    ),
+]
+
+
+@pytest.mark.parametrize("f, shape, dtype", _INPLACE_CASES)
+def test_inplace_on_output_keeps_input_tangent(f, shape, dtype):
+    """``y = f(x); y.mul_(2)`` doubles y's tangent and leaves x and its tangent alone (y is not a
+    view of x)."""
+    rng = np.random.default_rng(10)
+    x0 = random_like(rng, np.zeros(shape, dtype), 0.5, 1.5)
+    t0 = random_like(rng, x0)
+    with fwd.dual_level():
+        x = fwd.make_dual(dualad.tensor(x0), dualad.tensor(t0))
+        y = f(x)
+        before = as_numpy(fwd.unpack_dual(y).tangent).copy()
+        y.mul_(2.0)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(x).tangent), t0)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(y).tangent), 2 * before)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(x).primal), x0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,7 +498,7 @@ def test_adjoint_identity(info: OpInfo, dtype: str, sample: SampleInput):
     where = _describe(info, sample)
     rng = np.random.default_rng(4)
     tangents = _random_tangents(sample, rng)
-    primals, jt = _forward_jvp(info, sample, tangents)
+    _, jt = _forward_jvp(info, sample, tangents)
 
     args, kwargs, leaves = sample.tensors(requires_grad=True)
     outputs = flatten_outputs(info.fn(*args, **kwargs))
@@ -513,10 +568,10 @@ def test_jvp_of_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample:
             p, tt = _unpack([t], outer) if t is not None else ([None], [None])
             first.append(None if p[0] is None else as_numpy(p[0]))
             second.append(None if tt[0] is None else as_numpy(tt[0]))
-        primals, outer_tangents = _unpack(outputs, outer)
+        _, outer_tangents = _unpack(outputs, outer)
         outer_tangents = [None if t is None else as_numpy(t) for t in outer_tangents]
     # the first-order parts of the nested computation
-    plain_primals, jt1 = _forward_jvp(info, sample, t1)
+    _, jt1 = _forward_jvp(info, sample, t1)
     _, jt2 = _forward_jvp(info, sample, t2)
     for k in range(len(outputs)):
         for got, want, what in ((outer_tangents[k], jt1[k], "t1"), (first[k], jt2[k], "t2")):
@@ -631,7 +686,7 @@ def test_op_without_jvp_rule_raises():
             dual = fwd.make_dual(x, dualad.ones(2))
             with pytest.raises(
                 NotImplementedError,
-                match="Trying to use forward AD with .* that does not support it",
+                match=r"Trying to use forward AD with .* that does not support it",
             ):
                 dispatch(op, (dual,), {})
     finally:

@@ -227,6 +227,57 @@ def _check_nested(info, sample: Sample, split: bool) -> None:
     _compare(actual, rows, (2, SIZE), what)
 
 
+def _check_grad_of_vmap(info, sample: Sample) -> None:
+    """Reverse mode through the physical ops the rules run (batch at dim -1): the gradients of
+    ``sum(ct * vmap(fn)(x))`` equal the per-example gradients, stacked."""
+    floating = [p for p in sample.positions if sample.flats[0][p].dtype.kind in "fc"]
+    if not floating:
+        return
+    what = f"{info.name} [{sample.note}] grad of vmap"
+    rng = np.random.default_rng(1)
+
+    def fn(*xs):
+        leaves = list(sample.flats[0])
+        for p, x in zip(floating, xs):
+            leaves[p] = x
+        return sample.call(leaves)
+
+    inputs = [
+        dualad.tensor(
+            np.stack([sample.flats[k][p].numpy() for k in range(SIZE)], axis=-1), requires_grad=True
+        )
+        for p in floating
+    ]
+    outputs = [o for o in flatten_outputs(dualad.vmap(fn, in_dims=-1)(*inputs))]
+    pairs = [(o, o.dtype) for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
+    pairs = [(o, dualad.tensor(rng.standard_normal(o.shape).astype(d))) for o, d in pairs]
+    pairs = [(o, ct) for o, ct in pairs if o.requires_grad]
+    if not pairs:
+        return
+    grads = dualad.autograd.grad(
+        [o for o, _ in pairs], inputs, [ct for _, ct in pairs], allow_unused=True
+    )
+    for b in range(SIZE):
+        leaves = list(sample.flats[0])
+        singles = [dualad.tensor(sample.flats[b][p].numpy(), requires_grad=True) for p in floating]
+        for p, x in zip(floating, singles):
+            leaves[p] = x
+        outs = [o for o in flatten_outputs(sample.call(leaves))]
+        outs = [
+            o for o in outs if isinstance(o, Tensor) and o.dtype.kind in "fc" and o.requires_grad
+        ]
+        expected = dualad.autograd.grad(
+            outs, singles, [ct[b] for _, ct in pairs], allow_unused=True
+        )
+        for k, (got, want) in enumerate(zip(grads, expected)):
+            if want is None:
+                assert got is None or not np.any(as_numpy(got)[..., b]), f"{what}: input {k}"
+                continue
+            np.testing.assert_allclose(
+                as_numpy(got)[..., b], as_numpy(want), rtol=1e-9, atol=1e-12, err_msg=what
+            )
+
+
 @pytest.fixture
 def strict_rules(monkeypatch, request):
     """No per-example fallback unless the entry exercises a LOOP_BATCHED op."""
@@ -250,6 +301,8 @@ def test_vmap_matches_a_loop(info, strict_rules):
         for name, dims in _single_configs(sample):
             _check_single(info, sample, name, dims)
             checked += 1
+        if info.differentiable:
+            _check_grad_of_vmap(info, sample)
         if j < 2:
             _check_nested(info, sample, split=False)
             if len(sample.positions) > 1:
