@@ -28,7 +28,7 @@ DUAL_LEVELS: list = []
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
-    __slots__ = ("__weakref__", "holders")
+    __slots__ = ("__weakref__", "holders", "prune_at")
     kind = "dual_level"
     forbids_backward = False
 
@@ -36,6 +36,7 @@ class DualLevel(Level):
         self.index = index
         self.alive = True
         self.holders: list = []
+        self.prune_at = 1024
 
     def owns(self, value) -> bool:
         fw = getattr(value, "_fw", None)
@@ -72,7 +73,7 @@ class DualLevel(Level):
             for i, (o, t) in enumerate(zip(out, out_tangents)):
                 if i not in nondiff:
                     self.attach(o, t)
-        else:
+        elif out_tangents is not None:
             self.attach(out, out_tangents)
         return out
 
@@ -80,7 +81,7 @@ class DualLevel(Level):
         """Give ``tensor`` the tangent ``tangent`` at this level (None: no tangent)."""
         if tangent is None or tensor._data.dtype.kind not in "fc":
             return
-        if not isinstance(tangent, Tensor):
+        if type(tangent) is not Tensor and not isinstance(tangent, Tensor):
             from .._creation import full_like
 
             tangent = full_like(tensor, tangent)
@@ -89,7 +90,12 @@ class DualLevel(Level):
             tensor._fw = {self: tangent}
         else:
             fw[self] = tangent
-        self.holders.append(weakref.ref(tensor))
+        holders = self.holders
+        holders.append(weakref.ref(tensor))
+        if len(holders) > self.prune_at:
+            # drop references to dead tensors now and then, so a long-lived level stays small
+            self.holders = holders = [ref for ref in holders if ref() is not None]
+            self.prune_at = max(1024, 2 * len(holders))
 
     def clear(self) -> None:
         """Remove this level's tangents from every tensor holding one (on exit)."""

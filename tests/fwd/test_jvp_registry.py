@@ -166,6 +166,11 @@ PARTIAL_CASES = [
 MEMORY_CASES = _cases(
     lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION, "memory"
 )
+REVERSE_OVER_FORWARD_CASES = _cases(
+    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+    "reverse_over_forward",
+    SECOND_ORDER_SAMPLES,
+)
 NONDIFF_CASES = _cases(lambda info, dtype: not info.differentiable, "nondiff")
 MULTI_OUTPUT_CASES = _cases(
     lambda info, dtype: _differentiable_case(info, dtype) and _multi_output(info), "multi"
@@ -535,6 +540,42 @@ def test_adjoint_identity(info: OpInfo, dtype: str, sample: SampleInput):
         f"{where}: Re<ct, J t> = {lhs!r} (forward) but Re<J^T ct, t> = {rhs!r} (reverse); "
         f"difference {abs(lhs - rhs):.3g} > {tolerance:.3g}"
     )
+
+
+@pytest.mark.parametrize("info, dtype, sample", REVERSE_OVER_FORWARD_CASES)
+def test_reverse_mode_through_the_jvp_rule_gives_the_vjp(
+    info: OpInfo, dtype: str, sample: SampleInput
+):
+    """The JVP rules are dualad computations, linear in the tangent: the gradient of
+    ``Re<ct, J t>`` with respect to the tangents ``t`` (reverse mode through the JVP rule) is the
+    VJP ``J^T ct``, exactly."""
+    _skip_if_requested(info, dtype)
+    where = _describe(info, sample)
+    rng = np.random.default_rng(11)
+    leaves = sample.leaves()
+    tangents = [to_tensor(random_like(rng, leaf), requires_grad=True) for leaf in leaves]
+    with fwd.dual_level() as level:
+        duals = [
+            fwd.make_dual(to_tensor(leaf), t, level=level) for leaf, t in zip(leaves, tangents)
+        ]
+        args, kwargs, _ = sample_to_tensors(replace_leaves(sample, duals), requires_grad=False)
+        outputs = flatten_outputs(info.fn(*args, **kwargs))
+        _, jt = _unpack(outputs, level)
+    used = [k for k, t in enumerate(jt) if t is not None and t.requires_grad]
+    assert used, f"{where}: no output tangent is connected to the input tangents"
+    cts = {k: random_like(rng, as_numpy(jt[k])) for k in used}
+    through_jvp = dualad.autograd.grad(
+        [jt[k] for k in used], tangents, [dualad.tensor(cts[k]) for k in used], allow_unused=True
+    )
+    args, kwargs, inputs = sample.tensors(requires_grad=True)
+    outputs = flatten_outputs(info.fn(*args, **kwargs))
+    vjp = dualad.autograd.grad(
+        [outputs[k] for k in used], inputs, [dualad.tensor(cts[k]) for k in used], allow_unused=True
+    )
+    for k, (a, e) in enumerate(zip(through_jvp, vjp)):
+        a = np.zeros_like(leaves[k]) if a is None else as_numpy(a)
+        e = np.zeros_like(leaves[k]) if e is None else as_numpy(e)
+        _assert_close(a, e, rtol=1e-10, atol=1e-12, what=f"{where}: gradient w.r.t. tangent {k}")
 
 
 # ---------------------------------------------------------------------------------------------
