@@ -140,6 +140,13 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "Setting a forward grad that itself has a forward gradient at the same level"
             f"{dual.index} is not supported."
         )
+    if type(tensor) is not Tensor or type(tangent) is not Tensor:
+        # batched by a vmap level above ``dual``: the dual number lives below that level
+        from ..vmap.batched import lift_make_dual
+
+        lifted = lift_make_dual(dual, tensor, tangent)
+        if lifted is not None:
+            return lifted
     out = dispatch(_alias_op, (tensor,), {})
     if tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
         tangent = _copy_with_layout(tangent, tensor)
@@ -159,6 +166,12 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     dual = _resolve(level, "unpack_dual")
     if dual is None or not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
+    if type(tensor) is not Tensor:  # batched by a vmap level above ``dual``: look inside
+        from ..vmap.batched import lift_unpack_dual
+
+        lifted = lift_unpack_dual(dual, tensor)
+        if lifted is not None:
+            return UnpackedDualTensor(*lifted)
     tangent = tensor._fw.get(dual) if tensor._fw is not None else None
     with suspended(dual):
         primal = dispatch(_alias_op, (tensor,), {})

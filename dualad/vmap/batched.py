@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from .._dispatch import Level, dispatch
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
@@ -378,10 +380,26 @@ class BatchedTensor(Tensor):
             _update_tangents(self, result)
         return self
 
+    def __setitem__(self, key, value) -> None:
+        # ``x[mask] = v`` with a batched boolean mask (``x[x < 0] = 0``): a key must be static, so
+        # it is written as ``x.copy_(where(mask, v, x))``, which batches (v broadcasts against
+        # x's trailing dims, as in torch; a v of one value per selected element cannot batch)
+        mask = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+        if (
+            type(mask) is BatchedTensor
+            and mask.dtype == np.bool_
+            and mask.shape == self.shape[: mask.ndim]
+        ):
+            from ..ops.shape import reshape
+            from ..rev.inplace import apply_inplace
+
+            mask = reshape(mask, (*mask.shape, *(1,) * (self.ndim - mask.ndim)))
+            apply_inplace(_masked_write, self, mask, value)  # (on a snapshot when recording)
+            return
+        Tensor.__setitem__(self, key, value)
+
     def _physical_result(self, result, functional):
         """``result`` (logical, like self) as a value laid out like ``self._value``."""
-        import numpy as np
-
         from ..ops.shape import movedim, unsqueeze
 
         name = getattr(functional, "__name__", "op")
@@ -427,6 +445,13 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, value=\n    {body}{extras}\n)"
 
     __str__ = __repr__
+
+
+def _masked_write(x, mask, value):
+    """``x`` with ``value`` where ``mask`` is true (``x[mask] = value`` as a functional op)."""
+    from ..ops.elementwise import where
+
+    return where(mask, value, x)
 
 
 def _bottom(x):
@@ -582,3 +607,70 @@ def vmap_random(draw, shape: tuple):
 
 
 __all__ = ["BatchedTensor", "PerformanceWarning", "VmapLevel"]
+
+
+# ---------------------------------------------------------------------------------------------
+# forward mode through vmap: dual numbers of a dual level BELOW a vmap level
+
+
+def _above(level, dual) -> bool:
+    """Whether ``level`` is above ``dual`` on the stack (both active)."""
+    try:
+        return LEVELS.index(level) > LEVELS.index(dual)
+    except ValueError:
+        return False
+
+
+def lift_make_dual(dual, tensor, tangent):
+    """``make_dual`` at a dual level below a vmap level that batches the primal or the tangent
+    (``with dual_level(): vmap(lambda t: make_dual(x, t))``), or None when no such level does.
+
+    The dual number must live one level below that vmap level: both parts are brought to the
+    batch-first layout there (an unbatched part is broadcast along the batch), made dual at
+    ``dual``, and the result wrapped for the vmap level. A tangent attached to the wrapper
+    itself would be invisible to the ops, which the vmap level processes first.
+    """
+    from ..fwd import make_dual
+    from .rules import _front
+
+    level = None
+    for candidate in reversed(LEVELS):
+        if candidate is dual:
+            return None
+        if type(candidate) is VmapLevel and (candidate.owns(tensor) or candidate.owns(tangent)):
+            level = candidate
+            break
+    if level is None:
+        return None
+    primal, primal_bdim = (tensor._value, tensor._bdim) if level.owns(tensor) else (tensor, None)
+    value, value_bdim = (tangent._value, tangent._bdim) if level.owns(tangent) else (tangent, None)
+    position = LEVELS.index(level)
+    removed = LEVELS[position:]
+    del LEVELS[position:]
+    try:
+        primal = _front(primal, primal_bdim, level.size)
+        value = _front(value, value_bdim, level.size)
+        inner = make_dual(primal, value, level=dual.index)
+    finally:
+        LEVELS.extend(removed)
+    return batched(inner, 0, level)
+
+
+def lift_unpack_dual(dual, tensor):
+    """``unpack_dual`` of a BatchedTensor whose vmap level is above ``dual`` (its tangent at
+    ``dual`` lives in the value below): ``(primal, tangent)`` wrapped for that vmap level, or
+    None when the vmap level is not above ``dual``."""
+    from ..fwd import unpack_dual
+
+    if type(tensor) is not BatchedTensor or not _above(tensor._level, dual):
+        return None
+    level = tensor._level
+    position = LEVELS.index(level)
+    removed = LEVELS[position:]
+    del LEVELS[position:]
+    try:
+        primal, tangent = unpack_dual(tensor._value, level=dual.index)
+    finally:
+        LEVELS.extend(removed)
+    bdim = tensor._bdim
+    return batched(primal, bdim, level), None if tangent is None else batched(tangent, bdim, level)

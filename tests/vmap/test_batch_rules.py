@@ -13,6 +13,9 @@ call must equal the loop ``stack([fn(example b) for b])`` (shapes, dtypes and va
 - grad of vmap (differentiable entries): the floating candidates batched at dim -1 require grad;
   the gradients through the eager tape (the physical ops the rules run) equal the per-example
   gradients;
+- vmap of jvp (differentiable entries, first samples): unbatched primals and a batch of
+  tangents (jacfwd's pattern) against one ``func.jvp`` per tangent; and jvp of vmap: a dual
+  level outside the vmap, so the batching rules run on dual values;
 - complex128 samples (entries that claim it): dims 0 and -1.
 
 Everything runs with ``LOOP_BATCHED`` emptied unless the entry exercises one of its ops, so an op
@@ -34,6 +37,7 @@ import dualad
 from dualad._dispatch import REGISTRY
 from dualad._tensor import Tensor
 from dualad._tree import flatten
+from dualad.func import jvp
 from dualad.testing._numeric import as_numpy, flatten_outputs, sample_to_tensors
 from dualad.testing.opdb import all_ops
 from dualad.vmap import PerformanceWarning, rules
@@ -283,6 +287,72 @@ def _check_grad_of_vmap(info, sample: Sample) -> None:
             )
 
 
+def _check_vmap_of_jvp(info, sample: Sample) -> None:
+    """Forward mode under vmap (jacfwd's pattern): unbatched primals, a batch of tangents; the
+    JVP rules run on batched tangents and must equal one ``func.jvp`` per tangent."""
+    floating = [p for p in sample.positions if sample.flats[0][p].dtype.kind in "fc"]
+    if not floating:
+        return
+    what = f"{info.name} [{sample.note}] vmap of jvp"
+    rng = np.random.default_rng(2)
+    primals = tuple(sample.flats[0][p] for p in floating)
+    tangents = [
+        rng.standard_normal((SIZE, *primal.shape)).astype(primal.dtype) for primal in primals
+    ]
+
+    def fn(*xs):
+        leaves = list(sample.flats[0])
+        for p, x in zip(floating, xs):
+            leaves[p] = x
+        return sample.call(leaves)
+
+    def tangent_out(*ts):
+        return jvp(fn, primals, ts)[1]
+
+    try:
+        actual = _outputs(dualad.vmap(tangent_out)(*[dualad.tensor(t) for t in tangents]))
+    except Exception as exc:
+        raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
+    rows = [_outputs(tangent_out(*[dualad.tensor(t[b]) for t in tangents])) for b in range(SIZE)]
+    _compare(actual, rows, (SIZE,), what)
+
+
+def _check_jvp_of_vmap(info, sample: Sample) -> None:
+    """vmap inside a dual level: batched primals and tangents at dim 0; the batching rules run
+    on dual values (their ops carry the tangents)."""
+    floating = [p for p in sample.positions if sample.flats[0][p].dtype.kind in "fc"]
+    if not floating:
+        return
+    what = f"{info.name} [{sample.note}] jvp of vmap"
+    rng = np.random.default_rng(3)
+    primals = [np.stack([sample.flats[k][p].numpy() for k in range(SIZE)]) for p in floating]
+    tangents = [rng.standard_normal(a.shape).astype(a.dtype) for a in primals]
+
+    def fn(*xs):
+        leaves = list(sample.flats[0])
+        for p, x in zip(floating, xs):
+            leaves[p] = x
+        return sample.call(leaves)
+
+    try:
+        out, tangent = jvp(
+            dualad.vmap(fn),
+            tuple(dualad.tensor(a) for a in primals),
+            tuple(dualad.tensor(t) for t in tangents),
+        )
+    except Exception as exc:
+        raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
+    rows = []
+    for b in range(SIZE):
+        single = jvp(
+            fn,
+            tuple(dualad.tensor(a[b]) for a in primals),
+            tuple(dualad.tensor(t[b]) for t in tangents),
+        )
+        rows.append(_outputs(single[0]) + _outputs(single[1]))
+    _compare(_outputs(out) + _outputs(tangent), rows, (SIZE,), what)
+
+
 @pytest.fixture
 def strict_rules(monkeypatch, request):
     """No per-example fallback unless the entry exercises a LOOP_BATCHED op."""
@@ -308,6 +378,9 @@ def test_vmap_matches_a_loop(info, strict_rules):
             checked += 1
         if info.differentiable:
             _check_grad_of_vmap(info, sample)
+            if j < 3:
+                _check_vmap_of_jvp(info, sample)
+                _check_jvp_of_vmap(info, sample)
         if j < 2:
             _check_nested(info, sample, split=False)
             if len(sample.positions) > 1:

@@ -651,3 +651,59 @@ def test_inplace_on_batched_dual_updates_its_tangent():
             return fwd.unpack_dual(dual).tangent
 
     close(dualad.vmap(f)(t(X), t(tangents)), 2 * X * tangents)
+
+
+def test_dual_level_outside_vmap_over_tangents():
+    # gradcheck's batched forward-grad pattern: the dual level is entered before vmap, and the
+    # dual number is made inside from an unbatched primal and a batched tangent
+    x, tangents = X[0], RNG.standard_normal((3, 4))
+    with fwd.dual_level():
+
+        def column(u):
+            dual = fwd.make_dual(t(x), u)
+            return fwd.unpack_dual(dualad.sin(dual) * dual.sum()).tangent
+
+        out = dualad.vmap(column)(t(tangents))
+    expected = np.stack([np.cos(x) * u * x.sum() + np.sin(x) * u.sum() for u in tangents])
+    close(out, expected)
+
+
+def test_dual_level_outside_vmap_batched_primal_and_tangent():
+    tangents = RNG.standard_normal((3, 4))
+    with fwd.dual_level():
+
+        def f(a, u):
+            dual = fwd.make_dual(a, u)
+            primal, tangent = fwd.unpack_dual(dualad.exp(dual) * 2)
+            return primal, tangent
+
+        primal, tangent = dualad.vmap(f, in_dims=(1, 0))(t(X.T), t(tangents))
+        # nested vmaps between the dual level and make_dual
+        nested = dualad.vmap(dualad.vmap(lambda a, u: f(a, u)[1]))(
+            t(X.reshape(3, 2, 2)), t(tangents.reshape(3, 2, 2))
+        )
+    close(primal, np.exp(X) * 2)
+    close(tangent, np.exp(X) * tangents * 2)
+    close(nested, (np.exp(X) * tangents * 2).reshape(3, 2, 2))
+
+
+def test_unpack_dual_inside_vmap_of_a_dual_made_outside():
+    tangents = RNG.standard_normal((3, 4))
+    with fwd.dual_level():
+        dual = fwd.make_dual(t(X), t(tangents))
+        out = dualad.vmap(lambda r: fwd.unpack_dual(r * r).tangent, in_dims=1, out_dims=1)(dual)
+    close(out, 2 * X * tangents)
+
+
+def test_setitem_with_a_batched_mask():
+    def f(r):
+        y = r * 1
+        y[y < 0] = 0.0
+        y[(y > 0.5,)] = dualad.tensor(0.5)
+        return y
+
+    close(dualad.vmap(f)(t(X)), np.clip(X, 0.0, 0.5))
+    # grad of vmap through the masked write
+    x = t(X, requires_grad=True)
+    dualad.vmap(f)(x).sum().backward()
+    close(x.grad, ((X > 0) & (X <= 0.5)).astype(float))
