@@ -265,16 +265,16 @@ def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_out
         return
     view = source._view
     if view is None:
-        base, replay = source, ((op, params),)
+        base, chain = source, (None, op, params)
     else:
-        base, replay = view.base, (*view.replay, (op, params))
+        base, chain = view.base, (view.chain, op, params)
     box = base._vc
     if box is None:
         box = base._vc = [0]
     result._vc = box
     result._view = ViewInfo(
         base,
-        replay,
+        chain,
         box[0],
         # torch marks every view made in no_grad mode (and views of such views), whether or not
         # its base requires grad: an in-place op on it that grad mode records is an error

@@ -16,6 +16,10 @@ import threading
 # Active transform levels, innermost last. A list so that ``if LEVELS`` is the fast-path test.
 LEVELS: list = []
 
+# Live dual levels, outermost first (a subset of LEVELS, but stays set while a level processes an
+# op with itself suspended: code that must know whether tangents may still arrive reads this).
+DUAL_LEVELS: list = []
+
 
 class _GradState(threading.local):
     enabled = True

@@ -33,18 +33,30 @@ _new = object.__new__
 class ViewInfo:
     """How a view was made from its base: the root base and the view ops that replay it.
 
-    ``replay`` is a tuple of ``(op, params)`` pairs; applying them in order to the base gives the
-    view again (used to rebase history after an in-place op on a view).
+    ``chain`` is a linked list ``(parent_chain, op, params)`` (None ends it), so that making a view
+    of a view costs O(1) however deep the chain; ``replay`` unrolls it into the ``(op, params)``
+    pairs that, applied in order to the base, give the view again (used to rebase history after
+    an in-place op on a view).
     """
 
-    __slots__ = ("base", "created_without_grad", "multi_output", "replay", "version")
+    __slots__ = ("base", "chain", "created_without_grad", "multi_output", "version")
 
-    def __init__(self, base, replay, version, created_without_grad=False, multi_output=False):
+    def __init__(self, base, chain, version, created_without_grad=False, multi_output=False):
         self.base = base
-        self.replay = replay
+        self.chain = chain
         self.version = version  # base version when this view's grad_fn was last made
         self.created_without_grad = created_without_grad
         self.multi_output = multi_output
+
+    @property
+    def replay(self) -> tuple:
+        steps = []
+        link = self.chain
+        while link is not None:
+            link, op, params = link
+            steps.append((op, params))
+        steps.reverse()
+        return tuple(steps)
 
 
 class AutogradMeta:

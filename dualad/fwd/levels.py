@@ -18,11 +18,15 @@ from __future__ import annotations
 import weakref
 
 from .._dispatch import Level, dispatch, eager
-from .._state import LEVELS
+from .._state import DUAL_LEVELS, LEVELS
 from .._tensor import Tensor
 
-# live dual levels, outermost first
-DUAL_LEVELS: list = []
+
+
+def _clone(tangent):
+    from ..ops.elementwise import clone
+
+    return clone(tangent)
 
 
 class DualLevel(Level):
@@ -72,8 +76,17 @@ class DualLevel(Level):
             nondiff = op.nondiff_outputs
             for i, (o, t) in enumerate(zip(out, out_tangents)):
                 if i not in nondiff:
+                    if not op.view and t is not None and any(t is s for s in tangents):
+                        t = _clone(t)
                     self.attach(o, t)
         elif out_tangents is not None:
+            if not op.view:
+                for t in tangents:
+                    if out_tangents is t:
+                        # a rule returned an input's tangent (d(x + c) = dx): an in-place op on
+                        # the output must not write into the input's tangent, so copy it
+                        out_tangents = _clone(t)
+                        break
             self.attach(out, out_tangents)
         return out
 

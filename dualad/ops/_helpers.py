@@ -158,9 +158,11 @@ def _broadcast_to_output(tangent, y):
     elif tangent is None or not isinstance(tangent, Tensor):
         return tangent
     if tangent.shape != y.shape:
+        from .elementwise import clone
         from .shape import broadcast_to
 
-        tangent = broadcast_to(tangent, y.shape)
+        # a copy: a broadcast view is read-only and aliases the input's tangent
+        tangent = clone(broadcast_to(tangent, y.shape))
     return tangent
 
 

@@ -230,8 +230,8 @@ def _track_saved_output(x: Tensor, result: Tensor) -> None:
     box = result._vc
     x_box = _version_box(x)
     node._out_versions = tuple(
-        (x_box, x_box[0]) if saved_box is box else (saved_box, version)
-        for saved_box, version in node._out_versions
+        (x_box, x_box[0], fw) if saved_box is box else (saved_box, version, fw)
+        for saved_box, version, fw in node._out_versions
     )
 
 

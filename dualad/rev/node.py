@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 
+from .._state import DUAL_LEVELS
 from .._tensor import Tensor, _new
 
 _FREED_MESSAGE = (
@@ -239,7 +240,12 @@ class OpNode(Node):
             box = r._vc
             if box is None:
                 box = r._vc = [0]
-            boxes.append((box, box[0]))
+            fw = r._fw
+            if fw is None and DUAL_LEVELS:
+                # a dual level attaches the output's tangent after this node is recorded: share
+                # the (still empty) tangent dict so the unpacked output sees it (fwd-over-rev)
+                fw = r._fw = {}
+            boxes.append((box, box[0], fw))
         self._out_data = tuple(r._data for r in results)
         self._out_versions = tuple(boxes)
 
@@ -270,14 +276,14 @@ class OpNode(Node):
         if self._freed or out_data is None:
             raise RuntimeError(_FREED_MESSAGE)
         outs = []
-        for i, (data, (box, version)) in enumerate(zip(out_data, self._out_versions)):
+        for i, (data, (box, version, fw)) in enumerate(zip(out_data, self._out_versions)):
             t = _new(Tensor)
             t._data = data
             t._rg = True
             t._node = self
             t._out_nr = i
             t._meta = None
-            t._fw = None
+            t._fw = fw or None
             t._vc = box
             t._view = None
             if box[0] != version:

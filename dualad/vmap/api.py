@@ -70,7 +70,8 @@ def vmap(
     ):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
-    @functools.wraps(func)
+    # (updated=(): a dualad op's attributes, such as its ``op`` record, must not be copied)
+    @functools.wraps(func, updated=())
     def vmapped(*args, **kwargs):
         return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
 

@@ -30,7 +30,7 @@ from .._dispatch import Level, dispatch
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
 
-# ops that may fall back to a Python loop over the batch; see ``rules.LOOP_BATCHED``
+# names of the ops whose per-example fallback has warned already (once per op name)
 _WARNED: set = set()
 
 
@@ -71,30 +71,38 @@ class VmapLevel(Level):
             else:
                 values.append(a)
                 bdims.append(None)
-        values = tuple(values)
-        bdims = tuple(bdims)
-        rule = op.batch
-        position = LEVELS.index(self)
-        removed = LEVELS[position:]
-        del LEVELS[position:]
-        try:
-            if rule is not None:
-                out, out_bdims = rule(op, values, bdims, params)
-            else:
-                from .rules import LOOP_BATCHED
-
-                if op.name not in LOOP_BATCHED:
-                    raise RuntimeError(
-                        f"dualad.vmap: no batching rule for '{op.name}' at vmap level {self.index}"
-                    )
-                out, out_bdims = self._loop(op, values, bdims, params)
-        finally:
-            LEVELS.extend(removed)
+        if LEVELS[-1] is self:  # the common case: this is the innermost level
+            LEVELS.pop()
+            try:
+                out, out_bdims = self._batch(op, tuple(values), tuple(bdims), params)
+            finally:
+                LEVELS.append(self)
+        else:
+            position = LEVELS.index(self)
+            removed = LEVELS[position:]
+            del LEVELS[position:]
+            try:
+                out, out_bdims = self._batch(op, tuple(values), tuple(bdims), params)
+            finally:
+                LEVELS.extend(removed)
         if isinstance(out, tuple):
             if not isinstance(out_bdims, (tuple, list)):
                 out_bdims = (out_bdims,) * len(out)
             return tuple(self._wrap(op, o, b) for o, b in zip(out, out_bdims))
         return self._wrap(op, out, out_bdims)
+
+    def _batch(self, op, values: tuple, bdims: tuple, params: dict):
+        """The op's batching rule (or the loop fallback) one level down."""
+        rule = op.batch
+        if rule is not None:
+            return rule(op, values, bdims, params)
+        from .rules import LOOP_BATCHED
+
+        if op.name not in LOOP_BATCHED:
+            raise RuntimeError(
+                f"dualad.vmap: no batching rule for '{op.name}' at vmap level {self.index}"
+            )
+        return self._loop(op, values, bdims, params)
 
     def _wrap(self, op, value, bdim):
         """``value`` (one level down) as this level's BatchedTensor when it carries the batch."""

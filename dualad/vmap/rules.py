@@ -7,7 +7,8 @@ values) and, for each, the dimension that carries the batch (``None``: not batch
 
 from __future__ import annotations
 
-from .._dispatch import apply
+from .._dispatch import apply, dispatch
+from .._state import LEVELS
 from .._tensor import Tensor
 
 
@@ -24,23 +25,29 @@ def elementwise(op, args, bdims, params):
     """Broadcasting elementwise ops: batch dims go first and batched arguments are padded to
     the largest logical rank, so that NumPy's right-aligned broadcasting lines up the logical
     dimensions (an unbatched argument of higher rank would otherwise meet the batch dim)."""
-    from ..ops.shape import reshape
-
-    logical_rank = max(
-        (a.ndim - (b is not None) for a, b in zip(args, bdims) if isinstance(a, Tensor)),
-        default=0,
-    )
-    moved = []
+    logical_rank = 0
     for a, b in zip(args, bdims):
-        if b is None or not isinstance(a, Tensor):
-            moved.append(a)
-            continue
+        if isinstance(a, Tensor):
+            rank = a.ndim if b is None else a.ndim - 1
+            if rank > logical_rank:
+                logical_rank = rank
+    moved = args
+    for i, (a, b) in enumerate(zip(args, bdims)):
+        if b is None or (b == 0 and a.ndim - 1 == logical_rank):
+            continue  # the common case: nothing to move
+        if moved is args:
+            moved = list(args)
         a = move_bdim_to_front(a, b)
         missing = logical_rank - (a.ndim - 1)
         if missing:
+            from ..ops.shape import reshape
+
             a = reshape(a, (a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
-        moved.append(a)
-    out = apply(op, *moved, **params)
+        moved[i] = a
+    if not LEVELS and not params and op.fast is not None:
+        out = op.fast(*moved)  # nothing below but eager autograd: the op's own fast path
+    else:
+        out = dispatch(op, tuple(moved), params)
     if isinstance(out, tuple):
         return out, (0,) * len(out)
     return out, 0

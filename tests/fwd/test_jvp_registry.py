@@ -73,57 +73,7 @@ SECOND_ORDER_SAMPLES = 2  # samples per OpInfo and dtype for the JVP-of-JVP chec
 # Known bugs in code this suite does not own, reported with a minimal repro. Strict xfails: a fix
 # shows up as XPASS (a failure), and the entry is then removed.
 # (opinfo name, check) -> (reason, sample indices or None for every sample)
-_HELPERS_ALIAS = (
-    "dualad/ops/_helpers.py binary(): a JVP whose partial is the constant 1 returns the input's "
-    "tangent itself, and _broadcast_to_output returns a read-only broadcast view of it; an "
-    "in-place op on the output then changes the input's tangent (y = x + 1; y.mul_(2) "
-    "doubles x's tangent) or fails (y = x + zeros((2, 3)); y.mul_(2) raises)"
-)
-_INDEXING_ALIAS = (
-    "dualad/ops/indexing.py: the JVP returns the input's tangent itself when only x is dual "
-    "(y = scatter_add(x, 0, i, src); y.mul_(2) doubles x's tangent)"
-)
-_SAVED_OUTPUT_TANGENT = (
-    "dualad/rev/node.py: a node saves only its outputs' arrays (_save_outputs), so inside a dual "
-    "level the VJP of an op with save_out=True sees outputs without their tangents and the "
-    "gradient's tangent misses that term (x dual with tangent 1: the tangent of "
-    "grad(exp(x), x) is None instead of exp(x))"
-)
-XFAILS: dict[tuple[str, str], tuple[str, frozenset | None]] = {
-    ("add", "memory"): (_HELPERS_ALIAS, None),
-    # not sample 5 (scalar op tensor): the tensor's tangent is transformed, so fresh memory
-    ("sub", "memory"): (_HELPERS_ALIAS, frozenset(range(5))),
-    ("remainder", "memory"): (_HELPERS_ALIAS, frozenset(range(5))),
-    ("fmod", "memory"): (_HELPERS_ALIAS, frozenset(range(5))),
-    ("copysign", "memory"): (_HELPERS_ALIAS, frozenset({1, 2})),
-    ("scatter_add", "memory"): (_INDEXING_ALIAS, None),
-    ("index_add", "memory"): (_INDEXING_ALIAS, None),
-    **{
-        (name, "forward_over_reverse"): (_SAVED_OUTPUT_TANGENT, None)
-        for name in [
-            "pow",
-            "reciprocal",
-            "sqrt",
-            "rsqrt",
-            "exp",
-            "exp2",
-            "expm1",
-            "logaddexp",
-            "logaddexp2",
-            "tan",
-            "tanh",
-            "hypot",
-            "sinc",
-            "sigmoid",
-            "erfinv",
-            "std",
-            "std_mean",
-            "logsumexp",
-            "norm",
-            "cumprod",
-        ]
-    },
-}
+XFAILS: dict[tuple[str, str], tuple[str, frozenset | None]] = {}
 
 
 @pytest.fixture(autouse=True)
@@ -505,14 +455,12 @@ _INPLACE_CASES = [
         (3,),
         "float64",
         id="add-scalar",
-        marks=pytest.mark.xfail(strict=True, reason=_HELPERS_ALIAS),
     ),
     pytest.param(
         lambda x: x + dualad.zeros((2, 3)),
         (3,),
         "float64",
         id="add-broadcast",
-        marks=pytest.mark.xfail(strict=True, reason=_HELPERS_ALIAS),
     ),
 ]
 

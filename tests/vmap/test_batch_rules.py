@@ -47,7 +47,7 @@ SIZE = 3
 
 # entries whose index tensors become static ``x[key]`` keys: a batched index raises a clear
 # error (tensor values cannot be static arguments under vmap)
-UNSUPPORTED = {"getitem", "take", "masked_select", "setitem", "repeat_interleave_tensor"}
+UNSUPPORTED = {"getitem", "take", "masked_select", "setitem"}
 # entries that write in place into their first argument
 INPLACE = {"setitem", "fill_", "copy_"}
 
