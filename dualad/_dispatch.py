@@ -150,8 +150,9 @@ class Level:
 def find_level(args: tuple) -> Level | None:
     """The innermost active level that owns one of ``args``."""
     for level in reversed(LEVELS):
+        owns = level.owns
         for a in args:
-            if level.owns(a):
+            if owns(a):
                 return level
     return None
 

@@ -43,7 +43,10 @@ class DualLevel(Level):
         self.prune_at = 1024
 
     def owns(self, value) -> bool:
-        fw = getattr(value, "_fw", None)
+        if type(value) is Tensor:
+            fw = value._fw
+        else:
+            fw = getattr(value, "_fw", None)
         return fw is not None and self in fw
 
     def process(self, op, args: tuple, params: dict):
@@ -51,9 +54,12 @@ class DualLevel(Level):
         for a in args:
             fw = a._fw if isinstance(a, Tensor) else None
             tangents.append(None if fw is None else fw.get(self))
-        position = LEVELS.index(self)
-        removed = LEVELS[position:]
-        del LEVELS[position:]
+        if LEVELS[-1] is self:  # the common case: this is the innermost level
+            removed = (LEVELS.pop(),)
+        else:
+            position = LEVELS.index(self)
+            removed = LEVELS[position:]
+            del LEVELS[position:]
         try:
             if LEVELS:
                 out = dispatch(op, args, params)

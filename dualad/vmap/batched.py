@@ -272,7 +272,9 @@ class BatchedTensor(Tensor):
     # ------------------------------------------------------------------ autograd attributes
     @property
     def requires_grad(self) -> bool:
-        return self._value.requires_grad
+        # the value's flag (grad of vmap records the physical ops); ``_rg`` is left for a tape
+        # level above this vmap level that records on the logical values
+        return self._rg or self._value.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
