@@ -1,0 +1,28 @@
+"""The README's Python examples run and compute what their comments say."""
+
+import pathlib
+import re
+
+import numpy as np
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_readme_examples_run_and_are_right():
+    blocks = python_blocks()
+    assert blocks, "the README should show Python examples"
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), namespace)
+    x = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(namespace["x"].grad.numpy(), np.cos(x) * x**2 + 2 * x * np.sin(x))
+    np.testing.assert_allclose(namespace["h"].numpy(), 6 * x)
+    np.testing.assert_allclose(namespace["jv"].numpy(), 1 - np.tanh([0.1, 0.2]) ** 2)
+    np.testing.assert_allclose(namespace["d2"].item(), -np.sin(0.3))
+    np.testing.assert_allclose(namespace["tangent"].item(), 2 * np.exp(1.0))
+    assert tuple(namespace["norms"].shape) == (5,)
+    assert tuple(namespace["out"].shape) == (5, 2)
