@@ -23,7 +23,7 @@ from .._dispatch import OpDef, dispatch, register, suspended
 from .._state import LEVELS
 from .._tensor import Tensor
 from ..rev.grad_mode import _DecoratorContext
-from .levels import DUAL_LEVELS, DualLevel
+from .levels import DUAL_LEVELS, FORWARD_GRAD_ENABLED, DualLevel
 
 _current_level = -1
 
@@ -176,6 +176,38 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     with suspended(dual):
         primal = dispatch(_alias_op, (tensor,), {})
     return UnpackedDualTensor(primal, tangent)
+
+
+def _is_fwd_grad_enabled() -> bool:
+    """Whether dual levels propagate tangents (on unless turned off with _set_fwd_grad_enabled)."""
+    return FORWARD_GRAD_ENABLED[0]
+
+
+class _set_fwd_grad_enabled(_DecoratorContext):
+    """Turn tangent propagation on or off: immediately, and restored on exit as a context.
+
+    >>> from dualad import fwd
+    >>> with fwd._set_fwd_grad_enabled(False):
+    ...     fwd._is_fwd_grad_enabled()
+    False
+    >>> fwd._is_fwd_grad_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = FORWARD_GRAD_ENABLED[0]
+        self.mode = bool(mode)
+        FORWARD_GRAD_ENABLED[0] = self.mode
+
+    def _clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self) -> None:
+        FORWARD_GRAD_ENABLED[0] = self.mode
+
+    def __exit__(self, *exc) -> bool:
+        FORWARD_GRAD_ENABLED[0] = self.previous
+        return False
 
 
 __all__ = [

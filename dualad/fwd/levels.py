@@ -23,6 +23,11 @@ from .._tensor import Tensor
 
 
 
+# forward grad switch (torch's private _set_fwd_grad_enabled): when off, no level owns anything,
+# so ops see plain primals and produce no tangents
+FORWARD_GRAD_ENABLED = [True]
+
+
 def _clone(tangent):
     from ..ops.elementwise import clone
 
@@ -43,6 +48,8 @@ class DualLevel(Level):
         self.prune_at = 1024
 
     def owns(self, value) -> bool:
+        if not FORWARD_GRAD_ENABLED[0]:
+            return False
         if type(value) is Tensor:
             fw = value._fw
         else:

@@ -188,3 +188,26 @@ def test_long_lived_level_does_not_accumulate_dead_references():
             x = x * 1.0  # each step leaves the previous dual unreferenced
         assert len(DUAL_LEVELS[-1].holders) < 2100
         assert fwd.unpack_dual(x).tangent is not None
+
+
+def test_fwd_grad_enabled_switch():
+    assert fwd._is_fwd_grad_enabled()
+    try:
+        fwd._set_fwd_grad_enabled(False)
+        assert not fwd._is_fwd_grad_enabled()
+        with fwd._set_fwd_grad_enabled(True):
+            assert fwd._is_fwd_grad_enabled()
+        assert not fwd._is_fwd_grad_enabled()
+    finally:
+        fwd._set_fwd_grad_enabled(True)
+    assert fwd._is_fwd_grad_enabled()
+
+
+def test_disabled_forward_grad_propagates_no_tangent():
+    with fwd.dual_level():
+        dual = fwd.make_dual(dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 1.0]))
+        with fwd._set_fwd_grad_enabled(False):
+            out = dualad.sin(dual)
+        assert fwd.unpack_dual(out).tangent is None
+        np.testing.assert_allclose(out.detach().numpy(), np.sin([1.0, 2.0]))
+        assert fwd.unpack_dual(dualad.sin(dual)).tangent is not None
