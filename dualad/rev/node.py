@@ -235,8 +235,8 @@ class OpNode(Node):
     )
 
     def _save_outputs(self, results: tuple) -> None:
-        boxes = []
-        for r in results:
+        if len(results) == 1:  # the common case, without generator overhead
+            r = results[0]
             box = r._vc
             if box is None:
                 box = r._vc = [0]
@@ -245,8 +245,19 @@ class OpNode(Node):
                 # a dual level attaches the output's tangent after this node is recorded: share
                 # the (still empty) tangent dict so the unpacked output sees it (fwd-over-rev)
                 fw = r._fw = {}
+            self._out_data = (r._data,)
+            self._out_versions = ((box, box[0], fw),)
+            return
+        boxes = []
+        for r in results:
+            box = r._vc
+            if box is None:
+                box = r._vc = [0]
+            fw = r._fw
+            if fw is None and DUAL_LEVELS:
+                fw = r._fw = {}
             boxes.append((box, box[0], fw))
-        self._out_data = tuple(r._data for r in results)
+        self._out_data = tuple([r._data for r in results])
         self._out_versions = tuple(boxes)
 
     def _unpack_args(self) -> tuple:
@@ -275,17 +286,19 @@ class OpNode(Node):
         out_data = self._out_data
         if self._freed or out_data is None:
             raise RuntimeError(_FREED_MESSAGE)
+        versions = self._out_versions
+        if len(out_data) == 1:  # one output: no loop
+            box, version, fw = versions[0]
+            if box[0] != version:
+                raise RuntimeError(
+                    _version_message(
+                        _saved_output(self, out_data[0], 0, box, fw), 0, self, version, output=True
+                    )
+                )
+            return (_saved_output(self, out_data[0], 0, box, fw),)
         outs = []
-        for i, (data, (box, version, fw)) in enumerate(zip(out_data, self._out_versions)):
-            t = _new(Tensor)
-            t._data = data
-            t._rg = True
-            t._node = self
-            t._out_nr = i
-            t._meta = None
-            t._fw = fw or None
-            t._vc = box
-            t._view = None
+        for i, (data, (box, version, fw)) in enumerate(zip(out_data, versions)):
+            t = _saved_output(self, data, i, box, fw)
             if box[0] != version:
                 raise RuntimeError(_version_message(t, i, self, version, output=True))
             outs.append(t)
@@ -319,6 +332,21 @@ class OpNode(Node):
         return tuple(a for a in args if isinstance(a, Tensor))
 
 
+def _saved_output(node, data, index: int, box: list, fw) -> Tensor:
+    """A saved output rebuilt as a Tensor whose grad_fn is ``node`` (no reference cycle while
+    saved: the node keeps only the array)."""
+    t = _new(Tensor)
+    t._data = data
+    t._rg = True
+    t._node = node
+    t._out_nr = index
+    t._meta = None
+    t._fw = fw or None
+    t._vc = box
+    t._view = None
+    return t
+
+
 def _fill_missing(grads: list, out_meta: tuple) -> list:
     """Multi-output nodes: outputs that received no gradient get zeros (rules need all)."""
     from .._creation import zeros_for
@@ -335,6 +363,16 @@ def _validate(result, args, needs, node) -> tuple:
     ``args`` are the op's arguments or their ``ArgMeta`` stand-ins. This is the one place where
     broadcasting is undone for every op (rules may return output-shaped cotangents).
     """
+    if len(result) == 1:  # one input: the common case, checked without the loop
+        g = result[0]
+        if g is None:
+            return result
+        a = args[0]
+        if type(g) is Tensor and type(a) is Tensor and needs[0]:
+            gdata, adata = g._data, a._data
+            gdtype, adtype = gdata.dtype, adata.dtype
+            if (gdtype is adtype or gdtype == adtype) and gdata.shape == adata.shape:
+                return result
     conformed = None
     for i in range(len(result)):
         g = result[i]
