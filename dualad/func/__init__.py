@@ -1,5 +1,9 @@
-"""Function transforms (``torch.func``-shaped): jvp so far; grad, vjp, jacrev, jacfwd, hessian,
-hvp, linearize and vmap come with the vmap issue.
+"""Function transforms (``torch.func``-shaped): grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
+hessian, hvp, linearize and vmap.
+
+``grad``/``vjp`` enter a grad level (``grad_level.py``), ``jvp`` a dual level, ``vmap`` a vmap
+level; the others are built from these, so every transform composes with every other in any
+order and nesting.
 
 >>> import dualad
 >>> from dualad.func import jvp
@@ -62,4 +66,17 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     return (*outputs, aux) if has_aux else outputs
 
 
-__all__ = ["jvp", "vmap"]
+from ._transforms import grad, grad_and_value, hessian, hvp, jacfwd, jacrev, linearize, vjp  # noqa: E402
+
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "vjp",
+    "vmap",
+]

@@ -1,0 +1,385 @@
+"""``grad``, ``grad_and_value``, ``vjp`` (grad levels), and the transforms built from them and
+from ``jvp``/``vmap``: ``jacrev``, ``jacfwd``, ``hessian``, ``hvp``, ``linearize``.
+
+>>> import dualad
+>>> from dualad.func import grad
+>>> grad(lambda x: (x ** 3).sum())(dualad.tensor([1.0, 2.0]))
+tensor([ 3., 12.])
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._tensor import Tensor
+from .._tree import flatten, tree_map
+from .grad_level import backward, enter, leave, track, unwrap
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _normalize_argnums(argnums, count: int, name: str) -> tuple[int, ...]:
+    """``argnums`` as a tuple of non-negative positions (checked against ``count`` inputs)."""
+    if _is_int(argnums):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and all(_is_int(a) for a in argnums):
+        nums = argnums
+    else:
+        raise RuntimeError(
+            f"{name}: argnums must be int or Tuple[int, ...], got: {argnums!r}"
+            + (" (an empty tuple)" if argnums == () else "")
+        )
+    result = []
+    for a in nums:
+        if not -count <= a < count:
+            raise RuntimeError(
+                f"{name}: Got argnums={a}, but only {count} positional inputs (expected argnums "
+                f"in range [{-count}, {count - 1}])"
+            )
+        result.append(a % count)
+    if len(set(result)) != len(result):
+        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+    return tuple(result)
+
+
+def _split_aux(result, name: str):
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise RuntimeError(
+            f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) if "
+            "has_aux is True"
+        )
+    return result
+
+
+def _zeros_for_unused(grads: list, inputs: list) -> list:
+    from .._creation import zeros_like
+
+    return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
+
+
+def _wrap_argnums(args: tuple, nums: tuple, level, name: str):
+    """Replace the differentiated arguments by leaves of ``level``; returns the new argument
+    list, the input leaves, their capture nodes and one rebuild function per argnum."""
+    args = list(args)
+    inputs: list = []
+    nodes: list = []
+    rebuilds = []
+    for i in nums:
+        leaves, rebuild = flatten(args[i])
+        wrapped = [track(leaf, level, name) for leaf in leaves]
+        inputs.extend(leaves)
+        nodes.extend(w._gnode for w in wrapped)
+        rebuilds.append((len(leaves), rebuild))
+        args[i] = rebuild(wrapped)
+    return args, inputs, nodes, rebuilds
+
+
+def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
+    out = []
+    start = 0
+    for count, rebuild in rebuilds:
+        out.append(rebuild(flat[start : start + count]))
+        start += count
+    return out
+
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """``(gradient, value)`` of a scalar-valued ``func`` (``(gradient, (value, aux))`` with
+    ``has_aux``). The gradient is with respect to ``argnums`` (an int: that argument's pytree;
+    a tuple: a tuple of them)."""
+    return _grad_transform(func, argnums, has_aux, "grad_and_value", with_value=True)
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar-valued ``func`` with respect to ``argnums`` (``(gradient, aux)``
+    with ``has_aux``). Composes with every transform (``vmap(grad(f))`` gives per-example
+    gradients; ``grad(grad(f))`` second derivatives).
+
+    >>> import dualad
+    >>> from dualad.func import grad
+    >>> grad(grad(dualad.sin))(dualad.tensor(0.0))
+    tensor(-0.)
+    """
+    return _grad_transform(func, argnums, has_aux, "grad", with_value=False)
+
+
+def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+    @functools.wraps(func, updated=())
+    def wrapper(*args, **kwargs):
+        nums = _normalize_argnums(argnums, len(args), name)
+        level = enter()
+        try:
+            args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                result, aux = _split_aux(result, name)
+            _check_scalar(result, name)
+        finally:
+            leave(level)
+        from .._creation import ones_like
+
+        value = unwrap(result, level)
+        grads = backward(level, [result], [ones_like(value)], nodes, retain=False)
+        grads = _rebuild_per_argnum(_zeros_for_unused(grads, inputs), rebuilds)
+        gradient = grads[0] if _is_int(argnums) else tuple(grads)
+        if has_aux:
+            aux = tree_map(lambda v: unwrap(v, level), aux)
+            return (gradient, (value, aux)) if with_value else (gradient, aux)
+        return (gradient, value) if with_value else gradient
+
+    return wrapper
+
+
+def _check_scalar(result, name: str) -> None:
+    if not isinstance(result, Tensor):
+        raise RuntimeError(
+            f"dualad.func.{name}: expected f(*args) to return a scalar Tensor, got "
+            f"{type(result).__name__}"
+        )
+    if tuple(result.shape) != ():
+        raise RuntimeError(
+            f"dualad.func.{name}: expected f(*args) to return a scalar Tensor, got shape "
+            f"{tuple(result.shape)}. Maybe you wanted to use the vjp or jacrev APIs instead?"
+        )
+    if result.dtype.kind != "f":
+        raise RuntimeError(
+            f"dualad.func.{name}: expected f(*args) to return a real floating point scalar "
+            f"Tensor, got dtype {result.dtype}"
+        )
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
+    (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
+    (``jacrev`` vmaps it)."""
+    level = enter()
+    try:
+        leaves, rebuild = flatten(primals)
+        wrapped = [track(leaf, level, "vjp") for leaf in leaves]
+        nodes = [w._gnode for w in wrapped]
+        result = func(*rebuild(wrapped))
+        aux = None
+        if has_aux:
+            result, aux = _split_aux(result, "vjp")
+        out_leaves, rebuild_out = flatten(result)
+        for leaf in out_leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    "dualad.func.vjp: expected f(*primals) to return only Tensors (or pytrees of "
+                    f"Tensors), got {type(leaf).__name__}"
+                )
+    finally:
+        leave(level)
+    values = [unwrap(o, level) for o in out_leaves]
+
+    def vjp_fn(cotangents, *, retain_graph: bool = True):
+        ct_leaves, _ = flatten(cotangents)
+        if len(ct_leaves) != len(out_leaves):
+            raise RuntimeError(
+                "dualad.func.vjp: Expected pytree structure of cotangents to be the same as "
+                f"pytree structure of outputs to the function ({len(ct_leaves)} cotangents for "
+                f"{len(out_leaves)} outputs)"
+            )
+        for i, (ct, v) in enumerate(zip(ct_leaves, values)):
+            if not isinstance(ct, Tensor):
+                raise RuntimeError(
+                    f"dualad.func.vjp: cotangent {i} must be a Tensor, got {type(ct).__name__}"
+                )
+            if tuple(ct.shape) != tuple(v.shape):
+                raise RuntimeError(
+                    f"dualad.func.vjp: Mismatch in shape: cotangent {i} has shape "
+                    f"{tuple(ct.shape)} but the output has shape {tuple(v.shape)}"
+                )
+        grads = backward(level, out_leaves, ct_leaves, nodes, retain=retain_graph)
+        return tuple(rebuild(_zeros_for_unused(grads, leaves)))
+
+    out = rebuild_out(values)
+    if has_aux:
+        return out, vjp_fn, tree_map(lambda v: unwrap(v, level), aux)
+    return out, vjp_fn
+
+
+def _restricted(func, args: tuple, nums: tuple):
+    """``func`` as a function of the arguments at ``nums`` only (the others fixed)."""
+
+    def restricted(*diff):
+        full = list(args)
+        for i, value in zip(nums, diff):
+            full[i] = value
+        return func(*full)
+
+    return restricted
+
+
+def _basis(total: int, like: Tensor):
+    from .._creation import eye
+
+    return eye(total, dtype=like.dtype, device=like.device)
+
+
+def _columns(basis, leaves: list) -> list:
+    """The identity's columns split into one block per leaf, shaped ``(total, *leaf.shape)``."""
+    total = basis.shape[0]
+    blocks = []
+    offset = 0
+    for leaf in leaves:
+        n = leaf.numel()
+        block = basis[:, offset : offset + n].reshape(total, *leaf.shape)
+        if block.dtype != leaf.dtype:
+            block = block.to(dtype=leaf.dtype)
+        blocks.append(block)
+        offset += n
+    return blocks
+
+
+def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None):
+    """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp_fn`` over the standard basis
+    of the output. Each output leaf gets ``(*out.shape, *in.shape)`` blocks (a tuple over
+    ``argnums`` when it is a tuple)."""
+    from ..vmap.api import vmap
+
+    @functools.wraps(func, updated=())
+    def wrapper(*args):
+        nums = _normalize_argnums(argnums, len(args), "jacrev")
+        diff = tuple(args[i] for i in nums)
+        res = vjp(_restricted(func, args, nums), *diff, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, rebuild_out = flatten(out)
+        in_leaves, rebuild_in = flatten(diff)
+        total = sum(o.numel() for o in out_leaves)
+        if total == 0:
+            flat = [[_empty_block(o, x) for x in in_leaves] for o in out_leaves]
+        else:
+            cts = _columns(_basis(total, out_leaves[0]), out_leaves)
+            rows = vmap(vjp_fn, chunk_size=chunk_size)(rebuild_out(cts))
+            row_leaves, _ = flatten(rows)  # one (total, *in.shape) per input leaf
+            flat = []
+            offset = 0
+            for o in out_leaves:
+                n = o.numel()
+                flat.append(
+                    [
+                        r[offset : offset + n].reshape(*o.shape, *x.shape)
+                        for r, x in zip(row_leaves, in_leaves)
+                    ]
+                )
+                offset += n
+        jac = rebuild_out([_per_argnum(rebuild_in(blocks), argnums) for blocks in flat])
+        return (jac, res[2]) if has_aux else jac
+
+    return wrapper
+
+
+def _per_argnum(per_arg: tuple, argnums):
+    return per_arg[0] if _is_int(argnums) else per_arg
+
+
+def _empty_block(out: Tensor, x: Tensor):
+    from .._creation import zeros
+
+    return zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device)
+
+
+def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+    """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
+    the inputs. Same layout as ``jacrev``."""
+    from ..vmap.api import vmap
+    from . import jvp
+
+    @functools.wraps(func, updated=())
+    def wrapper(*args):
+        nums = _normalize_argnums(argnums, len(args), "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        in_leaves, rebuild_in = flatten(diff)
+        for leaf in in_leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    "dualad.func.jacfwd: expected the differentiated arguments to be Tensors, "
+                    f"got {type(leaf).__name__}"
+                )
+        restricted = _restricted(func, args, nums)
+        total = sum(x.numel() for x in in_leaves)
+
+        def push(*tangents):
+            res = jvp(restricted, diff, rebuild_in(list(tangents)), has_aux=has_aux)
+            return (res[1], res[2]) if has_aux else res[1]
+
+        if total == 0:
+            raise RuntimeError("dualad.func.jacfwd: the differentiated inputs have no elements")
+        tangents = _columns(_basis(total, in_leaves[0]), in_leaves)
+        result = vmap(push, out_dims=(0, None) if has_aux else 0, randomness=randomness)(*tangents)
+        columns, aux = result if has_aux else (result, None)
+        col_leaves, rebuild_out = flatten(columns)  # one (total, *out.shape) per output leaf
+        flat = []
+        for c in col_leaves:
+            out_shape = tuple(c.shape[1:])
+            m = 1
+            for s in out_shape:
+                m *= s
+            blocks = []
+            offset = 0
+            for x in in_leaves:
+                n = x.numel()
+                block = c[offset : offset + n].reshape(n, m).transpose(0, 1)
+                blocks.append(block.reshape(*out_shape, *x.shape))
+                offset += n
+            flat.append(_per_argnum(rebuild_in(blocks), argnums))
+        jac = rebuild_out(flat)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func))`` (forward-over-reverse)."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def hvp(func, primals: tuple, tangents: tuple):
+    """``(func(*primals), H·tangents)`` for a scalar ``func``: forward mode over the gradient
+    (``jvp`` of ``grad``). The product is a tuple with one entry per primal, like ``jvp``."""
+    from . import jvp
+
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "dualad.func.hvp: Expected primals and tangents to be tuples. E.g. hvp(f, (x,), (t,))"
+        )
+    nums = tuple(range(len(primals)))
+    if not nums:
+        raise RuntimeError("dualad.func.hvp: expected at least one primal")
+
+    def gradient_and_value(*p):
+        return grad_and_value(func, argnums=nums)(*p)
+
+    (_, value), (product, _) = jvp(gradient_and_value, primals, tangents)
+    return value, product
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
+
+    (This version evaluates ``func`` forward again for every ``jvp_fn`` call.)
+    """
+    from . import jvp
+
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return out, jvp_fn
+
+
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "hvp",
+    "jacfwd",
+    "jacrev",
+    "linearize",
+    "vjp",
+]
