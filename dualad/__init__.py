@@ -80,4 +80,4 @@ bool = bool_
 __version__ = "0.1.0"
 from . import fwd
 from .vmap.api import vmap
-from . import func  # noqa: E402
+from . import func

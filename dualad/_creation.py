@@ -515,15 +515,40 @@ def _random_dtype(name: str, dtype) -> np.dtype:
 
 
 def _uniform(gen, shape, dtype):
+    """Uniform in [0, 1); complex dtypes: real and imaginary parts each uniform."""
+    if dtype.kind == "c":
+        part = _dtypes.real_dtype(dtype)
+        return _uniform(gen, shape, part) + 1j * _uniform(gen, shape, part)
     if dtype == _dtypes.float32 or dtype == _dtypes.float64:
         return gen.random(shape, dtype=dtype)
     return gen.random(shape).astype(dtype)
 
 
 def _normal(gen, shape, dtype):
+    """Standard normal; complex dtypes: unit variance (each part has variance 1/2)."""
+    if dtype.kind == "c":
+        part = _dtypes.real_dtype(dtype)
+        scale = np.sqrt(0.5).astype(part)
+        return _normal(gen, shape, part) * scale + 1j * (_normal(gen, shape, part) * scale)
     if dtype == _dtypes.float32 or dtype == _dtypes.float64:
         return gen.standard_normal(shape, dtype=dtype)
     return gen.standard_normal(shape).astype(dtype)
+
+
+def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Tensor:
+    """``rand`` / ``randn`` (``public``): ``draw(generator, shape, dtype)`` on ``device``."""
+    shape, dtype = _size(name, shape, size), _random_dtype(name, dtype)
+    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+        from .vmap.batched import vmap_random
+
+        drawn = vmap_random(
+            lambda s: public(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
+        )
+        if drawn is not None:
+            return drawn
+    return _finish(
+        allocate_on(device, lambda xp: draw(_generator(xp), shape, dtype)), requires_grad
+    )
 
 
 def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -534,24 +559,7 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     >>> x.shape, bool(((x >= 0) & (x < 1)).all())
     ((3, 2), True)
     """
-    shape, dtype = _size("rand", shape, size), _random_dtype("rand", dtype)
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
-
-        drawn = vmap_random(
-            lambda s: rand(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
-        )
-        if drawn is not None:
-            return drawn
-
-    def make(xp):
-        gen = _generator(xp)
-        if dtype.kind == "c":
-            part = _dtypes.real_dtype(dtype)
-            return _uniform(gen, shape, part) + 1j * _uniform(gen, shape, part)
-        return _uniform(gen, shape, dtype)
-
-    return _finish(allocate_on(device, make), requires_grad)
+    return _random("rand", rand, _uniform, shape, size, dtype, device, requires_grad)
 
 
 def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -561,25 +569,7 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     >>> dualad.randn(2, 3, dtype=dualad.float32).dtype
     dtype('float32')
     """
-    shape, dtype = _size("randn", shape, size), _random_dtype("randn", dtype)
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
-
-        drawn = vmap_random(
-            lambda s: randn(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
-        )
-        if drawn is not None:
-            return drawn
-
-    def make(xp):
-        gen = _generator(xp)
-        if dtype.kind == "c":
-            part = _dtypes.real_dtype(dtype)
-            scale = np.sqrt(0.5).astype(part)
-            return _normal(gen, shape, part) * scale + 1j * (_normal(gen, shape, part) * scale)
-        return _normal(gen, shape, dtype)
-
-    return _finish(allocate_on(device, make), requires_grad)
+    return _random("randn", randn, _normal, shape, size, dtype, device, requires_grad)
 
 
 def randint(
@@ -623,22 +613,23 @@ def randint(
     return _finish(allocate_on(device, make), requires_grad)
 
 
-def rand_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``."""
+def _random_like(draw, t, dtype, device, requires_grad) -> Tensor:
+    """``draw`` (``rand`` / ``randn``) with the shape (and by default dtype, device) of ``t``."""
     if not isinstance(t, Tensor):
         t = as_tensor(t)
     dtype = t.dtype if dtype is None else dtype
     device = t.device if device is None else device
-    return rand(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return draw(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``."""
+    return _random_like(rand, t, dtype, device, requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal random numbers with the shape (dtype, device) of ``t``."""
-    if not isinstance(t, Tensor):
-        t = as_tensor(t)
-    dtype = t.dtype if dtype is None else dtype
-    device = t.device if device is None else device
-    return randn(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _random_like(randn, t, dtype, device, requires_grad)
 
 
 __all__ = [

@@ -87,6 +87,17 @@ def _version_box(t: Tensor) -> list:
     return box
 
 
+def _conversion(name: str, dtype):
+    """A ``Tensor`` method ``name(self)``: ``self.to(dtype)``."""
+
+    def method(self) -> Tensor:
+        return self.to(dtype)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
 class Tensor:
     """An n-dimensional array on NumPy (cpu) or CuPy (cuda) that records gradients.
 
@@ -544,29 +555,14 @@ class Tensor:
             return f"dualad.{self.dtype}"
         return self.to(dtype)
 
-    def float(self) -> Tensor:
-        return self.to(_dtypes.float32)
-
-    def double(self) -> Tensor:
-        return self.to(_dtypes.float64)
-
-    def half(self) -> Tensor:
-        return self.to(_dtypes.float16)
-
-    def long(self) -> Tensor:
-        return self.to(_dtypes.int64)
-
-    def int(self) -> Tensor:
-        return self.to(_dtypes.int32)
-
-    def bool(self) -> Tensor:
-        return self.to(_dtypes.bool_)
-
-    def cfloat(self) -> Tensor:
-        return self.to(_dtypes.complex64)
-
-    def cdouble(self) -> Tensor:
-        return self.to(_dtypes.complex128)
+    float = _conversion("float", _dtypes.float32)
+    double = _conversion("double", _dtypes.float64)
+    half = _conversion("half", _dtypes.float16)
+    long = _conversion("long", _dtypes.int64)
+    int = _conversion("int", _dtypes.int32)
+    bool = _conversion("bool", _dtypes.bool_)
+    cfloat = _conversion("cfloat", _dtypes.complex64)
+    cdouble = _conversion("cdouble", _dtypes.complex128)
 
     # ------------------------------------------------------------------ printing and pickling
     def __repr__(self) -> str:

@@ -31,3 +31,15 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU")
         for item in gpu_tests:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def float32_default():
+    """Run the test with float32 as the default dtype (float64 restored afterwards)."""
+    import dualad
+
+    dualad.set_default_dtype(dualad.float32)
+    try:
+        yield
+    finally:
+        dualad.set_default_dtype(dualad.float64)

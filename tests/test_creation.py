@@ -9,15 +9,6 @@ from dualad import _creation
 INT_GRAD_ERROR = "only Tensors of floating point and complex dtype can require gradients"
 
 
-@pytest.fixture
-def float32_default():
-    dualad.set_default_dtype(dualad.float32)
-    try:
-        yield
-    finally:
-        dualad.set_default_dtype(dualad.float64)
-
-
 def assert_tensor(t, expected, dtype=None):
     assert isinstance(t, dualad.Tensor)
     expected = np.asarray(expected)

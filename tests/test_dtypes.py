@@ -7,15 +7,6 @@ import dualad
 from dualad import _dtypes
 
 
-@pytest.fixture
-def float32_default():
-    dualad.set_default_dtype(dualad.float32)
-    try:
-        yield
-    finally:
-        dualad.set_default_dtype(dualad.float64)
-
-
 @pytest.mark.parametrize(
     "name, expected",
     [

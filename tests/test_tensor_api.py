@@ -16,15 +16,6 @@ NUMPY_GRAD_ERROR = (
 )
 
 
-@pytest.fixture
-def float32_default():
-    dualad.set_default_dtype(dualad.float32)
-    try:
-        yield
-    finally:
-        dualad.set_default_dtype(dualad.float64)
-
-
 # ---------------------------------------------------------------------------------------------
 # attributes
 

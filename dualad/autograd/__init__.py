@@ -20,13 +20,18 @@ from ..rev.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
-from . import graph
+from . import functional, graph
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "backward",
     "forward_ad",
+    "functional",
     "enable_grad",
     "grad",
+    "GradcheckError",
+    "gradcheck",
+    "gradgradcheck",
     "graph",
     "inference_mode",
     "is_grad_enabled",

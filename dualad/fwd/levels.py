@@ -18,10 +18,9 @@ from __future__ import annotations
 import weakref
 
 from .._dispatch import Level, dispatch, eager
-from .._state import DUAL_LEVELS, LEVELS
+from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
+from .._state import LEVELS
 from .._tensor import Tensor
-
-
 
 # forward grad switch (torch's private _set_fwd_grad_enabled): when off, no level owns anything,
 # so ops see plain primals and produce no tangents

@@ -261,14 +261,24 @@ def _scatter_add_vjp(cts, outs, args, params, needs):
     return (ct if needs[0] else None), None, grad_src
 
 
-def _scatter_add_jvp(tangents, outs, args, params):
-    t_x, _, t_src = tangents
-    _, index, _ = args
-    if t_src is None:
-        return t_x
-    if t_x is None:
-        t_x = _zeros(outs[0].shape, t_src)
-    return scatter_add(t_x, params["dim"], index, t_src)
+def _accumulating_jvp(accumulate):
+    """JVP of ``(x, index, src) -> x`` with ``src`` added in at ``index``: linear in ``x`` and
+    ``src``, so ``accumulate(t_x, index, t_src, params)`` (zeros for a missing ``t_x``)."""
+
+    def jvp(tangents, outs, args, params):
+        t_x, _, t_src = tangents
+        if t_src is None:
+            return t_x
+        if t_x is None:
+            t_x = _zeros(outs[0].shape, t_src)
+        return accumulate(t_x, args[1], t_src, params)
+
+    return jvp
+
+
+_scatter_add_jvp = _accumulating_jvp(
+    lambda t_x, index, t_src, params: scatter_add(t_x, params["dim"], index, t_src)
+)
 
 
 _scatter_add_op = register(
@@ -423,14 +433,11 @@ def _index_add_vjp(cts, outs, args, params, needs):
     return (ct if needs[0] else None), None, grad_source
 
 
-def _index_add_jvp(tangents, outs, args, params):
-    t_x, _, t_source = tangents
-    _, index, _ = args
-    if t_source is None:
-        return t_x
-    if t_x is None:
-        t_x = _zeros(outs[0].shape, t_source)
-    return index_add(t_x, params["dim"], index, t_source, alpha=params["alpha"])
+_index_add_jvp = _accumulating_jvp(
+    lambda t_x, index, t_source, params: index_add(
+        t_x, params["dim"], index, t_source, alpha=params["alpha"]
+    )
+)
 
 
 _index_add_op = register(

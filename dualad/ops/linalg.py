@@ -153,6 +153,17 @@ def _product_jvp(fn):
     return jvp
 
 
+def _product(name, impl, *, vjp, batch, node_name, doc):
+    """Register a bilinear product op and return its public function (JVP from itself)."""
+
+    def product(a, b):
+        return caller(a, b)
+
+    op = OpDef(name, impl, vjp=vjp, jvp=_product_jvp(product), batch=batch, node_name=node_name)
+    caller = binary_caller(register(op), doc=doc)
+    return caller
+
+
 def _matmul_shape(sa: tuple, sb: tuple) -> tuple:
     if len(sa) == 1 and len(sb) == 1:
         return ()
@@ -190,19 +201,12 @@ def _matmul_batch(op, args, bdims, params):
     return reshape(out, out_shape), 0
 
 
-_matmul_op = register(
-    OpDef(
-        "matmul",
-        _matmul_impl,
-        vjp=_matmul_vjp,
-        jvp=_product_jvp(lambda a, b: matmul(a, b)),
-        batch=_matmul_batch,
-        node_name="MmBackward0",
-    )
-)
-
-matmul = binary_caller(
-    _matmul_op,
+matmul = _product(
+    "matmul",
+    _matmul_impl,
+    vjp=_matmul_vjp,
+    batch=_matmul_batch,
+    node_name="MmBackward0",
     doc="""Matrix product with NumPy/PyTorch broadcasting (``a @ b``).
 
     1-D operands are vectors (a dot product for two of them, a matrix-vector or vector-matrix
@@ -245,19 +249,12 @@ def _batch_via_matmul(op, args, bdims, params):
     return matmul(a, b), 0
 
 
-_mm_op = register(
-    OpDef(
-        "mm",
-        _mm_impl,
-        vjp=_mm_vjp,
-        jvp=_product_jvp(lambda a, b: mm(a, b)),
-        batch=_batch_via_matmul,
-        node_name="MmBackward0",
-    )
-)
-
-mm = binary_caller(
-    _mm_op,
+mm = _product(
+    "mm",
+    _mm_impl,
+    vjp=_mm_vjp,
+    batch=_batch_via_matmul,
+    node_name="MmBackward0",
     doc="""Product of two matrices (2-D only; see ``matmul`` for vectors and batches).
 
     >>> import dualad
@@ -290,19 +287,12 @@ def _bmm_vjp(cts, outs, args, params, needs):
     return grad_a, grad_b
 
 
-_bmm_op = register(
-    OpDef(
-        "bmm",
-        _bmm_impl,
-        vjp=_bmm_vjp,
-        jvp=_product_jvp(lambda a, b: bmm(a, b)),
-        batch=_batch_via_matmul,
-        node_name="BmmBackward0",
-    )
-)
-
-bmm = binary_caller(
-    _bmm_op,
+bmm = _product(
+    "bmm",
+    _bmm_impl,
+    vjp=_bmm_vjp,
+    batch=_batch_via_matmul,
+    node_name="BmmBackward0",
     doc="""Batched matrix product: ``(B, n, k) @ (B, k, m) -> (B, n, m)``, no broadcasting.
 
     >>> import dualad
@@ -357,19 +347,12 @@ def _vector_batch(conj_first: bool):
     return batch
 
 
-_dot_op = register(
-    OpDef(
-        "dot",
-        _dot_impl,
-        vjp=_dot_vjp,
-        jvp=_product_jvp(lambda a, b: dot(a, b)),
-        batch=_vector_batch(conj_first=False),
-        node_name="DotBackward0",
-    )
-)
-
-dot = binary_caller(
-    _dot_op,
+dot = _product(
+    "dot",
+    _dot_impl,
+    vjp=_dot_vjp,
+    batch=_vector_batch(conj_first=False),
+    node_name="DotBackward0",
     doc="""Dot product of two 1-D tensors (no conjugation; see ``vdot``).
 
     >>> import dualad
@@ -391,19 +374,12 @@ def _vdot_vjp(cts, outs, args, params, needs):
     return (conj(ct) * b if needs[0] else None, ct * a if needs[1] else None)
 
 
-_vdot_op = register(
-    OpDef(
-        "vdot",
-        _vdot_impl,
-        vjp=_vdot_vjp,
-        jvp=_product_jvp(lambda a, b: vdot(a, b)),
-        batch=_vector_batch(conj_first=True),
-        node_name="VdotBackward0",
-    )
-)
-
-vdot = binary_caller(
-    _vdot_op,
+vdot = _product(
+    "vdot",
+    _vdot_impl,
+    vjp=_vdot_vjp,
+    batch=_vector_batch(conj_first=True),
+    node_name="VdotBackward0",
     doc="""``sum(conj(a) * b)`` for two 1-D tensors (conjugates the first argument).
 
     >>> import dualad

@@ -632,6 +632,8 @@ _std_op = register(
 
 
 def _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, name):
+    if isinstance(dim, bool):  # torch.var(x, True): the old (input, unbiased) overload
+        dim, unbiased = None, dim
     if x.dtype.kind not in "fc":
         raise RuntimeError(
             f"dualad.{name}: std and var only support floating point and complex dtypes "
@@ -668,8 +670,6 @@ def var(
     tensor(1.66666667)
     """
     x = _as_tensor(x)
-    if isinstance(dim, bool):  # torch.var(x, True): the old (input, unbiased) overload
-        dim, unbiased = None, dim
     params = _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "var")
     return apply1(_var_op, x, params)
 
@@ -692,50 +692,46 @@ def std(
     tensor([1.41421356, 0.        ])
     """
     x = _as_tensor(x)
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
     params = _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "std")
     return apply1(_std_op, x, params)
 
 
-def var_mean(
-    x,
-    dim=None,
-    unbiased=None,
-    keepdim=False,
-    *,
-    correction=None,
-    axis=None,
-    keepdims=None,
-    ddof=None,
-):
-    """``(var(x, ...), mean(x, ...))`` over the same dims."""
-    variance = var(
-        x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof
-    )
-    if isinstance(dim, bool):
-        dim = None
-    return variance, mean(x, dim, keepdim, axis=axis, keepdims=keepdims)
+def _with_mean(moment):
+    """``moment_mean``: ``(moment(x, ...), mean(x, ...))`` for ``moment`` ``var`` or ``std``."""
+
+    def moment_mean(
+        x,
+        dim=None,
+        unbiased=None,
+        keepdim=False,
+        *,
+        correction=None,
+        axis=None,
+        keepdims=None,
+        ddof=None,
+    ):
+        value = moment(
+            x,
+            dim,
+            unbiased,
+            keepdim,
+            correction=correction,
+            axis=axis,
+            keepdims=keepdims,
+            ddof=ddof,
+        )
+        if isinstance(dim, bool):
+            dim = None
+        return value, mean(x, dim, keepdim, axis=axis, keepdims=keepdims)
+
+    name = moment.__name__
+    moment_mean.__name__ = moment_mean.__qualname__ = f"{name}_mean"
+    moment_mean.__doc__ = f"``({name}(x, ...), mean(x, ...))`` over the same dims."
+    return moment_mean
 
 
-def std_mean(
-    x,
-    dim=None,
-    unbiased=None,
-    keepdim=False,
-    *,
-    correction=None,
-    axis=None,
-    keepdims=None,
-    ddof=None,
-):
-    """``(std(x, ...), mean(x, ...))`` over the same dims."""
-    deviation = std(
-        x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims, ddof=ddof
-    )
-    if isinstance(dim, bool):
-        dim = None
-    return deviation, mean(x, dim, keepdim, axis=axis, keepdims=keepdims)
+var_mean = _with_mean(var)
+std_mean = _with_mean(std)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1262,29 +1258,20 @@ def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None, *, axis=None, 
 # ---------------------------------------------------------------------------------------------
 # all, any, count_nonzero (not differentiable)
 
-_all_op = register(
-    OpDef(
-        "all",
-        lambda xp, x, *, dims, keepdim: xp.all(x, axis=dims, keepdims=keepdim),
-        batch=_reduction_batch,
-        differentiable=False,
-    )
+
+def _nondiff_reduction(name, impl):
+    return register(OpDef(name, impl, batch=_reduction_batch, differentiable=False))
+
+
+_all_op = _nondiff_reduction(
+    "all", lambda xp, x, *, dims, keepdim: xp.all(x, axis=dims, keepdims=keepdim)
 )
-_any_op = register(
-    OpDef(
-        "any",
-        lambda xp, x, *, dims, keepdim: xp.any(x, axis=dims, keepdims=keepdim),
-        batch=_reduction_batch,
-        differentiable=False,
-    )
+_any_op = _nondiff_reduction(
+    "any", lambda xp, x, *, dims, keepdim: xp.any(x, axis=dims, keepdims=keepdim)
 )
-_count_nonzero_op = register(
-    OpDef(
-        "count_nonzero",
-        lambda xp, x, *, dims, keepdim: xp.sum(x != 0, axis=dims, keepdims=keepdim, dtype=xp.int64),
-        batch=_reduction_batch,
-        differentiable=False,
-    )
+_count_nonzero_op = _nondiff_reduction(
+    "count_nonzero",
+    lambda xp, x, *, dims, keepdim: xp.sum(x != 0, axis=dims, keepdims=keepdim, dtype=xp.int64),
 )
 
 

@@ -294,9 +294,20 @@ def grad(
                     raise RuntimeError(
                         "materialize_grads cannot be used when the given input is a GradientEdge"
                     )
-                from .._creation import zeros_like
+                from .._creation import zeros, zeros_like
 
-                g = zeros_like(t, requires_grad=bool(create_graph))  # current PyTorch
+                if is_grads_batched:
+                    # deliberate deviation from upstream (which fills the UNbatched shape): the
+                    # zeros carry the batch dim like every other batched result
+                    size = next(go.shape[0] for go in grads if go is not None)
+                    g = zeros(
+                        (size, *t.shape),
+                        dtype=t.dtype,
+                        device=t.device,
+                        requires_grad=bool(create_graph),
+                    )
+                else:
+                    g = zeros_like(t, requires_grad=bool(create_graph))  # current PyTorch
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "

@@ -83,7 +83,27 @@ class _DecoratorContext:
         return generator
 
 
-class no_grad(_DecoratorContext):
+class _FixedGradMode(_DecoratorContext):
+    """Base of ``no_grad`` / ``enable_grad``: sets grad mode to the class's ``_enabled``."""
+
+    _enabled: bool
+
+    def __new__(cls, func=None):
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            return self(func)
+        return self
+
+    def __enter__(self):
+        self.previous = GRAD.enabled
+        GRAD.enabled = self._enabled
+
+    def __exit__(self, *exc):
+        GRAD.enabled = self.previous
+        return False
+
+
+class no_grad(_FixedGradMode):
     """Context manager and decorator that turns off graph recording.
 
     >>> import dualad
@@ -94,37 +114,13 @@ class no_grad(_DecoratorContext):
     False
     """
 
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            return self(func)
-        return self
-
-    def __enter__(self):
-        self.previous = GRAD.enabled
-        GRAD.enabled = False
-
-    def __exit__(self, *exc):
-        GRAD.enabled = self.previous
-        return False
+    _enabled = False
 
 
-class enable_grad(_DecoratorContext):
+class enable_grad(_FixedGradMode):
     """Context manager and decorator that turns graph recording back on."""
 
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            return self(func)
-        return self
-
-    def __enter__(self):
-        self.previous = GRAD.enabled
-        GRAD.enabled = True
-
-    def __exit__(self, *exc):
-        GRAD.enabled = self.previous
-        return False
+    _enabled = True
 
 
 class set_grad_enabled(_DecoratorContext):

@@ -37,11 +37,22 @@ reach (strict xfails: fixing the bug turns them into failures to be removed).
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from _helpers import (
+    FD_EPS,
+    HIGH_PRECISION,
+    LOW_PRECISION_RTOL,
+    assert_close,
+    assert_low_precision_close,
+    case_id,
+    describe,
+    differentiable_case,
+    is_low_precision,
+    skip_if_requested,
+)
 
 import dualad
 from dualad import fwd
@@ -62,12 +73,8 @@ from dualad.testing._numeric import (
 from dualad.testing.opdb import OpInfo, SampleInput, all_ops
 
 ALL_INFOS = all_ops()
-HIGH_PRECISION = ("float64", "complex128")
-# relative tolerance of tangents computed in low precision against float64 finite differences
-LOW_PRECISION_RTOL = {"float32": 1e-3, "complex64": 1e-3, "float16": 1e-2}
 # the adjoint identity holds to rounding: relative to the size of the terms summed
 ADJOINT_RTOL = {"float64": 1e-10, "complex128": 1e-10, "float32": 1e-4, "complex64": 1e-4}
-FD_EPS = 1e-6
 SECOND_ORDER_SAMPLES = 2  # samples per OpInfo and dtype for the JVP-of-JVP check
 
 # Known bugs in code this suite does not own, reported with a minimal repro. Strict xfails: a fix
@@ -100,11 +107,6 @@ def _samples(info: OpInfo, dtype: str) -> list:
     return _SAMPLE_CACHE[key]
 
 
-def _case_id(info: OpInfo, dtype: str, index: int, sample: SampleInput) -> str:
-    note = re.sub(r"[^A-Za-z0-9_.+-]+", "_", sample.note)[:30] if sample.note else ""
-    return f"{info.name}-{dtype}-{index}" + (f"-{note}" if note else "")
-
-
 def _cases(select, check: str, max_samples: int | None = None) -> list:
     params = []
     for info in ALL_INFOS:
@@ -119,14 +121,10 @@ def _cases(select, check: str, max_samples: int | None = None) -> list:
                     marks = (pytest.mark.xfail(strict=True, reason=known[0]),)
                 params.append(
                     pytest.param(
-                        info, dtype, sample, id=_case_id(info, dtype, index, sample), marks=marks
+                        info, dtype, sample, id=case_id(info, dtype, index, sample), marks=marks
                     )
                 )
     return params
-
-
-def _differentiable_case(info: OpInfo, dtype: str) -> bool:
-    return info.differentiable and is_differentiable_dtype(dtype)
 
 
 def _multi_output(info: OpInfo) -> bool:
@@ -134,95 +132,51 @@ def _multi_output(info: OpInfo) -> bool:
     return bool(multi.intersection(info.ops)) or info.name in ("var_mean", "std_mean")
 
 
-JVP_CASES = _cases(_differentiable_case, "jvp")
-ADJOINT_CASES = _cases(_differentiable_case, "adjoint")
+JVP_CASES = _cases(differentiable_case, "jvp")
+ADJOINT_CASES = _cases(differentiable_case, "adjoint")
 # every differentiable entry: piecewise-linear ones (relu, max...) have a zero second derivative
 # at their samples, which sit away from the kinks
 SECOND_ORDER_CASES = _cases(
-    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+    lambda info, dtype: differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
     "jvp_of_jvp",
     SECOND_ORDER_SAMPLES,
 )
 PARTIAL_CASES = [
     case
     for case in _cases(
-        lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+        lambda info, dtype: differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
         "partial",
     )
     if len(case.values[2].leaves()) > 1
 ]
 MEMORY_CASES = _cases(
-    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION, "memory"
+    lambda info, dtype: differentiable_case(info, dtype) and dtype in HIGH_PRECISION, "memory"
 )
 REVERSE_OVER_FORWARD_CASES = _cases(
-    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+    lambda info, dtype: differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
     "reverse_over_forward",
 )
 FORWARD_OVER_REVERSE_CASES = _cases(
-    lambda info, dtype: _differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
+    lambda info, dtype: differentiable_case(info, dtype) and dtype in HIGH_PRECISION,
     "forward_over_reverse",
     SECOND_ORDER_SAMPLES,
 )
 NONDIFF_CASES = _cases(lambda info, dtype: not info.differentiable, "nondiff")
 MULTI_OUTPUT_CASES = _cases(
-    lambda info, dtype: _differentiable_case(info, dtype) and _multi_output(info), "multi"
+    lambda info, dtype: differentiable_case(info, dtype) and _multi_output(info), "multi"
 )
-
-
-def _skip_if_requested(info: OpInfo, dtype: str, *checks: str) -> None:
-    dtype = np.dtype(dtype)
-    dtype_check = "complex" if dtype.kind == "c" else dtype.name if dtype.name != "float64" else ""
-    for name in (dtype_check, *checks):
-        reason = info.skip_reason(name) if name else None
-        if reason:
-            pytest.skip(f"{info.name}: skips[{name!r}]: {reason}")
-
-
-def _is_low_precision(dtype: str) -> bool:
-    return np.dtype(dtype).name in LOW_PRECISION_RTOL
 
 
 # ---------------------------------------------------------------------------------------------
 # comparisons
 
 
-def _describe(info: OpInfo, sample: SampleInput) -> str:
-    shapes = []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            shapes.append(f"array{a.shape}:{a.dtype}")
-        elif isinstance(a, (list, tuple)) and a and all(isinstance(v, np.ndarray) for v in a):
-            shapes.append("[" + ", ".join(f"array{v.shape}:{v.dtype}" for v in a) + "]")
-        else:
-            shapes.append(repr(a))
-    kwargs = {
-        k: (f"array{v.shape}" if isinstance(v, np.ndarray) else v) for k, v in sample.kwargs.items()
-    }
-    note = f" ({sample.note})" if sample.note else ""
-    return f"{info.name}({', '.join(shapes)}, **{kwargs}) diff={sample.diff}{note}"
-
-
-def _assert_close(actual, expected, *, rtol: float, atol: float, what: str) -> None:
-    actual = np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
-        return
-    error = np.abs(actual - expected)
-    raise AssertionError(
-        f"{what}: max abs error {np.nanmax(error):.3g} (rtol={rtol}, atol={atol})\n"
-        f"actual:\n{actual}\nexpected:\n{expected}"
-    )
-
-
 def _assert_tangent_close(actual, expected, info: OpInfo, dtype: str, what: str) -> None:
-    if _is_low_precision(dtype):
+    if is_low_precision(dtype):
         rtol = LOW_PRECISION_RTOL[np.dtype(dtype).name]
-        expected = np.asarray(expected)
-        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-        _assert_close(actual, expected, rtol=rtol, atol=rtol * max(scale, 1e-2), what=what)
+        assert_low_precision_close(actual, expected, rtol=rtol, what=what)
     else:
-        _assert_close(actual, expected, rtol=info.rtol, atol=info.atol, what=what)
+        assert_close(actual, expected, rtol=info.rtol, atol=info.atol, what=what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +259,7 @@ def _fd_tangents(info: OpInfo, sample: SampleInput, tangents: list) -> list:
 
 
 def _check_first_order(info: OpInfo, dtype: str, sample: SampleInput, seed: int) -> list:
-    where = _describe(info, sample)
+    where = describe(info, sample)
     tangents = _random_tangents(sample, np.random.default_rng(seed))
     primals, actual = _forward_jvp(info, sample, tangents)
     _check_tangent_layout(primals, actual, where)
@@ -320,7 +274,7 @@ def _check_first_order(info: OpInfo, dtype: str, sample: SampleInput, seed: int)
 
 @pytest.mark.parametrize("info, dtype, sample", JVP_CASES)
 def test_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "fd")
+    skip_if_requested(info, dtype, "fd")
     if not sample.diff:
         pytest.skip("sample has no differentiable input")
     primals = _check_first_order(info, dtype, sample, seed=3)
@@ -337,8 +291,8 @@ def test_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample: Sample
 @pytest.mark.parametrize("info, dtype, sample", PARTIAL_CASES)
 def test_jvp_with_one_dual_input_at_a_time(info: OpInfo, dtype: str, sample: SampleInput):
     """Only input k is a dual, the others are plain tensors (JVP rules see None tangents)."""
-    _skip_if_requested(info, dtype, "fd")
-    where = _describe(info, sample)
+    skip_if_requested(info, dtype, "fd")
+    where = describe(info, sample)
     rng = np.random.default_rng(8)
     leaves = sample.leaves()
     for k, leaf in enumerate(leaves):
@@ -364,7 +318,7 @@ def test_jvp_with_one_dual_input_at_a_time(info: OpInfo, dtype: str, sample: Sam
             if a is None:  # the output does not depend on input k: a symbolic zero
                 a = np.zeros_like(p)
             assert a.shape == p.shape and a.dtype == p.dtype, f"{what}: {a.shape}/{a.dtype}"
-            _assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
+            assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,7 +342,7 @@ def test_tangent_memory_follows_primal_memory(info: OpInfo, dtype: str, sample: 
     aliases an input's tangent (``x + 1`` returning x's tangent itself) would change the input's
     tangent too, and a read-only broadcast tangent could not be updated at all.
     """
-    where = _describe(info, sample)
+    where = describe(info, sample)
     leaves = sample.leaves()
     rng = np.random.default_rng(9)
     for pattern in _dual_patterns(len(leaves)):
@@ -488,10 +442,10 @@ def test_inplace_on_output_keeps_input_tangent(f, shape, dtype):
 
 @pytest.mark.parametrize("info, dtype, sample", ADJOINT_CASES)
 def test_adjoint_identity(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype)
+    skip_if_requested(info, dtype)
     if not sample.diff:
         pytest.skip("sample has no differentiable input")
-    where = _describe(info, sample)
+    where = describe(info, sample)
     rng = np.random.default_rng(4)
     tangents = _random_tangents(sample, rng)
     _, jt = _forward_jvp(info, sample, tangents)
@@ -540,8 +494,8 @@ def test_reverse_mode_through_the_jvp_rule_gives_the_vjp(
     """The JVP rules are dualad computations, linear in the tangent: the gradient of
     ``Re<ct, J t>`` with respect to the tangents ``t`` (reverse mode through the JVP rule) is the
     VJP ``J^T ct``, exactly."""
-    _skip_if_requested(info, dtype)
-    where = _describe(info, sample)
+    skip_if_requested(info, dtype)
+    where = describe(info, sample)
     rng = np.random.default_rng(11)
     leaves = sample.leaves()
     tangents = [to_tensor(random_like(rng, leaf), requires_grad=True) for leaf in leaves]
@@ -573,7 +527,7 @@ def test_reverse_mode_through_the_jvp_rule_gives_the_vjp(
     for k, (a, e) in enumerate(zip(through_jvp, vjp)):
         a = np.zeros_like(leaves[k]) if a is None else as_numpy(a)
         e = np.zeros_like(leaves[k]) if e is None else as_numpy(e)
-        _assert_close(a, e, rtol=1e-10, atol=1e-12, what=f"{where}: gradient w.r.t. tangent {k}")
+        assert_close(a, e, rtol=1e-10, atol=1e-12, what=f"{where}: gradient w.r.t. tangent {k}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,10 +546,10 @@ def _first_order_function(info: OpInfo, sample: SampleInput, tangents: list):
 
 @pytest.mark.parametrize("info, dtype, sample", SECOND_ORDER_CASES)
 def test_jvp_of_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "fd", "gradgrad")
+    skip_if_requested(info, dtype, "fd", "gradgrad")
     if not sample.diff:
         pytest.skip("sample has no differentiable input")
-    where = _describe(info, sample)
+    where = describe(info, sample)
     rng = np.random.default_rng(5)
     t1 = _random_tangents(sample, rng)  # outer level
     t2 = _random_tangents(sample, rng)  # inner level
@@ -617,14 +571,14 @@ def test_jvp_of_jvp_matches_finite_differences(info: OpInfo, dtype: str, sample:
             if want is None:
                 assert got is None, f"{where}: output {k} has a {what} tangent at one level only"
             else:
-                _assert_close(got, want, rtol=1e-10, atol=1e-12, what=f"{where}: J {what}, {k}")
+                assert_close(got, want, rtol=1e-10, atol=1e-12, what=f"{where}: J {what}, {k}")
     expected = numerical_jvp(_first_order_function(info, sample, t2), sample.leaves(), t1, FD_EPS)
     for k, (a, e) in enumerate(zip(second, expected)):
         if e is None:
             continue
         if a is None:  # no second-order tangent: a symbolic zero (linear ops)
             a = np.zeros_like(e)
-        _assert_close(
+        assert_close(
             a,
             e,
             rtol=max(info.rtol, 1e-4),
@@ -660,8 +614,8 @@ def test_forward_over_reverse_matches_finite_differences(
 ):
     """``autograd.grad`` inside a dual level runs the VJP rules on duals: the gradient's tangent
     is the derivative of the VJP along the inputs' tangents."""
-    _skip_if_requested(info, dtype, "fd", "gradgrad")
-    where = _describe(info, sample)
+    skip_if_requested(info, dtype, "fd", "gradgrad")
+    where = describe(info, sample)
     rng = np.random.default_rng(12)
     leaves = sample.leaves()
     directions = [random_like(rng, leaf) for leaf in leaves]
@@ -692,9 +646,9 @@ def test_forward_over_reverse_matches_finite_differences(
     expected = numerical_jvp(_vjp_function(info, sample, cts), leaves, directions, FD_EPS)
     for k, leaf in enumerate(leaves):
         p = np.zeros_like(leaf) if primals[k] is None else primals[k]
-        _assert_close(p, plain[k], rtol=1e-10, atol=1e-12, what=f"{where}: gradient {k}")
+        assert_close(p, plain[k], rtol=1e-10, atol=1e-12, what=f"{where}: gradient {k}")
         t = np.zeros_like(leaf) if tangents[k] is None else tangents[k]
-        _assert_close(
+        assert_close(
             t,
             expected[k],
             rtol=max(info.rtol, 1e-4),
@@ -730,7 +684,7 @@ def test_nondifferentiable_ops_on_duals(info: OpInfo, dtype: str, sample: Sample
     leaves = every_float.leaves()
     if not leaves:
         pytest.skip("no floating input to make dual")
-    where = _describe(info, sample)
+    where = describe(info, sample)
     args, kwargs, _ = sample.tensors(requires_grad=False)
     expected = flatten_outputs(info.fn(*args, **kwargs))
     rng = np.random.default_rng(6)
@@ -752,11 +706,11 @@ def test_nondifferentiable_ops_on_duals(info: OpInfo, dtype: str, sample: Sample
 @pytest.mark.parametrize("info, dtype, sample", MULTI_OUTPUT_CASES)
 def test_multi_output_tangents(info: OpInfo, dtype: str, sample: SampleInput):
     """Floating outputs of multi-output ops get the right tangents, index outputs none."""
-    _skip_if_requested(info, dtype, "fd")
+    skip_if_requested(info, dtype, "fd")
     primals = _check_first_order(info, dtype, sample, seed=7)
     index_outputs = [k for k, p in enumerate(primals) if p is not None and p.dtype.kind in "iub"]
     if info.name in ("max", "min") and len(primals) == 2:
-        assert index_outputs == [1], f"{_describe(info, sample)}: indices are output 1"
+        assert index_outputs == [1], f"{describe(info, sample)}: indices are output 1"
 
 
 def test_multi_output_cases_cover_several_outputs():

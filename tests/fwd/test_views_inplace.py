@@ -53,7 +53,9 @@ def test_view_of_dual_tangent_is_view_of_base_tangent():
         row.add_(dualad.ones(2))  # adding a constant leaves the tangent unchanged
         np.testing.assert_array_equal(values(base_tangent), [[1.0, 2.0], [3.0, 4.0]])
         row.mul_(3)
-        np.testing.assert_array_equal(values(fwd.unpack_dual(dual).tangent), [[1.0, 2.0], [9.0, 12.0]])
+        np.testing.assert_array_equal(
+            values(fwd.unpack_dual(dual).tangent), [[1.0, 2.0], [9.0, 12.0]]
+        )
 
 
 def test_out_of_place_results_do_not_alias_input_tangents():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _helpers import assert_values_close, family_cases, function_of_leaves, replace_leaves
 
 import dualad
 from dualad import fwd
@@ -21,46 +22,11 @@ from dualad.testing._numeric import (
     numerical_jvp,
     numerical_vjp,
     random_like,
-    sample_function,
 )
 from dualad.testing.opdb import indexing as indexing_db
 
 # ---------------------------------------------------------------------------------------------
-# helpers (the same as tests/ops/test_shape.py: test files stay independent)
-
-
-def assert_close(actual, expected, rtol=1e-7, atol=1e-9, what=""):
-    actual = as_numpy(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, err_msg=what)
-
-
-def _cases(infos, dtypes):
-    out = []
-    for info in infos:
-        for dtype in dtypes:
-            if dtype not in info.dtypes:
-                continue
-            for k, sample in enumerate(info.sample_inputs(dtype)):
-                out.append(pytest.param(info, dtype, sample, id=f"{info.name}-{dtype}-{k}"))
-    return out
-
-
-def _function_of_leaves(info, sample):
-    evaluate = sample_function(info.fn, sample)
-    return lambda *arrays: evaluate(*(np.asarray(a) for a in arrays))
-
-
-def _replace_leaves(args, kwargs, leaves, duals):
-    swap = {id(leaf): dual for leaf, dual in zip(leaves, duals)}
-
-    def replace(value):
-        if isinstance(value, (list, tuple)):
-            return type(value)(replace(v) for v in value)
-        return swap.get(id(value), value)
-
-    return tuple(replace(a) for a in args), {k: replace(v) for k, v in kwargs.items()}
+# helpers
 
 
 DIFF_INFOS = [info for info in indexing_db.OPS if info.differentiable]
@@ -68,7 +34,7 @@ DIFF_INFOS = [info for info in indexing_db.OPS if info.differentiable]
 
 @pytest.mark.parametrize(
     "info, dtype, sample",
-    _cases(indexing_db.OPS, ("float32", "float64", "complex64", "complex128")),
+    family_cases(indexing_db.OPS, ("float32", "float64", "complex64", "complex128")),
 )
 def test_forward_matches_numpy(info, dtype, sample):
     expected = [np.asarray(e) for e in flatten_outputs(info.ref(*sample.args, **sample.kwargs))]
@@ -78,10 +44,10 @@ def test_forward_matches_numpy(info, dtype, sample):
     for a, e in zip(actual, expected):
         assert a.dtype == e.dtype, f"{info.name}: dtype {a.dtype} != {e.dtype}"
         tol = 1e-5 if e.dtype in (np.float32, np.complex64) else 1e-12
-        assert_close(a, e, rtol=tol, atol=tol, what=info.name)
+        assert_values_close(a, e, rtol=tol, atol=tol, what=info.name)
 
 
-@pytest.mark.parametrize("info, dtype, sample", _cases(DIFF_INFOS, ("float64", "complex128")))
+@pytest.mark.parametrize("info, dtype, sample", family_cases(DIFF_INFOS, ("float64", "complex128")))
 def test_vjp_matches_finite_differences(info, dtype, sample):
     rng = np.random.default_rng(0)
     args, kwargs, leaves = sample.tensors(requires_grad=True)
@@ -89,29 +55,29 @@ def test_vjp_matches_finite_differences(info, dtype, sample):
     cts = [random_like(rng, as_numpy(o)) for o in outputs]
     grads = dualad.autograd.grad(outputs, leaves, [dualad.tensor(c) for c in cts])
     arrays = sample.leaves()
-    expected = numerical_vjp(_function_of_leaves(info, sample), arrays, range(len(arrays)), cts)
+    expected = numerical_vjp(function_of_leaves(info, sample), arrays, range(len(arrays)), cts)
     for leaf, g, e in zip(leaves, grads, expected):
         assert g.dtype == leaf.dtype and g.shape == leaf.shape
-        assert_close(g, e, rtol=1e-6, atol=1e-8, what=f"{info.name} vjp")
+        assert_values_close(g, e, rtol=1e-6, atol=1e-8, what=f"{info.name} vjp")
 
 
-@pytest.mark.parametrize("info, dtype, sample", _cases(DIFF_INFOS, ("float64", "complex128")))
+@pytest.mark.parametrize("info, dtype, sample", family_cases(DIFF_INFOS, ("float64", "complex128")))
 def test_jvp_matches_finite_differences(info, dtype, sample):
     rng = np.random.default_rng(1)
     arrays = sample.leaves()
     tangents = [random_like(rng, a) for a in arrays]
-    expected = numerical_jvp(_function_of_leaves(info, sample), arrays, tangents)
+    expected = numerical_jvp(function_of_leaves(info, sample), arrays, tangents)
     with fwd.dual_level():
         args, kwargs, leaves = sample.tensors(requires_grad=False)
         duals = [fwd.make_dual(leaf, dualad.tensor(t)) for leaf, t in zip(leaves, tangents)]
-        args, kwargs = _replace_leaves(args, kwargs, leaves, duals)
+        args, kwargs = replace_leaves(args, kwargs, leaves, duals)
         outputs = flatten_outputs(info.fn(*args, **kwargs))
         actual = [fwd.unpack_dual(o).tangent for o in outputs]
     for a, e in zip(actual, expected):
-        assert_close(a, e, rtol=1e-6, atol=1e-8, what=f"{info.name} jvp")
+        assert_values_close(a, e, rtol=1e-6, atol=1e-8, what=f"{info.name} jvp")
 
 
-@pytest.mark.parametrize("info, dtype, sample", _cases(DIFF_INFOS, ("float64", "complex128")))
+@pytest.mark.parametrize("info, dtype, sample", family_cases(DIFF_INFOS, ("float64", "complex128")))
 def test_grad_of_grad_is_the_op(info, dtype, sample):
     rng = np.random.default_rng(2)
     args, kwargs, leaves = sample.tensors(requires_grad=True)
@@ -119,7 +85,7 @@ def test_grad_of_grad_is_the_op(info, dtype, sample):
     cts = [dualad.tensor(random_like(rng, as_numpy(o)), requires_grad=True) for o in outputs]
     grads = dualad.autograd.grad(outputs, leaves, cts, create_graph=True, allow_unused=True)
     directions = [random_like(rng, as_numpy(leaf)) for leaf in leaves]
-    expected = numerical_jvp(_function_of_leaves(info, sample), sample.leaves(), directions)
+    expected = numerical_jvp(function_of_leaves(info, sample), sample.leaves(), directions)
     # gradients that do not depend on the cotangent (fill_ with a number: zero) drop out
     used = [
         (g, dualad.tensor(v))
@@ -131,10 +97,10 @@ def test_grad_of_grad_is_the_op(info, dtype, sample):
         return
     second = dualad.autograd.grad([g for g, _ in used], cts, [v for _, v in used])
     for s, e in zip(second, expected):
-        assert_close(s, e, rtol=1e-6, atol=1e-8, what=f"{info.name} vjp of vjp")
+        assert_values_close(s, e, rtol=1e-6, atol=1e-8, what=f"{info.name} vjp of vjp")
 
 
-@pytest.mark.parametrize("info, dtype, sample", _cases(DIFF_INFOS, ("float32",)))
+@pytest.mark.parametrize("info, dtype, sample", family_cases(DIFF_INFOS, ("float32",)))
 def test_float32_gradients_keep_dtype(info, dtype, sample):
     args, kwargs, leaves = sample.tensors(requires_grad=True)
     outputs = [o for o in flatten_outputs(info.fn(*args, **kwargs)) if o.requires_grad]
@@ -159,10 +125,10 @@ def test_every_indexing_op_has_an_entry():
 def test_gather_duplicate_indices_accumulate_gradient():
     x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     out = x.gather(1, dualad.tensor([[0, 0, 0], [1, 0, 1]]))
-    assert_close(out, [[1, 1, 1], [4, 3, 4.0]])
+    assert_values_close(out, [[1, 1, 1], [4, 3, 4.0]])
     assert out.grad_fn.name() == "GatherBackward0"
     out.sum().backward()
-    assert_close(x.grad, [[3.0, 0.0], [1.0, 2.0]])
+    assert_values_close(x.grad, [[3.0, 0.0], [1.0, 2.0]])
 
 
 def test_gather_accepts_lists_and_ignores_sparse_grad():
@@ -174,11 +140,11 @@ def test_gather_accepts_lists_and_ignores_sparse_grad():
 def test_scatter_value_and_src():
     x = dualad.zeros(2, 4)
     index = dualad.tensor([[1, 3], [0, 0]])
-    assert_close(x.scatter(1, index, 2.0), [[0, 2, 0, 2], [2, 0, 0, 0.0]])
-    assert_close(x.scatter(1, index, value=-1), [[0, -1, 0, -1], [-1, 0, 0, 0.0]])
+    assert_values_close(x.scatter(1, index, 2.0), [[0, 2, 0, 2], [2, 0, 0, 0.0]])
+    assert_values_close(x.scatter(1, index, value=-1), [[0, -1, 0, -1], [-1, 0, 0, 0.0]])
     src = dualad.tensor([[1.0, 2.0, 9.0], [3.0, 4.0, 9.0]])  # only the (2, 2) block is read
     distinct = dualad.tensor([[1, 3], [0, 2]])
-    assert_close(x.scatter(1, distinct, src), [[0, 1, 0, 2], [3, 0, 4, 0.0]])
+    assert_values_close(x.scatter(1, distinct, src), [[0, 1, 0, 2], [3, 0, 4, 0.0]])
 
 
 def test_scatter_gradients():
@@ -188,19 +154,19 @@ def test_scatter_gradients():
     ct = np.arange(1.0, 9.0).reshape(2, 4)
     out = x.scatter(1, index, src)
     gx, gsrc = dualad.autograd.grad(out, [x, src], dualad.tensor(ct))
-    assert_close(gx, ct * np.array([[1, 0, 1, 0], [0, 1, 0, 1]]))
-    assert_close(gsrc, [[2.0, 4.0, 0.0], [5.0, 7.0, 0.0]])
+    assert_values_close(gx, ct * np.array([[1, 0, 1, 0], [0, 1, 0, 1]]))
+    assert_values_close(gsrc, [[2.0, 4.0, 0.0], [5.0, 7.0, 0.0]])
 
 
 def test_scatter_add_and_index_add_accumulate():
     x = dualad.zeros(3)
     src = dualad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     out = x.scatter_add(0, dualad.tensor([0, 2, 0, 0]), src)
-    assert_close(out, [8.0, 0.0, 2.0])
+    assert_values_close(out, [8.0, 0.0, 2.0])
     (out * dualad.tensor([1.0, 10.0, 100.0])).sum().backward()
-    assert_close(src.grad, [1.0, 100.0, 1.0, 1.0])
+    assert_values_close(src.grad, [1.0, 100.0, 1.0, 1.0])
     y = dualad.ones(2, 3).index_add(1, dualad.tensor([2, 2]), dualad.ones(2, 2), alpha=0.5)
-    assert_close(y, [[1, 1, 2], [1, 1, 2.0]])
+    assert_values_close(y, [[1, 1, 2], [1, 1, 2.0]])
 
 
 def test_index_select_zero_d_and_gradient():
@@ -208,17 +174,17 @@ def test_index_select_zero_d_and_gradient():
     out = x.index_select(1, dualad.tensor(2))
     assert tuple(out.shape) == (2, 1)
     out = x.index_select(-1, dualad.tensor([2, 2, 0]))
-    assert_close(out, [[2, 2, 0], [5, 5, 3.0]])
+    assert_values_close(out, [[2, 2, 0], [5, 5, 3.0]])
     out.sum().backward()
-    assert_close(x.grad, [[1, 0, 2], [1, 0, 2.0]])
+    assert_values_close(x.grad, [[1, 0, 2], [1, 0, 2.0]])
 
 
 def test_take_along_dim_and_take():
     x = dualad.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
     idx = dualad.tensor([[0], [1]])
-    assert_close(dualad.take_along_dim(x, idx, dim=1), [[10.0], [40.0]])
-    assert_close(x.take_along_dim(dualad.tensor([5, 0])), [50.0, 10.0])
-    assert_close(x.take(dualad.tensor([[5], [-1]])), [[50.0], [50.0]])
+    assert_values_close(dualad.take_along_dim(x, idx, dim=1), [[10.0], [40.0]])
+    assert_values_close(x.take_along_dim(dualad.tensor([5, 0])), [50.0, 10.0])
+    assert_values_close(x.take(dualad.tensor([[5], [-1]])), [[50.0], [50.0]])
 
 
 def test_masked_fill_with_non_differentiable_mask_from_a_function():
@@ -228,7 +194,7 @@ def test_masked_fill_with_non_differentiable_mask_from_a_function():
     assert not mask.requires_grad
     y = x.masked_fill(mask, 0)
     y.sum().backward()
-    assert_close(x.grad, np.where(mask.numpy(), 0.0, 1.0))
+    assert_values_close(x.grad, np.where(mask.numpy(), 0.0, 1.0))
     assert y.grad_fn.name() == "MaskedFillBackward0"
 
 
@@ -237,19 +203,19 @@ def test_masked_fill_zero_d_value_gets_gradient_and_dtype_is_kept():
     value = dualad.tensor(5.0, requires_grad=True)  # float64: cast to x's dtype
     out = x.masked_fill(dualad.tensor([True, False, True]), value)
     assert out.dtype == np.float32
-    assert_close(out, np.array([5.0, 2.0, 5.0], np.float32))
+    assert_values_close(out, np.array([5.0, 2.0, 5.0], np.float32))
     out.sum().backward()
-    assert_close(value.grad, 2.0)
+    assert_values_close(value.grad, 2.0)
     assert value.grad.dtype == np.float64
-    assert_close(x.grad, np.array([0.0, 1.0, 0.0], np.float32))
+    assert_values_close(x.grad, np.array([0.0, 1.0, 0.0], np.float32))
 
 
 def test_masked_select_and_nonzero():
     x = dualad.tensor([[1.0, 0.0], [0.0, 2.0]], requires_grad=True)
     out = x.masked_select(x.detach() != 0)
-    assert_close(out, [1.0, 2.0])
+    assert_values_close(out, [1.0, 2.0])
     out.sum().backward()
-    assert_close(x.grad, [[1.0, 0.0], [0.0, 1.0]])
+    assert_values_close(x.grad, [[1.0, 0.0], [0.0, 1.0]])
     nz = x.detach().nonzero()
     assert nz.dtype == np.int64 and nz.tolist() == [[0, 0], [1, 1]]
     rows, cols = dualad.nonzero(x.detach(), as_tuple=True)
@@ -295,8 +261,8 @@ def test_inplace_variants_match_functional_and_track_gradients():
         x2 = dualad.tensor(base, requires_grad=True)
         expected = functional(x2 * 1.0)
         (grad_functional,) = dualad.autograd.grad(expected, x2, dualad.tensor(ct))
-        assert_close(y, expected.detach().numpy(), what=name)
-        assert_close(grad_inplace, grad_functional.numpy(), what=name)
+        assert_values_close(y, expected.detach().numpy(), what=name)
+        assert_values_close(grad_inplace, grad_functional.numpy(), what=name)
 
 
 def test_inplace_masked_fill_on_a_view_updates_the_base_gradient():
@@ -304,7 +270,7 @@ def test_inplace_masked_fill_on_a_view_updates_the_base_gradient():
     y = x * 3.0
     y[1].masked_fill_(dualad.tensor([True, False, True]), 0.0)
     y.sum().backward()
-    assert_close(x.grad, [[3.0, 3.0, 3.0], [0.0, 3.0, 0.0]])
+    assert_values_close(x.grad, [[3.0, 3.0, 3.0], [0.0, 3.0, 0.0]])
 
 
 def test_inplace_shape_mismatch_is_an_error():
@@ -406,7 +372,9 @@ def _check_batch(name, arrays, bdims, params, size=3):
     for i in range(size):
         single = [np.take(a, i, axis=b) if b is not None else a for a, b in zip(arrays, bdims)]
         expected = op.impl(np, *single, **params)
-        assert_close(np.take(out.numpy(), i, axis=out_bdim), expected, what=f"{name} ex. {i}")
+        assert_values_close(
+            np.take(out.numpy(), i, axis=out_bdim), expected, what=f"{name} ex. {i}"
+        )
 
 
 RNG = np.random.default_rng(0)

@@ -21,10 +21,20 @@ For each entry of ``dualad.testing.opdb.all_ops()``:
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from _helpers import (
+    FD_EPS,
+    HIGH_PRECISION,
+    LOW_PRECISION_RTOL,
+    assert_close,
+    assert_low_precision_close,
+    case_id,
+    describe,
+    differentiable_case,
+    is_low_precision,
+    skip_if_requested,
+)
 
 import dualad
 from dualad._dispatch import REGISTRY
@@ -40,13 +50,9 @@ from dualad.testing._numeric import (
 from dualad.testing.opdb import OpInfo, SampleInput, all_ops
 
 ALL_INFOS = all_ops()
-HIGH_PRECISION = ("float64", "complex128")
-# relative tolerance of gradients computed in low precision against float64 finite differences
-LOW_PRECISION_RTOL = {"float32": 1e-3, "complex64": 1e-3, "float16": 1e-2}
 # forward values against the NumPy reference: (rtol, atol) by dtype
 REF_TOLERANCE = {"float64": (1e-7, 1e-10), "complex128": (1e-7, 1e-10), "float16": (1e-2, 1e-3)}
 REF_TOLERANCE_DEFAULT = (1e-4, 1e-6)  # float32, complex64
-FD_EPS = 1e-6
 SINGLE_PRECISION = {"f": np.dtype("float32"), "c": np.dtype("complex64")}
 
 
@@ -68,11 +74,6 @@ def _samples(info: OpInfo, dtype: str):
     return _SAMPLE_CACHE[key]
 
 
-def _case_id(info: OpInfo, dtype: str, index: int, sample: SampleInput) -> str:
-    note = re.sub(r"[^A-Za-z0-9_.+-]+", "_", sample.note)[:30] if sample.note else ""
-    return f"{info.name}-{dtype}-{index}" + (f"-{note}" if note else "")
-
-
 def _cases(select) -> list:
     params = []
     for info in ALL_INFOS:
@@ -85,76 +86,23 @@ def _cases(select) -> list:
                 continue
             for index, sample in enumerate(samples):
                 params.append(
-                    pytest.param(info, dtype, sample, id=_case_id(info, dtype, index, sample))
+                    pytest.param(info, dtype, sample, id=case_id(info, dtype, index, sample))
                 )
     return params
 
 
-def _differentiable_case(info: OpInfo, dtype: str) -> bool:
-    return info.differentiable and is_differentiable_dtype(dtype)
-
-
 REF_CASES = _cases(lambda info, dtype: info.ref is not None)
-VJP_CASES = _cases(_differentiable_case)
+VJP_CASES = _cases(differentiable_case)
 GRADGRAD_CASES = _cases(
     lambda info, dtype: (
-        _differentiable_case(info, dtype) and info.twice_differentiable and dtype in HIGH_PRECISION
+        differentiable_case(info, dtype) and info.twice_differentiable and dtype in HIGH_PRECISION
     )
 )
 NONDIFF_CASES = _cases(lambda info, dtype: not info.differentiable)
 
 
-def _skip_if_requested(info: OpInfo, dtype: str, check: str) -> None:
-    dtype = np.dtype(dtype)
-    dtype_check = "complex" if dtype.kind == "c" else dtype.name if dtype.name != "float64" else ""
-    for name in (dtype_check, check):
-        reason = info.skip_reason(name) if name else None
-        if reason:
-            pytest.skip(f"{info.name}: skips[{name!r}]: {reason}")
-
-
-def _is_low_precision(dtype: str) -> bool:
-    return np.dtype(dtype).name in LOW_PRECISION_RTOL
-
-
 # ---------------------------------------------------------------------------------------------
 # comparisons
-
-
-def _describe(info: OpInfo, sample: SampleInput) -> str:
-    shapes = []
-    for a in sample.args:
-        if isinstance(a, np.ndarray):
-            shapes.append(f"array{a.shape}:{a.dtype}")
-        elif isinstance(a, (list, tuple)) and a and all(isinstance(v, np.ndarray) for v in a):
-            shapes.append("[" + ", ".join(f"array{v.shape}:{v.dtype}" for v in a) + "]")
-        else:
-            shapes.append(repr(a))
-    kwargs = {
-        k: (f"array{v.shape}" if isinstance(v, np.ndarray) else v) for k, v in sample.kwargs.items()
-    }
-    note = f" ({sample.note})" if sample.note else ""
-    return f"{info.name}({', '.join(shapes)}, **{kwargs}) diff={sample.diff}{note}"
-
-
-def _assert_close(actual, expected, *, rtol: float, atol: float, what: str) -> None:
-    actual = np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
-        return
-    error = np.abs(actual - expected)
-    raise AssertionError(
-        f"{what}: max abs error {np.nanmax(error):.3g} (rtol={rtol}, atol={atol})\n"
-        f"actual:\n{actual}\nexpected:\n{expected}"
-    )
-
-
-def _assert_low_precision_close(actual, expected, *, rtol: float, what: str) -> None:
-    """Relative comparison of a low-precision result with a float64 one, scaled by its size."""
-    expected = np.asarray(expected)
-    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-    _assert_close(actual, expected, rtol=rtol, atol=rtol * max(scale, 1e-2), what=what)
 
 
 def _tensor_outputs(out) -> list:
@@ -199,30 +147,30 @@ def _reference_outputs(info: OpInfo, sample: SampleInput) -> list:
 
 @pytest.mark.parametrize("info, dtype, sample", REF_CASES)
 def test_forward_matches_reference(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "ref")
+    skip_if_requested(info, dtype, "ref")
     expected = _reference_outputs(info, sample)
     rtol, atol = REF_TOLERANCE.get(dtype, REF_TOLERANCE_DEFAULT)
     for requires_grad in (False, True):
         args, kwargs, _ = sample.tensors(requires_grad=requires_grad)
         actual = [as_numpy(o) for o in flatten_outputs(info.fn(*args, **kwargs))]
-        where = f"{_describe(info, sample)} [requires_grad={requires_grad}]"
+        where = f"{describe(info, sample)} [requires_grad={requires_grad}]"
         assert len(actual) == len(expected), (
             f"{where}: {len(actual)} outputs, reference has {len(expected)}"
         )
         for k, (a, e) in enumerate(zip(actual, expected)):
             if e.dtype.kind in "fc":
-                _assert_close(a, e, rtol=rtol, atol=atol, what=f"{where} output {k}")
+                assert_close(a, e, rtol=rtol, atol=atol, what=f"{where} output {k}")
             else:
                 np.testing.assert_array_equal(a, e, err_msg=f"{where} output {k}")
 
 
 @pytest.mark.parametrize("info, dtype, sample", REF_CASES)
 def test_output_dtype_and_shape_match_reference(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "ref")
+    skip_if_requested(info, dtype, "ref")
     expected = _reference_outputs(info, sample)
     args, kwargs, _ = sample.tensors(requires_grad=False)
     actual = _tensor_outputs(info.fn(*args, **kwargs))
-    where = _describe(info, sample)
+    where = describe(info, sample)
     assert len(actual) == len(expected), (
         f"{where}: {len(actual)} tensor outputs, reference has {len(expected)}"
     )
@@ -265,11 +213,11 @@ def _vjp(info: OpInfo, sample: SampleInput, rng: np.random.Generator, *, create_
 
 @pytest.mark.parametrize("info, dtype, sample", VJP_CASES)
 def test_vjp_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "fd")
+    skip_if_requested(info, dtype, "fd")
     if not sample.diff:
         pytest.skip("sample has no differentiable input")
     rng = np.random.default_rng(1)
-    where = _describe(info, sample)
+    where = describe(info, sample)
     leaves, outputs, cotangents, used, _, grads = _vjp(info, sample, rng)
     assert used, f"{where}: no output requires grad although the inputs do"
     for k, (leaf, grad) in enumerate(zip(leaves, grads)):
@@ -293,10 +241,10 @@ def test_vjp_matches_finite_differences(info: OpInfo, dtype: str, sample: Sample
     )
     for k, (a, e) in enumerate(zip(actual, expected)):
         what = f"{where}: gradient of input {k}"
-        if _is_low_precision(dtype):
-            _assert_low_precision_close(a, e, rtol=LOW_PRECISION_RTOL[dtype], what=what)
+        if is_low_precision(dtype):
+            assert_low_precision_close(a, e, rtol=LOW_PRECISION_RTOL[dtype], what=what)
         else:
-            _assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
+            assert_close(a, e, rtol=info.rtol, atol=info.atol, what=what)
     if dtype in ("float32", "complex64"):
         # no silent promotion: single-precision inputs give single-precision outputs
         for k, o in enumerate(outputs):
@@ -333,11 +281,11 @@ def _first_order_function(info: OpInfo, sample: SampleInput, used: list, n_leave
 
 @pytest.mark.parametrize("info, dtype, sample", GRADGRAD_CASES)
 def test_grad_of_grad_matches_finite_differences(info: OpInfo, dtype: str, sample: SampleInput):
-    _skip_if_requested(info, dtype, "gradgrad")
+    skip_if_requested(info, dtype, "gradgrad")
     if not sample.diff:
         pytest.skip("sample has no differentiable input")
     rng = np.random.default_rng(2)
-    where = _describe(info, sample)
+    where = describe(info, sample)
     leaves, _, cotangents, used, ct_tensors, grads = _vjp(info, sample, rng, create_graph=True)
     assert used, f"{where}: no output requires grad although the inputs do"
     directions = [random_like(rng, as_numpy(leaf)) for leaf in leaves]
@@ -365,7 +313,7 @@ def test_grad_of_grad_matches_finite_differences(info: OpInfo, dtype: str, sampl
     )
     for k, (a, e) in enumerate(zip(actual, expected)):
         name = f"input {k}" if k < len(leaves) else f"cotangent {k - len(leaves)}"
-        _assert_close(
+        assert_close(
             a,
             e,
             rtol=max(info.rtol, 1e-4),
@@ -387,7 +335,7 @@ def test_nondifferentiable_outputs_do_not_require_grad(
     every_float = replace(sample, diff=_all_array_positions(sample))
     args, kwargs, _ = every_float.tensors(requires_grad=True)
     outputs = _tensor_outputs(info.fn(*args, **kwargs))
-    where = _describe(info, sample)
+    where = describe(info, sample)
     for k, o in enumerate(outputs):
         assert not o.requires_grad, f"{where}: output {k} requires grad"
         assert o.grad_fn is None, f"{where}: output {k} has grad_fn {o.grad_fn}"

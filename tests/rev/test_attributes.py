@@ -203,26 +203,6 @@ def test_set_data_self_requires_grad():
         a.data = c
 
 
-def test_version_counter():
-    x = dualad.randn(1, 2)
-    x_saved_version = x._version
-    x.add_(1).add_(1)
-    assert x._version > x_saved_version
-    xz = x[:]
-    assert x._version == xz._version
-    xz.add_(1)
-    assert x._version == xz._version
-
-    x_saved_version = x._version
-    x.data = dualad.randn(2, 3)
-    assert x._version == x_saved_version
-    x.add_(1)
-    assert x._version > x_saved_version
-    assert x._version == xz._version
-    xz.add_(1)
-    assert x._version == xz._version
-
-
 def test_autograd_print_tensor():
     # (the custom-Function and no_grad-view parts need other issues)
     a = dualad.ones(1, requires_grad=True)
@@ -279,32 +259,6 @@ def test_calculate_shape_util():
     out_shape, grad_shape = _calculate_shape(out, dualad.randn(3, 10, 5), True)
     assert out_shape == (10, 5)
     assert grad_shape == (10, 5)
-
-
-def test_retain_grad():
-    input = dualad.rand(1, 3, requires_grad=True)
-    h1 = input * 3
-    out = (h1 * h1).sum()
-
-    # retain_grad is idempotent
-    h1.retain_grad()
-    h1.retain_grad()
-    assert h1.retains_grad
-
-    # gradient accumulates over backwards
-    out.backward(retain_graph=True)
-    assert_equal(value(h1) * 2, h1.grad)
-    out.backward(retain_graph=True)
-    assert_equal(value(h1) * 4, h1.grad)
-
-    with dualad.no_grad():
-        input.grad.zero_()
-    # no-op on leaves
-    input.retain_grad()
-    input.retain_grad()
-    assert not input.retains_grad
-    out.backward()
-    assert_equal(value(input) * 18, input.grad)
 
 
 def test_retain_grad_requires_grad():

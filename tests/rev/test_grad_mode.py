@@ -300,51 +300,39 @@ def test_set_grad_coroutines_return_value():
     assert info.value.value == "done"
 
 
+# (mode decorating a coroutine, grad enabled inside it, the caller's opposite mode)
+_COROUTINE_MODES = (
+    (dualad.no_grad, False, dualad.enable_grad),
+    (dualad.enable_grad, True, dualad.no_grad),
+)
+
+
 def test_set_grad_coroutines_benign_exceptions():
     class RecoverableException(Exception):
         pass
 
-    @dualad.no_grad()
-    def coro_no_grad(n=10):
-        has_raised = False
-        for i in range(n):
+    for mode, enabled, caller_mode in _COROUTINE_MODES:
+
+        @mode()
+        def coro(n=10, enabled=enabled):
+            has_raised = False
+            for i in range(n):
+                try:
+                    assert dualad.is_grad_enabled() == enabled
+                    yield (-i if has_raised else i)
+                except RecoverableException:
+                    assert dualad.is_grad_enabled() == enabled
+                    has_raised = True
+
+        with caller_mode():
+            gen = coro()
+            assert next(gen) == 0
             try:
-                assert not dualad.is_grad_enabled()
-                yield (-i if has_raised else i)
-            except RecoverableException:
-                assert not dualad.is_grad_enabled()
-                has_raised = True
-
-    @dualad.enable_grad()
-    def coro_enable_grad(n=10):
-        has_raised = False
-        for i in range(n):
-            try:
-                assert dualad.is_grad_enabled()
-                yield (-i if has_raised else i)
-            except RecoverableException:
-                assert dualad.is_grad_enabled()
-                has_raised = True
-
-    with dualad.enable_grad():
-        coro = coro_no_grad()
-        assert next(coro) == 0
-        try:
-            while True:
-                r = coro.throw(RecoverableException)
-                assert r < 0
-        except StopIteration:
-            pass
-
-    with dualad.no_grad():
-        coro = coro_enable_grad()
-        assert next(coro) == 0
-        try:
-            while True:
-                r = coro.throw(RecoverableException)
-                assert r < 0
-        except StopIteration:
-            pass
+                while True:
+                    r = gen.throw(RecoverableException)
+                    assert r < 0
+            except StopIteration:
+                pass
 
 
 def test_set_grad_coroutines_critical_exceptions():
@@ -354,79 +342,47 @@ def test_set_grad_coroutines_critical_exceptions():
     class SecondaryException(Exception):
         pass
 
-    @dualad.no_grad()
-    def coro_no_grad(n=10):
-        for i in range(n):
-            try:
-                assert not dualad.is_grad_enabled()
-                yield i
-            except UnrecoverableException:
-                assert not dualad.is_grad_enabled()
-                raise SecondaryException from None
+    for mode, enabled, caller_mode in _COROUTINE_MODES:
 
-    @dualad.enable_grad()
-    def coro_enable_grad(n=10):
-        for i in range(n):
-            try:
-                assert dualad.is_grad_enabled()
-                yield i
-            except UnrecoverableException:
-                assert dualad.is_grad_enabled()
-                raise SecondaryException from None
+        @mode()
+        def coro(n=10, enabled=enabled):
+            for i in range(n):
+                try:
+                    assert dualad.is_grad_enabled() == enabled
+                    yield i
+                except UnrecoverableException:
+                    assert dualad.is_grad_enabled() == enabled
+                    raise SecondaryException from None
 
-    with dualad.enable_grad():
-        coro = coro_no_grad()
-        assert next(coro) == 0
-        with pytest.raises(SecondaryException):
-            coro.throw(UnrecoverableException)
-        assert dualad.is_grad_enabled()
-
-    with dualad.no_grad():
-        coro = coro_enable_grad()
-        assert next(coro) == 0
-        with pytest.raises(SecondaryException):
-            coro.throw(UnrecoverableException)
-        assert not dualad.is_grad_enabled()
+        with caller_mode():
+            gen = coro()
+            assert next(gen) == 0
+            with pytest.raises(SecondaryException):
+                gen.throw(UnrecoverableException)
+            assert dualad.is_grad_enabled() == (not enabled)
 
 
 def test_set_grad_coroutines_exit():
-    @dualad.no_grad()
-    def coro_no_grad(state):
-        for i in range(10):
-            try:
-                assert not dualad.is_grad_enabled()
-                yield i
-            except GeneratorExit:
-                assert not dualad.is_grad_enabled()
-                state.add("GeneratorExit")
-                raise
+    for mode, enabled, caller_mode in _COROUTINE_MODES:
 
-    @dualad.enable_grad()
-    def coro_enable_grad(state):
-        for i in range(10):
-            try:
-                assert dualad.is_grad_enabled()
-                yield i
-            except GeneratorExit:
-                assert dualad.is_grad_enabled()
-                state.add("GeneratorExit")
-                raise
+        @mode()
+        def coro(state, enabled=enabled):
+            for i in range(10):
+                try:
+                    assert dualad.is_grad_enabled() == enabled
+                    yield i
+                except GeneratorExit:
+                    assert dualad.is_grad_enabled() == enabled
+                    state.add("GeneratorExit")
+                    raise
 
-    state = set()
-    with dualad.enable_grad():
-        coro = coro_no_grad(state)
-        for _ in range(5):
-            next(coro)
-        coro.close()
-    assert "GeneratorExit" in state
-
-    state = set()
-    with dualad.no_grad():
-        coro = coro_enable_grad(state)
-        for _ in range(5):
-            next(coro)
-        coro.close()
-    assert "GeneratorExit" in state
+        state = set()
+        with caller_mode():
+            gen = coro(state)
+            for _ in range(5):
+                next(gen)
+            gen.close()
+        assert "GeneratorExit" in state
 
 
 def test_grad_mode_is_thread_local():

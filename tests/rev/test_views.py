@@ -483,42 +483,6 @@ def test_autograd_inplace_view_of_view():
 # ------------------------------------------------------------------ detach
 
 
-def test_detach():
-    x = dualad.randn(10, 10, requires_grad=True)
-    y = x + 2
-    y = y.detach()
-    z = y * 4 + 2
-    assert not y.requires_grad
-    assert not z.requires_grad
-
-    x = dualad.randn(10, 10, requires_grad=True)
-    y = x * 2
-    y = y.detach()
-    assert not y.requires_grad
-    assert y.grad_fn is None
-    z = x + y
-    z.sum().backward()
-    # This is an incorrect gradient, but we assume that's what the user
-    # wanted. detach() is an advanced option.
-    assert_equal(x.grad, np.ones((10, 10)))
-
-    # in-place detach
-    x = dualad.randn(10, 10, requires_grad=True)
-    y = dualad.randn(10, 10, requires_grad=True)
-    a = x * 2
-    (y + a).sum().backward(retain_graph=True)
-    a.detach_()
-    assert not a.requires_grad
-    (y + a).sum().backward()  # this won't backprop to x
-    assert_equal(x.grad, np.ones((10, 10)) * 2)
-    assert_equal(y.grad, np.ones((10, 10)) * 2)
-
-    # in-place detach on a view raises an exception
-    view = x.narrow(0, 1, 4)
-    with pytest.raises(RuntimeError, match="view"):
-        view.detach_()
-
-
 def test_detach_base():
     "detaching base does not detach view"
     x = dualad.randn(10, 10, requires_grad=True)

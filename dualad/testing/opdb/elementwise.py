@@ -390,47 +390,22 @@ OPS = [
     OpInfo("cosh", dualad.cosh, unary_samples(), dtypes=ALL_DIFF, ref=np.cosh),
     # complex: |Re|, |Im| < 0.8 keeps clear of the cuts (real axis beyond +-1, imaginary axis
     # beyond +-i); acosh's cut is the real axis left of 1
-    OpInfo(
-        "asin",
-        dualad.asin,
-        unary_samples(-0.9, 0.9, complex_range=(-0.8, 0.8)),
-        dtypes=ALL_DIFF,
-        ref=np.arcsin,
-    ),
-    OpInfo(
-        "acos",
-        dualad.acos,
-        unary_samples(-0.9, 0.9, complex_range=(-0.8, 0.8)),
-        dtypes=ALL_DIFF,
-        ref=np.arccos,
-    ),
-    OpInfo(
-        "atan",
-        dualad.atan,
-        unary_samples(-3.0, 3.0, complex_range=(-0.8, 0.8)),
-        dtypes=ALL_DIFF,
-        ref=np.arctan,
-    ),
-    OpInfo(
-        "asinh",
-        dualad.asinh,
-        unary_samples(-3.0, 3.0, complex_range=(-0.8, 0.8)),
-        dtypes=ALL_DIFF,
-        ref=np.arcsinh,
-    ),
-    OpInfo(
-        "acosh",
-        dualad.acosh,
-        unary_samples(1.2, 3.0),
-        dtypes=ALL_DIFF,
-        ref=np.arccosh,
-    ),
-    OpInfo(
-        "atanh",
-        dualad.atanh,
-        unary_samples(-0.9, 0.9, complex_range=(-0.8, 0.8)),
-        dtypes=ALL_DIFF,
-        ref=np.arctanh,
+    *(
+        OpInfo(
+            name,
+            getattr(dualad, name),
+            unary_samples(low, high, complex_range=complex_range),
+            dtypes=ALL_DIFF,
+            ref=ref,
+        )
+        for name, low, high, complex_range, ref in (
+            ("asin", -0.9, 0.9, (-0.8, 0.8), np.arcsin),
+            ("acos", -0.9, 0.9, (-0.8, 0.8), np.arccos),
+            ("atan", -3.0, 3.0, (-0.8, 0.8), np.arctan),
+            ("asinh", -3.0, 3.0, (-0.8, 0.8), np.arcsinh),
+            ("acosh", 1.2, 3.0, None, np.arccosh),
+            ("atanh", -0.9, 0.9, (-0.8, 0.8), np.arctanh),
+        )
     ),
     # atan2(a, b) jumps across a == 0 for b < 0: keep a away from 0
     OpInfo(

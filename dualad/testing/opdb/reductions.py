@@ -303,51 +303,37 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=numpy_moment(np.std),
     ),
-    OpInfo(
-        "var_mean",
-        dualad.var_mean,
-        reduce_samples(skip_0d=True),
-        ops=("var", "mean"),
-        dtypes=ALL_DIFF,
-        ref=numpy_moment_mean(np.var),
+    *(
+        OpInfo(
+            f"{moment}_mean",
+            getattr(dualad, f"{moment}_mean"),
+            reduce_samples(skip_0d=True),
+            ops=(moment, "mean"),
+            dtypes=ALL_DIFF,
+            ref=numpy_moment_mean(getattr(np, moment)),
+        )
+        for moment in ("var", "std")
     ),
-    OpInfo(
-        "std_mean",
-        dualad.std_mean,
-        reduce_samples(skip_0d=True),
-        ops=("std", "mean"),
-        dtypes=ALL_DIFF,
-        ref=numpy_moment_mean(np.std),
+    *(
+        OpInfo(
+            name,
+            getattr(dualad, name),
+            reduce_samples(),
+            twice_differentiable=False,
+            ref=numpy_reduction(np_fn),
+        )
+        for name, np_fn in (("amax", np.max), ("amin", np.min))
     ),
-    OpInfo(
-        "amax",
-        dualad.amax,
-        reduce_samples(),
-        twice_differentiable=False,
-        ref=numpy_reduction(np.max),
-    ),
-    OpInfo(
-        "amin",
-        dualad.amin,
-        reduce_samples(),
-        twice_differentiable=False,
-        ref=numpy_reduction(np.min),
-    ),
-    OpInfo(
-        "max",
-        _max,
-        select_samples,
-        ops=("max_all", "max_dim", "index_mask", "amax"),
-        twice_differentiable=False,
-        ref=numpy_select(True),
-    ),
-    OpInfo(
-        "min",
-        _min,
-        select_samples,
-        ops=("min_all", "min_dim", "index_mask", "amin"),
-        twice_differentiable=False,
-        ref=numpy_select(False),
+    *(
+        OpInfo(
+            name,
+            fn,
+            select_samples,
+            ops=(f"{name}_all", f"{name}_dim", "index_mask", f"a{name}"),
+            twice_differentiable=False,
+            ref=numpy_select(largest),
+        )
+        for name, fn, largest in (("max", _max, True), ("min", _min, False))
     ),
     OpInfo("argmax", dualad.argmax, arg_samples, differentiable=False, ref=numpy_arg(np.argmax)),
     OpInfo("argmin", dualad.argmin, arg_samples, differentiable=False, ref=numpy_arg(np.argmin)),

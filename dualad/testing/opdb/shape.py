@@ -283,37 +283,29 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=lambda arrays, dim=0: np.concatenate(arrays, dim),
     ),
-    OpInfo(
-        "hstack",
-        dualad.hstack,
-        _many(_m([(2,), (3,)], note="1d"), _m([(2, 1), (2, 2)], note="2d"), _m([(), (2,)])),
-        ops=("cat", "reshape"),
-        dtypes=ALL_DIFF,
-        ref=_hstack_ref,
-    ),
-    OpInfo(
-        "vstack",
-        dualad.vstack,
-        _many(_m([(3,), (3,)], note="1d"), _m([(1, 2), (2, 2)], note="2d")),
-        ops=("cat", "reshape"),
-        dtypes=ALL_DIFF,
-        ref=np.vstack,
-    ),
-    OpInfo(
-        "dstack",
-        dualad.dstack,
-        _many(_m([(3,), (3,)], note="1d"), _m([(2, 2), (2, 2, 2)], note="2d-3d")),
-        ops=("cat", "reshape"),
-        dtypes=ALL_DIFF,
-        ref=np.dstack,
-    ),
-    OpInfo(
-        "column_stack",
-        dualad.column_stack,
-        _many(_m([(3,), (3, 2)])),
-        ops=("cat", "reshape"),
-        dtypes=ALL_DIFF,
-        ref=np.column_stack,
+    *(
+        OpInfo(
+            name,
+            getattr(dualad, name),
+            _many(*samples),
+            ops=("cat", "reshape"),
+            dtypes=ALL_DIFF,
+            ref=ref,
+        )
+        for name, samples, ref in (
+            (
+                "hstack",
+                (_m([(2,), (3,)], note="1d"), _m([(2, 1), (2, 2)], note="2d"), _m([(), (2,)])),
+                _hstack_ref,
+            ),
+            ("vstack", (_m([(3,), (3,)], note="1d"), _m([(1, 2), (2, 2)], note="2d")), np.vstack),
+            (
+                "dstack",
+                (_m([(3,), (3,)], note="1d"), _m([(2, 2), (2, 2, 2)], note="2d-3d")),
+                np.dstack,
+            ),
+            ("column_stack", (_m([(3,), (3, 2)]),), np.column_stack),
+        )
     ),
     OpInfo(
         "split",
