@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.testing._numeric import as_numpy, is_differentiable_dtype, sample_function
+from dualad import fwd
+from dualad.testing._numeric import (
+    as_numpy,
+    flatten_outputs,
+    is_differentiable_dtype,
+    numerical_jvp,
+    random_like,
+    sample_function,
+)
 from dualad.testing.opdb import OpInfo, SampleInput
 
 HIGH_PRECISION = ("float64", "complex128")
@@ -120,3 +128,19 @@ def replace_leaves(args, kwargs, leaves, duals):
         return swap.get(id(value), value)
 
     return tuple(replace(a) for a in args), {k: replace(v) for k, v in kwargs.items()}
+
+
+def forward_tangents(info: OpInfo, sample: SampleInput, rng: np.random.Generator):
+    """Forward mode along random tangents of the sample's leaves: ``(tangents, expected,
+    outputs)``, the output tangents (None where an output has none), their central-difference
+    reference and the outputs."""
+    arrays = sample.leaves()
+    tangents = [random_like(rng, a) for a in arrays]
+    expected = numerical_jvp(function_of_leaves(info, sample), arrays, tangents)
+    with fwd.dual_level():
+        args, kwargs, leaves = sample.tensors(requires_grad=False)
+        duals = [fwd.make_dual(leaf, dualad.tensor(t)) for leaf, t in zip(leaves, tangents)]
+        args, kwargs = replace_leaves(args, kwargs, leaves, duals)
+        outputs = flatten_outputs(info.fn(*args, **kwargs))
+        actual = [fwd.unpack_dual(o).tangent for o in outputs]
+    return actual, expected, outputs

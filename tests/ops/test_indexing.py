@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import assert_values_close, family_cases, function_of_leaves, replace_leaves
+from _helpers import (
+    assert_values_close,
+    family_cases,
+    forward_tangents,
+    function_of_leaves,
+)
 
 import dualad
-from dualad import fwd
 from dualad._dispatch import REGISTRY
 from dualad.testing._numeric import (
     as_numpy,
@@ -64,15 +68,7 @@ def test_vjp_matches_finite_differences(info, dtype, sample):
 @pytest.mark.parametrize("info, dtype, sample", family_cases(DIFF_INFOS, ("float64", "complex128")))
 def test_jvp_matches_finite_differences(info, dtype, sample):
     rng = np.random.default_rng(1)
-    arrays = sample.leaves()
-    tangents = [random_like(rng, a) for a in arrays]
-    expected = numerical_jvp(function_of_leaves(info, sample), arrays, tangents)
-    with fwd.dual_level():
-        args, kwargs, leaves = sample.tensors(requires_grad=False)
-        duals = [fwd.make_dual(leaf, dualad.tensor(t)) for leaf, t in zip(leaves, tangents)]
-        args, kwargs = replace_leaves(args, kwargs, leaves, duals)
-        outputs = flatten_outputs(info.fn(*args, **kwargs))
-        actual = [fwd.unpack_dual(o).tangent for o in outputs]
+    actual, expected, _ = forward_tangents(info, sample, rng)
     for a, e in zip(actual, expected):
         assert_values_close(a, e, rtol=1e-6, atol=1e-8, what=f"{info.name} jvp")
 

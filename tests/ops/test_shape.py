@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _helpers import assert_values_close, family_cases, function_of_leaves, replace_leaves
+from _helpers import (
+    assert_values_close,
+    family_cases,
+    forward_tangents,
+    function_of_leaves,
+)
 
 import dualad
 from dualad import fwd
@@ -58,15 +63,7 @@ def check_vjp(info, sample, rng):
 
 
 def check_jvp(info, sample, rng):
-    arrays = sample.leaves()
-    tangents = [random_like(rng, a) for a in arrays]
-    expected = numerical_jvp(function_of_leaves(info, sample), arrays, tangents)
-    with fwd.dual_level():
-        args, kwargs, leaves = sample.tensors(requires_grad=False)
-        duals = [fwd.make_dual(leaf, dualad.tensor(t)) for leaf, t in zip(leaves, tangents)]
-        args, kwargs = replace_leaves(args, kwargs, leaves, duals)
-        outputs = flatten_outputs(info.fn(*args, **kwargs))
-        actual = [fwd.unpack_dual(o).tangent for o in outputs]
+    actual, expected, outputs = forward_tangents(info, sample, rng)
     for a, e, o in zip(actual, expected, outputs):
         a = np.zeros(o.shape, o.dtype) if a is None else as_numpy(a)
         assert_values_close(a, e, rtol=1e-6, atol=1e-8, what=f"{info.name} jvp")
