@@ -177,7 +177,7 @@ def _matmul_shape(sa: tuple, sb: tuple) -> tuple:
 def _matmul_batch(op, args, bdims, params):
     """Batch dim first; a batched vector becomes a one-row (column) matrix; batched operands are
     padded to the largest logical rank so their batch dim broadcasts against nothing else."""
-    from .shape import reshape
+    from .shape import matrix_transpose, reshape
 
     moved, logical = [], []
     for x, bdim in zip(args, bdims):
@@ -185,6 +185,20 @@ def _matmul_batch(op, args, bdims, params):
         moved.append(x)
         logical.append(tuple(x.shape[1:]) if bdim is not None else tuple(x.shape))
     size = next(x.shape[0] for x, bdim in zip(moved, bdims) if bdim is not None)
+    # One batched operand against a plain matrix: fold the batch into the rows of a single
+    # matrix product (one BLAS call) instead of a stack of B small products.
+    (a, b), (la, lb) = moved, logical
+    if bdims[1] is None and len(lb) == 2 and len(la) in (1, 2):
+        if len(la) == 1:  # (B, n) @ (n, m)
+            return matmul(a, b), 0
+        rows = reshape(a, (size * la[0], la[1]))  # (B*k, n) @ (n, m)
+        return reshape(matmul(rows, b), (size, la[0], lb[1])), 0
+    if bdims[0] is None and len(la) == 2 and len(lb) == 1:  # (k, n) @ (B, n) -> (B, k)
+        return matmul(b, matrix_transpose(a)), 0
+    if bdims[0] is None and len(la) == 2 and len(lb) == 2:  # (k, n) @ (B, n, m) -> (B, k, m)
+        columns = reshape(matrix_transpose(b), (size * lb[1], lb[0]))  # (B*m, n)
+        out = reshape(matmul(columns, matrix_transpose(a)), (size, lb[1], la[0]))
+        return matrix_transpose(out), 0
     out_shape = (size, *_matmul_shape(*logical))
     ranks = [
         max(len(s), 2) if bdim is not None or len(s) >= 2 else 1 for s, bdim in zip(logical, bdims)
