@@ -1,9 +1,10 @@
 """Op records and dispatch: the one path every dualad op takes.
 
 An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
-The caller's fast path runs when no transform level is active (``LEVELS`` empty), every tensor
-argument is a plain ``Tensor`` that is not a view, and none requires grad (or grad mode is off):
-it does the impl call and wraps the array, nothing else. Otherwise ``dispatch`` runs:
+The caller's fast path runs when no transform level is active (``LEVELS`` empty) and every
+tensor argument is a plain ``Tensor`` (a view only if its base was not modified in place since its
+grad_fn was made): it calls the impl, wraps the array and, when an input requires grad and grad
+mode is on, records a graph node with a specialised recorder. Otherwise ``dispatch`` runs:
 
 1. the highest active transform level that owns an argument processes the op (its rule runs with
    itself and the levels above it suspended, i.e. one level down);
@@ -417,14 +418,7 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
     node._freed = False
     node._out_data = None
     node._out_meta = None
-    n = x._node
-    if n is None:
-        meta = x._meta
-        ref = None if meta is None else meta.accumulator
-        n = None if ref is None else ref()
-        if n is None:
-            n = accumulator_of(x)
-    node._edges = ((n, x._out_nr),)
+    node._edges = (_edge(x),)
     node._needs = _ONE_NEEDED
     if op.save_args:
         node._args = (x,)
