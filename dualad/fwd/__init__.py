@@ -22,6 +22,7 @@ from collections import namedtuple
 from .._dispatch import OpDef, dispatch, register, suspended
 from .._state import LEVELS
 from .._tensor import Tensor
+from ..ops.elementwise import clone
 from ..rev.grad_mode import _DecoratorContext
 from .levels import DUAL_LEVELS, FORWARD_GRAD_ENABLED, DualLevel
 
@@ -149,16 +150,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             return lifted
     out = dispatch(_alias_op, (tensor,), {})
     if tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
-        tangent = _copy_with_layout(tangent, tensor)
+        # laid out differently from the primal: like PyTorch, keep a private copy, so in-place
+        # updates of the dual's tangent never write into the caller's tensor (differentiable)
+        tangent = clone(tangent)
     dual.attach(out, tangent)
     return out
-
-
-def _copy_with_layout(tangent: Tensor, like: Tensor) -> Tensor:
-    """A copy of ``tangent`` laid out like ``like`` (so in-place updates line up)."""
-    from ..ops.elementwise import clone
-
-    return clone(tangent)
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
