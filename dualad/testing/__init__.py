@@ -1,5 +1,7 @@
-"""Testing helpers: gradcheck wrappers with the test-suite defaults, ``assert_close``, and the
-op database (``dualad.testing.opdb``).
+"""Testing helpers: gradcheck wrappers with the test-suite defaults, ``assert_close``,
+``check_grads`` (VJPs and JVPs up to any order against finite differences), the op database
+(``dualad.testing.opdb``) and hypothesis strategies (``dualad.testing.strategies``, needs the
+``test`` extra).
 
 ``gradcheck``/``gradgradcheck`` here are ``dualad.autograd``'s with ``fast_mode=True`` and
 ``check_batched_grad=True`` by default (an explicit ``None`` also means the default), which is
@@ -21,8 +23,9 @@ import numpy as np
 from ..autograd.gradcheck import GradcheckError
 from ..autograd.gradcheck import gradcheck as _gradcheck
 from ..autograd.gradcheck import gradgradcheck as _gradgradcheck
+from ._check_grads import check_grads
 
-__all__ = ["GradcheckError", "assert_close", "gradcheck", "gradgradcheck"]
+__all__ = ["GradcheckError", "assert_close", "check_grads", "gradcheck", "gradgradcheck"]
 
 _TEST_DEFAULTS = {"check_batched_grad": True, "fast_mode": True}
 

@@ -11,7 +11,8 @@
 - reshape/permute round trips: values against NumPy, the round trip is the identity, the VJP
   is the inverse reshape/permutation of the cotangent.
 
-Only ops that exist in ``dualad._dispatch.REGISTRY`` (and as ``dualad.<name>``) are drawn, so
+The domains and domain maps live in ``dualad.testing.strategies`` (shared with users' property
+tests). Only ops that exist in ``dualad._dispatch.REGISTRY`` (and as ``dualad.<name>``) are drawn, so
 the file grows with the registry. Budgets follow the hypothesis profile (``ci``: 15 examples).
 """
 
@@ -26,14 +27,10 @@ from hypothesis.extra import numpy as hnp
 import dualad
 from dualad._dispatch import REGISTRY
 from dualad.testing._numeric import as_numpy, numerical_vjp, random_like
+from dualad.testing.strategies import BINARY_DOMAINS, UNARY_DOMAINS, available, chain, shapes
 
 SEEDS = st.integers(0, 2**32 - 1)
-SMALL_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
-
-
-def _available(names) -> list[str]:
-    """The names that are both registered ops and public ``dualad`` functions."""
-    return sorted(n for n in names if n in REGISTRY and callable(getattr(dualad, n, None)))
+SMALL_SHAPES = shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)
 
 
 def _vjp_and_fd(fn, arrays, rng, *, create_graph=False):
@@ -64,24 +61,8 @@ def _close(actual, expected, what, rtol=1e-4, atol=1e-5):
 # ---------------------------------------------------------------------------------------------
 # binary elementwise ops with broadcasting
 
-# name -> (domain of a, domain of b); values uniform in the domain (a random sign where marked)
-BINARY_DOMAINS = {
-    "add": ((-2, 2), (-2, 2)),
-    "sub": ((-2, 2), (-2, 2)),
-    "mul": ((-2, 2), (-2, 2)),
-    "div": ((-2, 2), (0.5, 2)),
-    "true_divide": ((-2, 2), (0.5, 2)),
-    "pow": ((0.5, 2), (-2, 2)),
-    "maximum": ((-2, 2), (-2, 2)),
-    "minimum": ((-2, 2), (-2, 2)),
-    "fmax": ((-2, 2), (-2, 2)),
-    "fmin": ((-2, 2), (-2, 2)),
-    "atan2": ((0.5, 2), (-2, 2)),
-    "hypot": ((0.5, 2), (-2, 2)),
-    "xlogy": ((-2, 2), (0.5, 2)),
-}
 COMPLEX_BINARY = {"add", "sub", "mul", "div"}
-BINARY_OPS = _available(BINARY_DOMAINS)
+BINARY_OPS = available(BINARY_DOMAINS)
 
 
 @st.composite
@@ -138,38 +119,7 @@ def test_binary_broadcasting_vjp(case):
 # chains of unary elementwise ops
 
 
-def _bounded(x):
-    """A smooth map of the reals onto (-1, 1): x / sqrt(1 + x^2)."""
-    return x * dualad.rsqrt(1 + x * x)
-
-
-# each op's input is mapped into its domain, away from poles and the domain's edges
-_DOMAIN_MAPS = {
-    "any": lambda x: 2 * _bounded(x),
-    "positive": lambda x: 1.5 + _bounded(x),  # (0.5, 2.5)
-    "unit": lambda x: 0.9 * _bounded(x),  # (-0.9, 0.9)
-    "above_one": lambda x: 2 + _bounded(x),  # (1, 3)
-    "probability": lambda x: 0.5 + 0.4 * _bounded(x),  # (0.1, 0.9)
-}
-UNARY_DOMAINS = {
-    "sin": "any", "cos": "any", "tan": "unit", "tanh": "any", "sinh": "any", "cosh": "any",
-    "exp": "any", "exp2": "any", "expm1": "any", "neg": "any", "square": "any",
-    "sigmoid": "any", "atan": "any", "asinh": "any", "erf": "any", "erfc": "any",
-    "softplus": "any", "log": "positive", "log2": "positive", "log10": "positive",
-    "log1p": "positive", "sqrt": "positive", "rsqrt": "positive", "reciprocal": "positive",
-    "asin": "unit", "acos": "unit", "atanh": "unit", "erfinv": "unit", "acosh": "above_one",
-    "logit": "probability",
-}  # fmt: skip
-UNARY_OPS = _available(UNARY_DOMAINS)
-
-
-def _chain(names):
-    def fn(x):
-        for name in names:
-            x = getattr(dualad, name)(_DOMAIN_MAPS[UNARY_DOMAINS[name]](x))
-        return x
-
-    return fn
+UNARY_OPS = available(UNARY_DOMAINS)
 
 
 @pytest.mark.skipif(not UNARY_OPS or "rsqrt" not in REGISTRY, reason="no unary ops")
@@ -177,7 +127,7 @@ def _chain(names):
 def test_unary_chain_vjp_and_grad_of_grad(names, shape, seed):
     rng = np.random.default_rng(seed)
     x = rng.uniform(-2, 2, shape)
-    fn = _chain(names)
+    fn = chain(names)
     what = f"chain {names} on shape {shape}"
     (grad,), (fd,), _ = _vjp_and_fd(fn, [x], rng)
     _close(grad, fd, f"{what}: gradient")
