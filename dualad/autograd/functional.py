@@ -200,6 +200,16 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
     return tuple(result)
 
 
+def _prepare_v(v, values: tuple, is_tuple: bool, what: str, fn_name: str, create_graph: bool):
+    """The user's ``v`` as a checked tuple matching ``values``, or None where that is allowed."""
+    if v is None:
+        return _default_v(values, what)
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _grad_preprocess(v, create_graph, need_graph=False)
+    _validate_v(v, values, is_tuple)
+    return v
+
+
 def _default_v(values: tuple, what: str):
     if len(values) != 1 or values[0].numel() != 1:
         raise RuntimeError(
@@ -243,12 +253,7 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             outputs, "outputs of the user-provided function", "vjp"
         )
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        else:
-            v = _default_v(outputs, "output")
+        v = _prepare_v(v, outputs, is_outputs_tuple, "output", "vjp", create_graph)
     with set_grad_enabled(create_graph):
         grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
@@ -272,12 +277,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            v = _default_v(inputs, "input")
+        v = _prepare_v(v, inputs, is_inputs_tuple, "input", "jvp", create_graph)
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(
             outputs, "outputs of the user-provided function", "jvp"
@@ -312,12 +312,7 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
         inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vhp")
-            v = _grad_preprocess(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            v = _default_v(inputs, "input")
+        v = _prepare_v(v, inputs, is_inputs_tuple, "input", "vhp", create_graph)
         outputs = _single_scalar_output(func, inputs, "vhp", strict)
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
@@ -343,12 +338,7 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "hvp")
-            v = _grad_preprocess(v, create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            v = _default_v(inputs, "input")
+        v = _prepare_v(v, inputs, is_inputs_tuple, "input", "hvp", create_graph)
         outputs = _single_scalar_output(func, inputs, "hvp", strict)
         jac = _autograd_grad(outputs, inputs, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
