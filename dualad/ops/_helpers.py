@@ -35,33 +35,45 @@ def _conj_if_complex(d):
     return d
 
 
-def unary(
+def unary_op(
     name: str,
     impl: Callable,
     deriv: Callable,
     *,
     uses: str = "x",
-    doc: str | None = None,
     node_name: str | None = None,
-):
-    """An elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
+    takes_params: bool = False,
+) -> OpDef:
+    """The OpDef of an elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
 
-    ``uses`` says what ``deriv`` reads: "x", "y" or "xy"; only that is saved for backward.
+    ``uses`` says what ``deriv`` reads: "x", "y" or "xy"; only that is saved for backward. With
+    ``takes_params`` the op has static parameters and ``deriv`` gets them as keywords
+    (``deriv(x, y, **params)``); without, the rules skip the keyword call (a hot path).
     """
+    if takes_params:
 
-    def vjp(cts, outs, args, params, needs):
-        d = deriv(args[0], None if outs is None else outs[0])
-        if type(d) is Tensor:
-            if d._data.dtype.kind == "c":
+        def vjp(cts, outs, args, params, needs):
+            d = deriv(args[0], None if outs is None else outs[0], **params)
+            return (cts[0] * _conj_if_complex(d),)
+
+        def jvp(tangents, outs, args, params):
+            return tangents[0] * deriv(args[0], outs[0], **params)
+
+    else:
+
+        def vjp(cts, outs, args, params, needs):
+            d = deriv(args[0], None if outs is None else outs[0])
+            if type(d) is Tensor:
+                if d._data.dtype.kind == "c":
+                    d = _conj_if_complex(d)
+            elif isinstance(d, (Tensor, complex)):
                 d = _conj_if_complex(d)
-        elif isinstance(d, (Tensor, complex)):
-            d = _conj_if_complex(d)
-        return (cts[0] * d,)
+            return (cts[0] * d,)
 
-    def jvp(tangents, outs, args, params):
-        return tangents[0] * deriv(args[0], outs[0])
+        def jvp(tangents, outs, args, params):
+            return tangents[0] * deriv(args[0], outs[0])
 
-    op = register(
+    return register(
         OpDef(
             name,
             impl,
@@ -73,7 +85,19 @@ def unary(
             node_name=node_name,
         )
     )
-    return unary_caller(op, doc=doc)
+
+
+def unary(
+    name: str,
+    impl: Callable,
+    deriv: Callable,
+    *,
+    uses: str = "x",
+    doc: str | None = None,
+    node_name: str | None = None,
+):
+    """The public function of an elementwise unary op without parameters (see ``unary_op``)."""
+    return unary_caller(unary_op(name, impl, deriv, uses=uses, node_name=node_name), doc=doc)
 
 
 def binary(

@@ -32,6 +32,7 @@ from ._helpers import (
     nondiff_binary,
     nondiff_unary,
     unary,
+    unary_op,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -635,26 +636,7 @@ TENSOR_METHODS = (
 
 def _unary_with_params(name, impl, deriv, *, uses="x", node_name=None):
     """An elementwise op with static params, from ``deriv(x, y, **params)`` in dualad ops."""
-
-    def vjp(cts, outs, args, params, needs):
-        d = deriv(args[0], outs[0] if outs else None, **params)
-        return (cts[0] * _conj_if_complex(d),)
-
-    def jvp(tangents, outs, args, params):
-        return tangents[0] * deriv(args[0], outs[0], **params)
-
-    return register(
-        OpDef(
-            name,
-            impl,
-            vjp=vjp,
-            jvp=jvp,
-            batch=batching.elementwise,
-            save_args="x" in uses,
-            save_out="y" in uses,
-            node_name=node_name,
-        )
-    )
+    return unary_op(name, impl, deriv, uses=uses, node_name=node_name, takes_params=True)
 
 
 def _sum_tangents(terms, out):
