@@ -361,15 +361,8 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing data and version counter with ``self``, outside the graph."""
-        out = _new(Tensor)
-        out._data = self._data
-        out._rg = False
-        out._node = None
-        out._out_nr = 0
-        out._meta = None
-        out._fw = None
+        out = wrap(self._data)
         out._vc = _version_box(self)
-        out._view = None
         return out
 
     def detach_(self) -> Tensor:
@@ -400,16 +393,7 @@ class Tensor:
 
         Writing into it does not bump the version counter.
         """
-        out = _new(Tensor)
-        out._data = self._data
-        out._rg = False
-        out._node = None
-        out._out_nr = 0
-        out._meta = None
-        out._fw = None
-        out._vc = None
-        out._view = None
-        return out
+        return wrap(self._data)
 
     @data.setter
     def data(self, value) -> None:
