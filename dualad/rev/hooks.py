@@ -42,15 +42,20 @@ def install_retain_grad(t: Tensor) -> None:
     meta.retains_grad = True
 
 
-def drop_retain_grad(t: Tensor) -> None:
-    """Stop capturing ``t``'s gradient (``detach_()`` made it a leaf)."""
-    meta = get_meta(t)
+def _unhook_retain_grad(meta) -> None:
+    """Remove the retain-grad capture registered at ``meta.retain_key`` from its node."""
     old = meta.retain_key
     if old is not None:
         old_node, old_nr = old
         old_node = old_node() if isinstance(old_node, weakref.ref) else old_node
         if old_node is not None and old_node._retain:
             old_node._retain.pop(old_nr, None)
+
+
+def drop_retain_grad(t: Tensor) -> None:
+    """Stop capturing ``t``'s gradient (``detach_()`` made it a leaf)."""
+    meta = get_meta(t)
+    _unhook_retain_grad(meta)
     meta.retain_key = None
     meta.retains_grad = False
 
@@ -58,12 +63,7 @@ def drop_retain_grad(t: Tensor) -> None:
 def move_retain_grad(t: Tensor, key) -> None:
     """Point the retain-grad capture of ``t`` at ``key`` = (node, output_nr) (after in-place)."""
     meta = get_meta(t)
-    old = meta.retain_key
-    if old is not None:
-        old_node, old_nr = old
-        old_node = old_node() if isinstance(old_node, weakref.ref) else old_node
-        if old_node is not None and old_node._retain:
-            old_node._retain.pop(old_nr, None)
+    _unhook_retain_grad(meta)
     node, nr = key
     if node._retain is None:
         node._retain = {}
