@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
-from ._state import GRAD, LEVELS
+from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
@@ -365,6 +365,19 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         node._out_meta = tuple(out_meta)
     if op.save_out:
         node._save_outputs(results)
+    if RECORD_HOOKS:
+        on_record(node, results)
+
+
+def on_record(node, results: tuple) -> None:
+    """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
+    saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
+    from .rev import anomaly, saved
+
+    if GRAD.saved_hooks:
+        saved.pack_node(node, results)
+    if anomaly.MODE[0]:
+        anomaly.record_forward_trace(node)
 
 
 def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
@@ -430,6 +443,8 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
     result._node = node
     if op.save_out:
         node._save_outputs((result,))
+    if RECORD_HOOKS:
+        on_record(node, (result,))
 
 
 _ONE_NEEDED = (True,)
@@ -489,6 +504,8 @@ def _record_two(op: OpDef, a, b, result: Tensor) -> None:
     result._node = node
     if op.save_out:
         node._save_outputs((result,))
+    if RECORD_HOOKS:
+        on_record(node, (result,))
 
 
 def _fresh(view: ViewInfo) -> bool:

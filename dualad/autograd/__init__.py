@@ -9,7 +9,15 @@
 from __future__ import annotations
 
 from .. import fwd as forward_ad
+from ..rev.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from ..rev.engine import _calculate_shape, backward, grad
+from ..rev.engine import execution_engine as _execution_engine
+from ..rev.saved import SavedTensor
 from ..rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -24,7 +32,9 @@ from . import functional, graph
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
+    "SavedTensor",
     "backward",
+    "detect_anomaly",
     "forward_ad",
     "functional",
     "enable_grad",
@@ -34,10 +44,13 @@ __all__ = [
     "gradgradcheck",
     "graph",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_multithreading_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
     "set_multithreading_enabled",
 ]

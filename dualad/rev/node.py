@@ -7,6 +7,8 @@ Invariants:
   ``create_graph`` differentiates through them and in-place changes are detected. A saved output
   is kept as its array (a Tensor pointing back at its own node would be a reference cycle) and
   rebuilt as a Tensor whose grad_fn is this node when unpacked.
+- Under saved-tensor hooks (rev/saved.py) the saved values are instead ``Packed`` tuples of
+  ``SavedTensor`` entries; unpacking checks ``type(...) is Packed`` and takes that path.
 - After a backward without ``retain_graph`` the saved values are dropped; using them again raises
   the "Specify retain_graph=True" error. Nodes that saved nothing can run again.
 - Nodes never recurse into each other: destruction of deep graphs is flattened by ``_release``.
@@ -18,12 +20,15 @@ import itertools
 
 from .._state import DUAL_LEVELS
 from .._tensor import Tensor, _new
-
-_FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
+from .saved import FREED_MESSAGE as _FREED_MESSAGE
+from .saved import (
+    Packed,
+    SavedTensor,
+    modified_message,
+    pack,
+    release_packed,
+    unpack_args,
+    unpack_outputs,
 )
 
 _hook_ids = itertools.count()
@@ -84,12 +89,11 @@ class ArgMeta:
 
 
 class NodeExtra:
-    """What few nodes need: hooks, retain-grad captures, metadata, anomaly traces."""
+    """What few nodes need: hooks, retain-grad captures, metadata (anomaly traces go there)."""
 
-    __slots__ = ("anomaly", "metadata", "post_hooks", "pre_hooks", "retain", "tensor_hooks")
+    __slots__ = ("metadata", "post_hooks", "pre_hooks", "retain", "tensor_hooks")
 
     def __init__(self) -> None:
-        self.anomaly = None
         self.metadata = None
         self.post_hooks = None
         self.pre_hooks = None
@@ -132,7 +136,6 @@ class Node:
     _tensor_hooks = _extra_slot("tensor_hooks")
     _retain = _extra_slot("retain")
     _metadata = _extra_slot("metadata")
-    _anomaly = _extra_slot("anomaly")
 
     def name(self) -> str:
         return type(self).__name__
@@ -267,6 +270,8 @@ class OpNode(Node):
             args = self._args
             if self._freed or args is None:
                 raise RuntimeError(_FREED_MESSAGE)
+            if type(args) is Packed:  # saved through saved-tensor hooks
+                return unpack_args(self, args)
             versions = self._versions
             for i in range(len(args)):
                 version = versions[i]
@@ -287,6 +292,16 @@ class OpNode(Node):
         if self._freed or out_data is None:
             raise RuntimeError(_FREED_MESSAGE)
         versions = self._out_versions
+        if type(out_data) is Packed:  # saved through saved-tensor hooks
+            for i, (box, version, _) in enumerate(versions):
+                if box[0] != version:
+                    saved = out_data[i]
+                    raise RuntimeError(
+                        modified_message(
+                            saved._shape, saved._dtype, box[0], i, self, version, output=True
+                        )
+                    )
+            return unpack_outputs(self, out_data)
         if len(out_data) == 1:  # one output: no loop
             box, version, fw = versions[0]
             if box[0] != version:
@@ -321,8 +336,11 @@ class OpNode(Node):
         op = self._op
         if op.save_args or op.save_out:
             self._freed = True  # first: see _unpack_args
+            args, outs = self._args, self._out_data
             self._args = None
             self._out_data = None
+            if type(args) is Packed or type(outs) is Packed:
+                release_packed(args, outs)  # SavedTensors the user may hold fail from now on
 
     @property
     def saved_tensors(self) -> tuple:
@@ -330,6 +348,94 @@ class OpNode(Node):
             return ()
         args = self._unpack_args()
         return tuple(a for a in args if isinstance(a, Tensor))
+
+    # PyTorch's generated names for what built-in nodes saved: ``_saved_self`` / ``_saved_other``
+    # (the op's first / second argument), ``_saved_result`` (its output); ``_raw_saved_*`` give
+    # the SavedTensor itself (e.g. to ``register_hooks`` on it)
+    @property
+    def _saved_self(self) -> Tensor:
+        return self._saved_arg(0)
+
+    @property
+    def _saved_other(self) -> Tensor:
+        return self._saved_arg(1)
+
+    @property
+    def _saved_result(self) -> Tensor:
+        if not self._op.save_out:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_saved_result'")
+        saved = self._out_data
+        if type(saved) is not Packed:
+            return self._unpack_outputs()[0]
+        if self._freed or saved is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        box, version, _ = self._out_versions[0]
+        if box[0] != version:
+            return self._unpack_outputs()[0]  # raises the version error
+        return saved[0].unpack(self, 0)
+
+    @property
+    def _raw_saved_self(self) -> SavedTensor:
+        return self._raw_saved_arg(0)
+
+    @property
+    def _raw_saved_other(self) -> SavedTensor:
+        return self._raw_saved_arg(1)
+
+    @property
+    def _raw_saved_result(self) -> SavedTensor:
+        if not self._op.save_out:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_raw_saved_result'")
+        if self._freed or self._out_data is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        self._pack_saved()
+        return self._out_data[0]
+
+    def _saved_arg(self, index: int) -> Tensor:
+        """One saved argument, unpacked alone (a checkpoint's unpack recomputes per call)."""
+        args = self._args
+        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
+            name = ("_saved_self", "_saved_other")[index]
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        if type(args) is not Packed:
+            return self._unpack_args()[index]
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        return args[index].unpack(self, index)
+
+    def _raw_saved_arg(self, index: int) -> SavedTensor:
+        args = self._args
+        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
+            name = ("_raw_saved_self", "_raw_saved_other")[index]
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        self._pack_saved()
+        return self._args[index]
+
+    def _pack_saved(self) -> None:
+        """Turn the saved values into SavedTensor entries without hooks (for ``_raw_saved_*``:
+        per-tensor hooks can then be registered on them)."""
+        args = self._args
+        if self._op.save_args and type(args) is not Packed:
+            self._unpack_args()  # version checks first
+            entries = list(args)
+            for i, a in enumerate(args):
+                if isinstance(a, Tensor):
+                    saved = pack(a, use_hooks=False)
+                    saved._version = self._versions[i]
+                    entries[i] = saved
+            self._args = Packed(entries)
+        outs = self._out_data
+        if self._op.save_out and type(outs) is not Packed:
+            results = self._unpack_outputs()  # version checks first
+            self._out_data = Packed(
+                [pack(r, is_output=True, track_version=False, use_hooks=False) for r in results]
+            )
+
+
+def _is_saved(entry) -> bool:
+    return isinstance(entry, (Tensor, SavedTensor))
 
 
 def _saved_output(node, data, index: int, box: list, fw) -> Tensor:
@@ -435,14 +541,7 @@ def _check_not_detached(edge_node) -> None:
 
 def _version_message(t: Tensor, index: int, node: Node, expected: int, output=False) -> str:
     current = 0 if t._vc is None else t._vc[0]
-    kind = "output" if output else "input"
-    return (
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [dualad.Tensor {list(t.shape)}, dtype={t.dtype}], which is {kind} {index} of "
-        f"{node.name()}, is at version {current}; expected version {expected} instead. Hint: "
-        "enable anomaly detection to find the operation that failed to compute its gradient, "
-        "with dualad.autograd.set_detect_anomaly(True)."
-    )
+    return modified_message(t.shape, t.dtype, current, index, node, expected, output)
 
 
 class AccumulateGrad(Node):
