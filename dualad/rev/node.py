@@ -394,22 +394,22 @@ class OpNode(Node):
     def _saved_arg(self, index: int) -> Tensor:
         """One saved argument, unpacked alone (a checkpoint's unpack recomputes per call)."""
         args = self._args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
         if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
             name = ("_saved_self", "_saved_other")[index]
             raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
         if type(args) is not Packed:
             return self._unpack_args()[index]
-        if self._freed:
-            raise RuntimeError(_FREED_MESSAGE)
         return args[index].unpack(self, index)
 
     def _raw_saved_arg(self, index: int) -> SavedTensor:
         args = self._args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
         if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
             name = ("_raw_saved_self", "_raw_saved_other")[index]
             raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
-        if self._freed:
-            raise RuntimeError(_FREED_MESSAGE)
         self._pack_saved()
         return self._args[index]
 
@@ -544,15 +544,18 @@ def _version_message(t: Tensor, index: int, node: Node, expected: int, output=Fa
     return modified_message(t.shape, t.dtype, current, index, node, expected, output)
 
 
+_LEAF_SEQUENCE_NR = 2**63 - 1
+
+
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: accumulates into ``variable.grad``."""
 
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        from .._dispatch import _sequence
-
-        self._init_base(next(_sequence))
+        # the highest priority, as in PyTorch: a leaf's gradient is accumulated (and its hooks
+        # run) as soon as it is complete, before other ready nodes
+        self._init_base(_LEAF_SEQUENCE_NR)
         self.variable = variable
 
     def name(self) -> str:

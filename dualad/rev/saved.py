@@ -174,10 +174,12 @@ class SavedTensor:
     def release(self) -> None:
         self._packed = _FREED
 
-    def register_hooks(self, pack_hook: Callable, unpack_hook: Callable) -> None:
-        """Pack this saved tensor with ``pack_hook`` now and unpack it with ``unpack_hook``."""
-        if not (callable(pack_hook) and callable(unpack_hook)):
+    def register_hooks(self, *hooks: Callable) -> None:
+        """``register_hooks(pack_hook, unpack_hook)``: pack this saved tensor with ``pack_hook``
+        now, unpack it with ``unpack_hook`` at each use."""
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
             raise TypeError("register_hooks expects two callables: (pack_hook, unpack_hook)")
+        pack_hook, unpack_hook = hooks
         if self._unpack is not None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor whose hooks have already been set. "
