@@ -17,7 +17,6 @@ from ..rev.anomaly import (
 )
 from ..rev.engine import _calculate_shape, backward, grad
 from ..rev.engine import execution_engine as _execution_engine
-from ..rev.saved import SavedTensor
 from ..rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -28,6 +27,7 @@ from ..rev.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
+from ..rev.saved import SavedTensor
 from . import functional, graph
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 

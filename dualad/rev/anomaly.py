@@ -138,7 +138,9 @@ def check_returned_nan(node, grads) -> None:
         if g is not None:
             data = g._data
             if bool(xp_of(data).isnan(data).any()):
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+                raise RuntimeError(
+                    f"Function '{node.name()}' returned nan values in its {i}th output."
+                )
 
 
 def report_error_node(node) -> None:

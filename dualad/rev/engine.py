@@ -366,7 +366,10 @@ def queue_callback(callback) -> None:
     >>> x = dualad.tensor([1.0], requires_grad=True)
     >>> y = x * 2
     >>> log = []
-    >>> _ = y.register_hook(lambda g: queue_callback(lambda: log.append("done")) or log.append("hook"))
+    >>> def hook(grad):
+    ...     queue_callback(lambda: log.append("done"))
+    ...     log.append("hook")
+    >>> _ = y.register_hook(hook)
     >>> y.sum().backward()
     >>> log
     ['hook', 'done']
@@ -439,7 +442,9 @@ def _stack_depth() -> int:
     return depth
 
 
-def _run_on_fresh_thread(roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs):
+def _run_on_fresh_thread(
+    roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs
+):
     """Run a reentrant pass on a new thread that inherits this thread's autograd state, wait for
     it and return its result or raise its exception (PyTorch escapes deep stacks likewise)."""
     state = GRAD

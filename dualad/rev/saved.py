@@ -274,9 +274,7 @@ def pack_node(node, results: tuple) -> None:
 
 
 def unpack_args(node, args: Packed) -> tuple:
-    return tuple(
-        [a.unpack(node, i) if type(a) is SavedTensor else a for i, a in enumerate(args)]
-    )
+    return tuple([a.unpack(node, i) if type(a) is SavedTensor else a for i, a in enumerate(args)])
 
 
 def unpack_outputs(node, saved: Packed) -> tuple:

@@ -137,7 +137,7 @@ def test_multi_grad_all_hook_called_when_an_expected_gradient_is_none():
     register_multi_grad_hook((second, other), lambda grads: received.append(grads))
     (first.sum() * 3).backward()
     assert len(received) == 1
-    g_second, g_other = received[0]
+    _, g_other = received[0]
     assert g_other is None
 
 
@@ -158,9 +158,7 @@ def test_multi_grad_any_hooks():
         out = dualad.sin(z), dualad.cos(z)
         z.register_hook(partial(hook, hook_id))
         hook_id += 1
-        any_hook_handles.append(
-            register_multi_grad_hook(out, partial(hook, hook_id), mode="any")
-        )
+        any_hook_handles.append(register_multi_grad_hook(out, partial(hook, hook_id), mode="any"))
         hook_id += 1
         return out
 

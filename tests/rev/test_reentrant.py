@@ -81,7 +81,7 @@ def test_deep_reentrant_keeps_thread_state():
         return x, y
 
     with saved_tensors_hooks(lambda t: packs.append(threading.get_ident()) or t, lambda t: t):
-        x, y = make(0)
+        _, y = make(0)
         with pytest.raises(KeyError, match="deepest"):
             y.sum().backward()
     assert calls == []

@@ -41,7 +41,7 @@ def identity(x):
 
 def test_saved_variable_packing_unpacking_saved_original_with_default_hooks():
     def pack(x):
-        warnings.warn("pack")
+        warnings.warn("pack", stacklevel=1)
         return x
 
     with saved_tensors_hooks(pack, identity):
@@ -145,9 +145,8 @@ def test_cant_create_saved_tensors():
 
 
 def test_setting_default_saved_variable_hooks_twice_should_not_fail():
-    with saved_tensors_hooks(identity, identity):
-        with saved_tensors_hooks(identity, identity):
-            pass
+    with saved_tensors_hooks(identity, identity), saved_tensors_hooks(identity, identity):
+        pass
 
 
 def test_setting_default_saved_variable_hooks_twice_should_use_inner():
@@ -164,29 +163,34 @@ def test_setting_default_saved_variable_hooks_twice_should_use_inner():
 
 
 def test_disabling_saved_tensor_hooks():
-    with disable_saved_tensors_hooks("error message"):
-        with pytest.raises(RuntimeError, match="error message"):
-            with saved_tensors_hooks(identity, identity):
-                pass
+    with (
+        disable_saved_tensors_hooks("error message"),
+        pytest.raises(RuntimeError, match="error message"),
+        saved_tensors_hooks(identity, identity),
+    ):
+        pass
     assert saved_tensors_hooks_enabled()
 
-    with saved_tensors_hooks(identity, identity):
-        with pytest.raises(RuntimeError, match="error message"):
-            with disable_saved_tensors_hooks("error message"):
-                pass
+    with (
+        saved_tensors_hooks(identity, identity),
+        pytest.raises(RuntimeError, match="error message"),
+        disable_saved_tensors_hooks("error message"),
+    ):
+        pass
     assert saved_tensors_hooks_enabled()
 
 
 def test_disabling_saved_tensor_hooks_nested():
     with disable_saved_tensors_hooks("outer"):
-        with disable_saved_tensors_hooks("inner"):
-            with pytest.raises(RuntimeError, match="inner"):
-                with saved_tensors_hooks(identity, identity):
-                    pass
+        with (
+            disable_saved_tensors_hooks("inner"),
+            pytest.raises(RuntimeError, match="inner"),
+            saved_tensors_hooks(identity, identity),
+        ):
+            pass
         assert not saved_tensors_hooks_enabled()
-        with pytest.raises(RuntimeError, match="outer"):
-            with saved_tensors_hooks(identity, identity):
-                pass
+        with pytest.raises(RuntimeError, match="outer"), saved_tensors_hooks(identity, identity):
+            pass
     assert saved_tensors_hooks_enabled()
 
 
@@ -220,9 +224,8 @@ def test_saved_tensor_hooks_custom_error_propagation():
             super().__init__(identity, unpack_hook)
 
     a = dualad.tensor(1.0, requires_grad=True)
-    with error_on_pack_hook():
-        with pytest.raises(CustomError, match="pack"):
-            dualad.sin(a)
+    with error_on_pack_hook(), pytest.raises(CustomError, match="pack"):
+        dualad.sin(a)
     with error_on_unpack_hook():
         out = dualad.sin(a)
         with pytest.raises(CustomError, match="unpack"):
@@ -310,15 +313,17 @@ def test_pack_hook_with_inplace_modification_should_fail():
         x += 1
         return x
 
-    with saved_tensors_hooks(inc, identity):
-        with pytest.raises(
-            RuntimeError, match="A saved tensor pack hook is modifying its input in place."
-        ):
-            dualad.exp(a)
+    with (
+        saved_tensors_hooks(inc, identity),
+        pytest.raises(
+            RuntimeError, match=r"A saved tensor pack hook is modifying its input in place\."
+        ),
+    ):
+        dualad.exp(a)
 
     y = dualad.exp(a)
     with pytest.raises(
-        RuntimeError, match="A saved tensor pack hook is modifying its input in place."
+        RuntimeError, match=r"A saved tensor pack hook is modifying its input in place\."
     ):
         y.grad_fn._raw_saved_result.register_hooks(inc, identity)
 
@@ -469,7 +474,9 @@ def test_unpack_hook_must_return_a_tensor_of_the_saved_shape():
 def test_hooks_see_tensors_saved_in_place_ops():
     seen = []
     x = dualad.tensor([1.0, 2.0], requires_grad=True)
-    with saved_tensors_hooks(lambda t: seen.append(value(t).copy()) or t.detach().clone(), identity):
+    with saved_tensors_hooks(
+        lambda t: seen.append(value(t).copy()) or t.detach().clone(), identity
+    ):
         y = x * 1.0
         y.exp_()
     assert_equal(seen[-1], np.exp([1.0, 2.0]))
