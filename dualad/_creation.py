@@ -504,6 +504,28 @@ def _generator(xp):
     return gen
 
 
+def _rng_state() -> dict:
+    """The states of the random generators in use (NumPy's is made if missing), to replay the
+    same random numbers later with ``_set_rng_state`` (checkpoint recomputation)."""
+    _generator(np)
+    states = {}
+    for key, gen in _generators.items():
+        try:
+            states[key] = gen.bit_generator.state
+        except (AttributeError, NotImplementedError):  # a generator without a readable state
+            pass
+    return states
+
+
+def _set_rng_state(states: dict) -> None:
+    for key, state in states.items():
+        gen = _generators.get(key)
+        if gen is None and key is np:  # reseeded since: NumPy's generator is made again
+            gen = _generator(np)
+        if gen is not None:
+            gen.bit_generator.state = state
+
+
 def _random_dtype(name: str, dtype) -> np.dtype:
     dtype = _float_dtype(dtype)
     if dtype.kind not in "fc":

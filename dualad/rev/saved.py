@@ -64,7 +64,10 @@ _INPLACE_PACK_MESSAGE = (
 def modified_message(shape, dtype, current: int, index: int, node, expected: int, output=False):
     """PyTorch's error for a saved tensor changed in place since it was saved."""
     kind = "output" if output else "input"
-    name = node.name() if node is not None else "a custom Function"
+    if isinstance(node, str):
+        name = node
+    else:
+        name = node.name() if node is not None else "a custom Function"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [dualad.Tensor {list(shape)}, dtype={dtype}], which is {kind} {index} of "
