@@ -13,6 +13,7 @@ Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``
 from __future__ import annotations
 
 import builtins
+import contextlib
 import operator
 from typing import Any
 
@@ -510,10 +511,9 @@ def _rng_state() -> dict:
     _generator(np)
     states = {}
     for key, gen in _generators.items():
-        try:
+        # a generator whose state cannot be read (some CuPy bit generators) is not replayed
+        with contextlib.suppress(AttributeError, NotImplementedError):
             states[key] = gen.bit_generator.state
-        except (AttributeError, NotImplementedError):  # a generator without a readable state
-            pass
     return states
 
 

@@ -197,7 +197,7 @@ def test_checkpoint_valid_reset_on_error():
 def test_reentrant_checkpoint_rejects_backward_inputs_and_context_fn():
     a = dualad.randn(3, requires_grad=True)
     out = dualad.checkpoint(lambda t: t.sin() * t, a, use_reentrant=True).sum()
-    with pytest.raises(RuntimeError, match="passing an `inputs` parameter to .backward()"):
+    with pytest.raises(RuntimeError, match=r"passing an `inputs` parameter to \.backward\(\)"):
         out.backward(inputs=(a,))
     with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
         dualad.checkpoint(lambda t: t.sin(), a, use_reentrant=True, context_fn=lambda: (None, None))
@@ -547,8 +547,8 @@ def test_nested_checkpoint(early_stop):
         def g(x):
             a = x.sin().exp().sin()
             b = x.sin().exp().sin()
-            (ga,) = autograd.grad(a, x)
-            (gb,) = autograd.grad(b, x)
+            autograd.grad(a, x)  # backward passes inside the checkpointed forward
+            autograd.grad(b, x)
             return x.sin()
 
         for fn in (f, g):
