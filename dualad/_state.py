@@ -30,6 +30,10 @@ DUAL_LEVELS: list = []
 # Read on the recording path only.
 RECORD_HOOKS: list = []
 
+# Non-empty while allow_mutation_on_saved_tensors is active: in-place writes then first let it
+# copy what graphs saved from the memory they write to. Read by in-place writes only.
+MUTATION_WATCH: list = []
+
 
 class _GradState(threading.local):
     enabled = True

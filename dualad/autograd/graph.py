@@ -1,7 +1,8 @@
 """Graph inspection and hooks on the backward pass.
 
 ``Node``, ``GradientEdge``, ``get_gradient_edge``, ``increment_version``; saved-tensor hooks
-(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``);
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``,
+``allow_mutation_on_saved_tensors``);
 ``register_multi_grad_hook``; ``queue_callback`` (run a function when the current backward pass
 ends; PyTorch spells it ``Variable._execution_engine.queue_callback``).
 """
@@ -15,6 +16,7 @@ from ..rev.hooks import register_multi_grad_hook
 from ..rev.node import Node
 from ..rev.saved import (
     SavedTensor,
+    allow_mutation_on_saved_tensors,
     disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,
@@ -44,6 +46,7 @@ __all__ = [
     "GradientEdge",
     "Node",
     "SavedTensor",
+    "allow_mutation_on_saved_tensors",
     "current_graph_task",
     "disable_saved_tensors_hooks",
     "get_gradient_edge",

@@ -293,15 +293,17 @@ class OpNode(Node):
             raise RuntimeError(_FREED_MESSAGE)
         versions = self._out_versions
         if type(out_data) is Packed:  # saved through saved-tensor hooks
+            outs = unpack_outputs(self, out_data)
             for i, (box, version, _) in enumerate(versions):
-                if box[0] != version:
+                # as for inputs: only memory shared with the output can have been changed
+                if box[0] != version and (out_data[i]._unpack is None or outs[i]._vc is box):
                     saved = out_data[i]
                     raise RuntimeError(
                         modified_message(
                             saved._shape, saved._dtype, box[0], i, self, version, output=True
                         )
                     )
-            return unpack_outputs(self, out_data)
+            return outs
         if len(out_data) == 1:  # one output: no loop
             box, version, fw = versions[0]
             if box[0] != version:
@@ -369,10 +371,11 @@ class OpNode(Node):
             return self._unpack_outputs()[0]
         if self._freed or saved is None:
             raise RuntimeError(_FREED_MESSAGE)
+        value = saved[0].unpack(self, 0)  # alone: a checkpoint recomputes per unpack
         box, version, _ = self._out_versions[0]
-        if box[0] != version:
-            return self._unpack_outputs()[0]  # raises the version error
-        return saved[0].unpack(self, 0)
+        if box[0] != version and (saved[0]._unpack is None or value._vc is box):
+            raise RuntimeError(_version_message(value, 0, self, version, output=True))
+        return value
 
     @property
     def _raw_saved_self(self) -> SavedTensor:

@@ -20,9 +20,12 @@ The API for code that saves tensors for a backward (op nodes here; custom Functi
   updates of their outputs, rev/inplace.py).
 - ``SavedTensor.unpack(node=None, index=0) -> Tensor``: the value for one use. It carries the
   original's graph identity, so gradients flowing through it (``create_graph``) reach the
-  original's history, and its own version counter. Raises the PyTorch errors when the original
-  was modified in place since it was saved (``node`` and ``index`` name it) or when the saved
-  value was freed. Without a hook an input unpacks to the very tensor that was saved.
+  original's history, and its own version counter. Raises the PyTorch errors when the saved
+  value was freed, or when it was modified in place since it was saved (``node`` and ``index``
+  name it): without a hook whenever the original's version changed; with one only when the
+  unpacked tensor shares the original's version counter (a hook that kept a copy is immune to
+  later in-place changes of the original). Without a hook an input unpacks to the very tensor
+  that was saved.
 - ``SavedTensor.release()``: drop the saved value (after a backward without retain_graph).
 
 >>> import dualad
@@ -45,7 +48,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .._state import GRAD, RECORD_HOOKS
+from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
 from .._tensor import AutogradMeta, Tensor, _new
 
 FREED_MESSAGE = (
@@ -116,14 +119,10 @@ class SavedTensor:
         if packed is _FREED:
             raise RuntimeError(FREED_MESSAGE)
         box = self._box
-        if self._track and box[0] != self._version:
-            raise RuntimeError(
-                modified_message(
-                    self._shape, self._dtype, box[0], index, node, self._version, self._is_output
-                )
-            )
         unpack = self._unpack
         if unpack is None:
+            if self._track and box[0] != self._version:
+                raise self._modified(node, index)
             if not self._is_output:
                 return packed  # the saved input itself
             data = packed
@@ -145,7 +144,19 @@ class SavedTensor:
             value_box = value._vc
             if value_box is None:
                 value_box = value._vc = [0]
+            elif value_box is box and self._track and box[0] != self._version:
+                # the hook gave back the saved tensor's own memory, changed in place since; a
+                # copy (moved to the CPU, written to disk, cloned before the change) is fine
+                raise self._modified(node, index)
         return self._rebuild(data, value_box, node, index)
+
+    def _modified(self, node, index: int) -> RuntimeError:
+        box = self._box
+        return RuntimeError(
+            modified_message(
+                self._shape, self._dtype, box[0], index, node, self._version, self._is_output
+            )
+        )
 
     def _rebuild(self, data, box, node, index: int) -> Tensor:
         """A tensor holding ``data`` with the saved tensor's graph identity."""
@@ -416,3 +427,117 @@ class disable_saved_tensors_hooks(contextlib.ContextDecorator):
 def saved_tensors_hooks_enabled() -> bool:
     """Whether ``saved_tensors_hooks`` may be entered in this thread (no active disable)."""
     return GRAD.saved_hooks_disabled is None
+
+
+# ---------------------------------------------------------------------------------------------
+# allow_mutation_on_saved_tensors
+
+_MUTATION_CONTEXT: list = [None]  # the active context (process-wide, as in PyTorch)
+_OUTSIDE_CONTEXT = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the "
+    "graph was originally recorded."
+)
+
+
+class _Handle:
+    """What the pack hook returns: a key into the context (weakly held there)."""
+
+    __slots__ = ("__weakref__",)
+
+
+class AllowMutationContext:
+    """The state of an ``allow_mutation_on_saved_tensors`` block.
+
+    ``original`` / ``cloned`` map a saved tensor's handle to the tensor (a detached alias of
+    what was saved) or, once it was about to be modified in place, to a copy of its value then.
+    Entries go away with the graphs that saved them (weak keys). ``sid_to_tid`` and
+    ``tid_to_weakhandle`` find the handles of what was saved from one piece of memory.
+    """
+
+    def __init__(self) -> None:
+        self.original = weakref.WeakKeyDictionary()
+        self.cloned = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid: dict = {}
+
+    def pack(self, tensor: Tensor) -> _Handle:
+        box = tensor._vc  # set by pack(): views share it with their base (one piece of memory)
+        tid = (id(tensor), box[0])
+        self.sid_to_tid.setdefault(id(box), set()).add(tid)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None:  # the same tensor at the same version is recorded once
+            handle = _Handle()
+            self.tid_to_weakhandle[tid] = handle
+            self.original[handle] = tensor.detach()
+        return handle
+
+    def unpack(self, handle: _Handle) -> Tensor:
+        if _MUTATION_CONTEXT[0] is not self:
+            raise AssertionError(_OUTSIDE_CONTEXT)
+        value = self.cloned.get(handle)
+        if value is None:
+            value = self.original.get(handle)
+        if value is None:
+            raise AssertionError(_OUTSIDE_CONTEXT)
+        return value
+
+    def before_mutation(self, tensor: Tensor) -> None:
+        """Copy what graphs saved from ``tensor``'s memory before it is written to."""
+        box = tensor._vc
+        if box is None:
+            return
+        for tid in self.sid_to_tid.get(id(box), ()):
+            handle = self.tid_to_weakhandle.get(tid)
+            if handle is None or handle in self.cloned:
+                continue
+            original = self.original.pop(handle, None)
+            if original is not None:
+                from .._tensor import wrap
+
+                self.cloned[handle] = wrap(original._data.copy())
+
+    def clear(self) -> None:
+        self.original.clear()
+        self.cloned.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+def before_mutation(tensor: Tensor) -> None:
+    """Called by in-place writes while ``MUTATION_WATCH`` is set."""
+    context = _MUTATION_CONTEXT[0]
+    if context is not None:
+        context.before_mutation(tensor)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Context manager: in-place changes of tensors saved for backward are allowed; what was saved
+    is copied just before the first change, and backward uses the copy.
+
+    The backward of a graph recorded inside must run inside the same block (else
+    ``AssertionError``); blocks cannot be nested.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import allow_mutation_on_saved_tensors
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> with allow_mutation_on_saved_tensors():
+    ...     b = a.clone()
+    ...     out = (b * b).sum()
+    ...     _ = b.sin_()  # b was saved by the multiplication
+    ...     out.backward()
+    >>> a.grad
+    tensor([2., 4.])
+    """
+    if _MUTATION_CONTEXT[0] is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    context = AllowMutationContext()
+    with saved_tensors_hooks(context.pack, context.unpack):
+        _MUTATION_CONTEXT[0] = context
+        MUTATION_WATCH.append(context)
+        try:
+            yield context
+        finally:
+            MUTATION_WATCH.remove(context)
+            _MUTATION_CONTEXT[0] = None
+            context.clear()
