@@ -12,6 +12,8 @@ mode is on, records a graph node with a specialised recorder. Otherwise ``dispat
    grad mode is on, records a graph Node (``rev.node.OpNode``) for reverse mode.
 
 Impls are the only code that calls the array module; they get it as their first argument.
+Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
+mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
 """
 
 from __future__ import annotations

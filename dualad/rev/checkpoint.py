@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._creation import _rng_state, _set_rng_state
+from .._creation import _replaying_rng, _rng_state
 from .._state import GRAD
 from .._tensor import Tensor, accumulator_of
 from .grad_mode import enable_grad, no_grad
@@ -272,22 +272,17 @@ class _Frame:
             a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
             for a in inputs
         ]
-        rng_state = self.rng_state
-        current_rng = _rng_state() if rng_state is not None else None
+        rng = contextlib.nullcontext() if self.rng_state is None else _replaying_rng(self.rng_state)
         try:
             with (
                 enable_grad(),
                 saved_tensors_hooks(pack_recomputed, _identity),
                 self.recompute_context,
+                rng,
             ):
-                if rng_state is not None:
-                    _set_rng_state(rng_state)
                 self.fn(*args, **self.kwargs)
         except _StopRecomputation:
             pass
-        finally:
-            if current_rng is not None:
-                _set_rng_state(current_rng)
         return values
 
 
@@ -332,15 +327,10 @@ class CheckpointFunctionBackward(Node):
             a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
             for a in inputs
         )
-        current_rng = _rng_state() if self._rng_state is not None else None
-        try:
-            with enable_grad():
-                if self._rng_state is not None:
-                    _set_rng_state(self._rng_state)
-                outputs = self._fn(*detached)
-        finally:
-            if current_rng is not None:
-                _set_rng_state(current_rng)
+        state = self._rng_state
+        rng = contextlib.nullcontext() if state is None else _replaying_rng(state)
+        with enable_grad(), rng:
+            outputs = self._fn(*detached)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         tensors = [o for o in outputs if isinstance(o, Tensor)]
         if not any(o.requires_grad for o in tensors):

@@ -16,6 +16,12 @@ Invariants:
   ``backward(inputs=...)`` a non-leaf input retains its grad and its node runs (PyTorch).
 - Tensor hooks run only for nodes that execute or capture; saved values are freed only for nodes
   that executed (so ``grad()`` towards an intermediate leaves the graph below it intact).
+- Each pass is a GraphTask on this thread's stack (``GRAD.tasks``): hooks and custom backwards
+  see it (``queue_callback``, per-pass hook state, checkpoint recomputation). A pass started
+  inside another (reentrant) finishes first; past half the recursion limit it runs on a fresh
+  thread that inherits this thread's autograd state, so reentrancy nests thousands deep.
+- Anomaly mode is read once per pass (no cost per node otherwise): it checks returned gradients
+  for NaN and warns with the forward trace of the node an error escaped from.
 - Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
   weak where a tensor points back at the graph); CPython's deferred deallocation keeps freeing a
   1,000,000-node chain within the C stack (tests/rev/test_deep_graphs.py).

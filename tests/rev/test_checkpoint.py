@@ -338,14 +338,15 @@ def test_checkpoint_inputs_modified_in_place():
         out.sum().backward()
 
 
-def test_checkpoint_preserves_rng_state():
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_preserves_rng_state(use_reentrant):
     def dropout(x):
         mask = (dualad.rand(*x.shape) > 0.5).to(x.dtype)
         return (x * mask * 2).sin()
 
     x = dualad.randn(200, requires_grad=True)
     dualad.manual_seed(7)
-    out = checkpoint(dropout, x)
+    out = dualad.checkpoint(dropout, x, use_reentrant=use_reentrant)
     after_forward = dualad.rand(3)
     out.sum().backward()
     grad = value(x.grad).copy()
