@@ -237,6 +237,8 @@ class _Frame:
         total = len(metas)
         count = [0]
 
+        # the recomputation's own graph keeps detached values (its backward, if fn runs one,
+        # needs only the data): saving an output itself would make a node -> output -> node cycle
         def pack_recomputed(tensor: Tensor) -> Tensor:
             position = count[0]
             count[0] += 1
@@ -244,7 +246,7 @@ class _Frame:
                 if not self.forward_completed:
                     # unpacked while the forward itself runs a backward (fn calls grad()): it
                     # saved less so far than the whole recomputation will
-                    return tensor
+                    return tensor.detach()
                 raise CheckpointError(
                     "dualad.checkpoint: trying to save more tensors during recomputation than "
                     "during the original forward pass."
@@ -259,10 +261,10 @@ class _Frame:
                     f"recomputed metadata: {{'shape': {tuple(tensor.shape)}, "
                     f"'dtype': {tensor.dtype}}}\n"
                 )
-            values[position] = tensor.detach()
+            detached = values[position] = tensor.detach()
             if self.early_stop and count[0] == total:
                 raise _StopRecomputation
-            return tensor
+            return detached
 
         inputs = [
             a.unpack("checkpoint", i) if type(a) is SavedTensor else a

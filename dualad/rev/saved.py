@@ -241,7 +241,7 @@ def pack(
     saved._out_nr = 0
     saved._acc = None
     if not is_output and tensor._rg:
-        node = tensor.grad_fn
+        node = tensor._node  # as recorded (a stale view was refreshed before its op recorded)
         if node is None:
             saved._acc = accumulator_of(tensor)
         else:
@@ -253,7 +253,9 @@ def pack(
         saved._unpack = None
         return saved
     pack_hook, unpack_hook = hooks[-1]
-    saved._packed = _call_pack_hook(pack_hook, tensor)
+    # an output is handed over detached (same memory and version counter): a hook that keeps
+    # what it gets must not make an output -> node -> saved output reference cycle
+    saved._packed = _call_pack_hook(pack_hook, tensor.detach() if is_output else tensor)
     saved._unpack = unpack_hook
     return saved
 
@@ -314,9 +316,10 @@ class saved_tensors_hooks:
     ``unpack_hook`` when the backward needs it.
 
     ``pack_hook(tensor) -> Any`` runs (with grad mode off) when an op records its node and must
-    not modify its input in place; ``unpack_hook(packed) -> Tensor`` runs at each use and must
-    return a tensor of the saved shape and dtype. The innermost active pair applies; the state
-    is per thread.
+    not modify its input in place (an op's output is passed detached: same memory and version
+    counter, no graph); ``unpack_hook(packed) -> Tensor`` runs at each use and must return a
+    tensor of the saved shape and dtype, which backward uses in place of the saved one (with
+    its graph identity). The innermost active pair applies; the state is per thread.
 
     >>> import dualad
     >>> from dualad.autograd.graph import saved_tensors_hooks

@@ -571,3 +571,22 @@ def test_graph_save_on_cpu_cuda(pin_memory):
     y.sum().backward()
     assert isinstance(x.grad._data, cupy.ndarray)
     np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * (np.array([1.0, 2.0, 3.0]) + 1))
+
+
+def test_identity_hooks_keep_no_reference_cycle():
+    # outputs reach the pack hook detached: keeping them does not make output -> node -> output
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        with saved_tensors_hooks(identity, identity):
+            x = dualad.tensor([1.0, 2.0], requires_grad=True)
+            y = x.exp()  # saves its output
+            z = y * y
+        node_ref = weakref.ref(y.grad_fn)
+        assert y.grad_fn._saved_result.grad_fn is y.grad_fn
+        del y, z
+        assert node_ref() is None
+    finally:
+        gc.enable()
