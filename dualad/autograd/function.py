@@ -39,7 +39,7 @@ from ..rev.function_node import (
     SavedTensors,
     make_function_node_class,
 )
-from ..rev.node import ArgMeta, ErrorNode
+from ..rev.node import ErrorNode
 
 _LEGACY_MESSAGE = (
     "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
@@ -56,6 +56,18 @@ class FunctionMeta(type):
         cls._backward_cls = make_function_node_class(cls)
         cls._setup_ctx = _base_function is not None and overrides(cls, "setup_context")
         cls._signature = None
+
+    def __setattr__(cls, name, value):
+        super().__setattr__(name, value)
+        if name in ("backward", "vjp"):
+            _forget_backward(cls)  # the resolved backward is cached per class
+
+
+def _forget_backward(cls) -> None:
+    if "_user_backward" in cls.__dict__:
+        type.__delattr__(cls, "_user_backward")
+    for sub in cls.__subclasses__():
+        _forget_backward(sub)
 
 
 _base_function = None
@@ -177,7 +189,8 @@ class Function(metaclass=FunctionMeta):
             _drop_forward_saved(ctx)
         else:
             outputs, is_tuple, ctx, _ = eager(cls, args)
-            ctx.saved_for_forward = None  # no dual level will ask for them
+            if ctx.saved_for_forward is not None:
+                ctx.saved_for_forward = None  # no dual level will ask for them
         return outputs if is_tuple else outputs[0]
 
     # node-only attributes that PyTorch's legacy Function objects exposed
@@ -214,7 +227,8 @@ def _drop_forward_saved(ctx) -> None:
     which point back at the node)."""
     while ctx is not None:
         if isinstance(ctx, FunctionNode):
-            ctx.saved_for_forward = None
+            if ctx.saved_for_forward is not None:
+                ctx.saved_for_forward = None
             return
         ctx = getattr(ctx, "_below", None)
 
@@ -290,12 +304,18 @@ def eager(cls, args: tuple):
     node._nout = len(outputs)
     node._kinds = kinds
     node._out_meta = out_meta
-    node._positions = tuple(positions)
+    nargs = len(args)
+    if len(positions) == nargs and nargs < len(_RANGES):
+        node._positions = _RANGES[nargs]
+    else:
+        node._positions = tuple(positions)
     node._nargs = len(args)
     if executable:
         node._edges = edges
         node._needs = tuple(required)
-        node._in_meta = tuple([ArgMeta.of(args[p]._data) for p in positions])
+        # (shape, dtype) pairs, not ArgMeta objects: tuples of plain values leave the garbage
+        # collector's view, which keeps long chains of Function nodes cheap to collect
+        node._in_meta = tuple([(args[p]._data.shape, args[p]._data.dtype) for p in positions])
     else:
         node._needs = None
         node._in_meta = None
@@ -331,7 +351,7 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
     out_meta = []
     for i, o in enumerate(raw):
         if not isinstance(o, Tensor):
-            kinds.append((NONTENSOR, -1))
+            kinds.append(_CONSTANT_KIND[NONTENSOR])
             out_meta.append(None)
             continue
         data = o._data
@@ -353,7 +373,7 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
                 j = _viewed_input(o, args)
                 if j >= 0:
                     kind = VIEW
-        kinds.append((kind, j))
+        kinds.append(_CONSTANT_KIND[kind] if j < 0 else (kind, j))
         if o._view is not None and grad_mode and kind != DIRTY:
             # in-place on it would replace this Function's backward by view bookkeeping
             o._view.in_custom_function = True
@@ -376,6 +396,12 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._node = node
         o._out_nr = i
     return tuple(outputs), tuple(kinds), tuple(out_meta)
+
+
+# (kind, -1) pairs and position tuples are shared, not rebuilt per call (fewer allocations:
+# chains of many Function calls build faster)
+_CONSTANT_KIND = {kind: (kind, -1) for kind in (NONTENSOR, NONDIFF, NORMAL, INPUT, DIRTY, VIEW)}
+_RANGES = [tuple(range(n)) for n in range(16)]
 
 
 def _viewed_input(o: Tensor, args: tuple) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .._state import DUAL_LEVELS
 from .._tensor import Tensor, _new
-from .node import _FREED_MESSAGE, Node, _validate, _version_message
+from .node import _FREED_MESSAGE, ArgMeta, Node, _validate, _version_message
 
 # kinds of forward outputs (``kinds[i] = (kind, input_index)``)
 NONTENSOR = 0  # not a Tensor: passed through, its gradient slot is always None
@@ -234,6 +234,9 @@ class SavedTensors:
 
 def backward_method(cls):
     """The user's backward (or vjp) of Function class ``cls``, with PyTorch's errors."""
+    method = cls.__dict__.get("_user_backward")
+    if method is not None:
+        return method
     from ..autograd.function import Function, overrides
 
     has_backward = overrides(cls, "backward")
@@ -243,11 +246,11 @@ def backward_method(cls):
             "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
             "should only implement one of them."
         )
-    if has_vjp:
-        return cls.vjp
-    if has_backward:
-        return cls.backward
-    return Function.backward  # raises "You must implement either the backward or vjp ..."
+    if not (has_vjp or has_backward):
+        return Function.backward  # raises "You must implement either the backward or vjp ..."
+    method = cls.vjp if has_vjp else cls.backward
+    cls._user_backward = method  # (a class attribute assigned later is seen: see FunctionMeta)
+    return method
 
 
 def run_backward(node, ctx, grads: list, needs) -> tuple:
@@ -257,9 +260,13 @@ def run_backward(node, ctx, grads: list, needs) -> tuple:
     ``node`` carries the call's layout (``_forward_cls``, ``_kinds``, ``_out_meta``,
     ``_positions``, ``_nargs``, ``_in_meta``, ``_needs``); ``ctx`` is what backward receives.
     """
-    cls = node._forward_cls
-    kinds = node._kinds
-    if ctx.materialize_grads:
+    missing = False
+    for g in grads:
+        if g is None:
+            missing = True  # (not ``None in grads``: that would call Tensor.__eq__)
+            break
+    if missing and ctx.materialize_grads:
+        kinds = node._kinds
         materialize_non_diff = ctx._materialize_non_diff_grads
         out_meta = node._out_meta
         for i, g in enumerate(grads):
@@ -268,8 +275,10 @@ def run_backward(node, ctx, grads: list, needs) -> tuple:
                 if meta is None or (kinds[i][0] == NONDIFF and not materialize_non_diff):
                     continue
                 grads[i] = _zeros(meta, grads)
-    result = check_count(backward_method(cls)(ctx, *grads), node._nargs, node.name())
+    result = backward_method(node._forward_cls)(ctx, *grads)
     nargs = node._nargs
+    if type(result) is not tuple or len(result) != nargs:
+        result = check_count(result, nargs, node.name())
     positions = node._positions
     if len(positions) != nargs:
         for i, g in enumerate(result):
@@ -280,12 +289,13 @@ def run_backward(node, ctx, grads: list, needs) -> tuple:
                 )
         result = tuple([result[p] for p in positions])
     for i, g in enumerate(result):
-        if g is not None and not isinstance(g, Tensor):
+        if g is not None and type(g) is not Tensor and not isinstance(g, Tensor):
             raise TypeError(
                 f"function {node.name()} returned a gradient of type {type(g).__name__} at "
                 f"position {positions[i] + 1}; expected a Tensor or None"
             )
-    return _validate(result, node._in_meta, node._needs if needs is None else needs, node)
+    metas = [ArgMeta(shape, dtype) for shape, dtype in node._in_meta]
+    return _validate(result, metas, node._needs if needs is None else needs, node)
 
 
 def check_count(result, nargs: int, name: str) -> tuple:
