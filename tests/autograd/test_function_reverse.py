@@ -103,7 +103,7 @@ def test_once_differentiable():
             )
 
     with pytest.warns(UserWarning, match="create_graph=True"):
-        x, y = _function_test(MyFunction)
+        x, _y = _function_test(MyFunction)
     assert grad_modes == [False]
     # PyTorch: CopyBackwards(None, Error(AccumulateGrad(), None, AccumulateGrad()))
     error = _find_node(x.grad.grad_fn, "Error")
@@ -181,7 +181,7 @@ def test_custom_function_exception():
         @staticmethod
         @once_differentiable
         def backward(ctx, input):
-            raise Exception("Simulate error on backward pass")  # noqa: TRY002
+            raise Exception("Simulate error on backward pass")
 
     t1 = dualad.rand(3, 3, requires_grad=True)
     t2 = dualad.rand(3, 3, requires_grad=True)
@@ -321,7 +321,7 @@ def test_materialize_grads():
     assert y.grad_fn(None) is None
     # ... and through the engine: a two-output Function whose first output gets no gradient
     TwoOut = _two_outputs(materialize=True, seen=seen)
-    a, b = TwoOut.apply(x)
+    _a, b = TwoOut.apply(x)
     b.sum().backward()
     assert_equal(seen[-1][0], np.zeros(1))
 
@@ -348,7 +348,7 @@ def test_dont_materialize_grads():
     seen = []
     TwoOut = _two_outputs(materialize=False, seen=seen)
     x = dualad.ones(2, requires_grad=True)
-    a, b = TwoOut.apply(x)
+    _a, b = TwoOut.apply(x)
     b.sum().backward()
     assert seen[-1][0] is None
     assert_equal(seen[-1][1], np.ones(2))
@@ -904,7 +904,7 @@ def test_saved_output_is_rebuilt_with_the_node_and_output_nr():
             return grad_b * 2
 
     x = randn(10, requires_grad=True)
-    a, b = MultiOutputFn.apply(x)
+    _a, b = MultiOutputFn.apply(x)
     assert b.output_nr == 1
     TestFn.apply(b).sum().backward()
     assert seen == [1]
@@ -987,7 +987,7 @@ def test_saved_tensors_freed_after_backward():
 
         @staticmethod
         def backward(ctx, g):
-            (x,) = ctx.saved_tensors
+            (_x,) = ctx.saved_tensors
             return g * 2
 
     class NoSave(Function):
@@ -1300,7 +1300,7 @@ def test_custom_function_setup_context_multi_output():
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            (x,) = inputs
+            (_x,) = inputs
             _, two_x = output
             ctx.two_x = two_x
 
@@ -1324,7 +1324,7 @@ def test_custom_function_setup_context_multi_input():
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            x, shape, scale_forward, scale_backward = inputs
+            x, _shape, _scale_forward, scale_backward = inputs
             ctx.scale_backward = scale_backward
             ctx.x_shape = x.shape
 
