@@ -269,12 +269,13 @@ class CopySlices(Node):
 
     def _mask(self, like: Tensor) -> Tensor:
         """1 outside the view region, 0 inside, as a constant on ``like``'s device."""
-        from .._backend import xp_of
+        from .._backend import allocate_on
         from .._tensor import wrap
         from .views import replay_view
 
-        xp = xp_of(like._data)
-        keep = wrap(xp.ones(self._base_shape, dtype=like.dtype))
+        # (from ``like.device``, not its array: under vmap ``like`` is a batched gradient)
+        shape, dtype = self._base_shape, like.dtype
+        keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         previous = GRAD.enabled
         GRAD.enabled = False
         try:
