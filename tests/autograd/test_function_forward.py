@@ -67,9 +67,8 @@ def test_custom_function_error_jvp():
     with pytest.raises(RuntimeError, match="must implement the jvp function"), fwd.dual_level():
         d = fwd.make_dual(inp, dualad.rand_like(inp))
         BadJvp.apply(d)
-    with pytest.raises(NotImplementedError):  # (NotImplementedError is a RuntimeError)
-        with fwd.dual_level():
-            BadJvp.apply(fwd.make_dual(inp, dualad.rand_like(inp)))
+    with pytest.raises(NotImplementedError), fwd.dual_level():  # (a RuntimeError subclass)
+        BadJvp.apply(fwd.make_dual(inp, dualad.rand_like(inp)))
     # without a tangent the Function needs no jvp
     with fwd.dual_level():
         assert_equal(BadJvp.apply(inp), inp)
@@ -146,7 +145,7 @@ def test_jvp_called_only_when_an_input_has_a_tangent_and_materializes_zeros():
     with fwd.dual_level():
         Add.apply(x, y)
         assert calls == []
-        out = Add.apply(fwd.make_dual(x, dualad.full((2,), 3.0)), y)
+        Add.apply(fwd.make_dual(x, dualad.full((2,), 3.0)), y)
     x_t, y_t = calls[0]
     assert_equal(x_t, [3.0, 3.0])
     assert_equal(y_t, [0.0, 0.0])  # materialised: the input had no tangent
@@ -358,7 +357,7 @@ def test_custom_function_save_for_forward():
 
         @staticmethod
         def vjp(ctx, grad_out):
-            (x,) = ctx.saved_tensors
+            (_x,) = ctx.saved_tensors
             lengths.append(("vjp", len(ctx.saved_tensors)))
             return grad_out
 
@@ -463,7 +462,7 @@ def test_custom_function_forward_mode_view_checks():
     inp = rand(4, 4, requires_grad=True)
     for flag, msg in flag_to_error.items():
 
-        def test_fn(inp):
+        def test_fn(inp, flag=flag):
             if flag == "not_a_view_of_inp_base":
                 inp = inp.view_as(inp)
             return ViewFn.apply(inp, flag)
@@ -475,53 +474,53 @@ def test_custom_function_forward_mode_view_checks():
                 gradcheck(test_fn, inp, check_forward_ad=True)
 
 
-def test_custom_function_forward_mode_forward_is_no_op():
+@pytest.mark.parametrize("k", ["view_as", "self", "mul_by_2"])
+def test_custom_function_forward_mode_forward_is_no_op(k):
     # test_custom_function_forward_mode_forward_is_no_op (C8)
     error_regex = r"A custom Function's forward is returning a view \(or an input as-is\)"
-    return_lambdas = {
+    fn = {
         "view_as": lambda x: x.view_as(x),
         "self": lambda x: x,
         "mul_by_2": lambda x: x * 2,
-    }
-    for k, fn in return_lambdas.items():
+    }[k]
 
-        class MyFn(Function):
-            @staticmethod
-            def forward(ctx, x, y):
-                return x + y, x
+    class MyFn(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y, x
 
-            @staticmethod
-            def vjp(ctx, gO1, gO2):
-                return gO1 + gO2, gO1
+        @staticmethod
+        def vjp(ctx, gO1, gO2):
+            return gO1 + gO2, gO1
 
-            @staticmethod
-            def jvp(ctx, x_t, y_t):
-                return x_t + y_t, fn(x_t)
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t + y_t, fn(x_t)
 
-        a = dualad.tensor(1.0, dtype=F64, requires_grad=True)
-        t = dualad.tensor(1.0, dtype=F64)
-        b = dualad.tensor(1.0, dtype=F64, requires_grad=True)
-        c = dualad.tensor(1.0, dtype=F64)
-        t2 = dualad.tensor(1.0, dtype=F64)
-        d = dualad.tensor(1.0, dtype=F64)
-        with fwd.dual_level():
-            a_dual = fwd.make_dual(a, t)
-            c_dual = fwd.make_dual(c, t2)
-            if k == "view_as":
-                _, out2 = MyFn.apply(a_dual, b)
-                assert fwd.unpack_dual(out2).tangent._base is t
-                _, out2 = MyFn.apply(c_dual, d)
-                assert fwd.unpack_dual(out2).tangent._base is t2
-            else:
-                with pytest.raises(RuntimeError, match=error_regex):
-                    MyFn.apply(a_dual, b)
-                with pytest.raises(RuntimeError, match=error_regex):
-                    MyFn.apply(c_dual, d)
+    a = dualad.tensor(1.0, dtype=F64, requires_grad=True)
+    t = dualad.tensor(1.0, dtype=F64)
+    b = dualad.tensor(1.0, dtype=F64, requires_grad=True)
+    c = dualad.tensor(1.0, dtype=F64)
+    t2 = dualad.tensor(1.0, dtype=F64)
+    d = dualad.tensor(1.0, dtype=F64)
+    with fwd.dual_level():
+        a_dual = fwd.make_dual(a, t)
+        c_dual = fwd.make_dual(c, t2)
         if k == "view_as":
-            assert gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
+            _, out2 = MyFn.apply(a_dual, b)
+            assert fwd.unpack_dual(out2).tangent._base is t
+            _, out2 = MyFn.apply(c_dual, d)
+            assert fwd.unpack_dual(out2).tangent._base is t2
         else:
             with pytest.raises(RuntimeError, match=error_regex):
-                gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
+                MyFn.apply(a_dual, b)
+            with pytest.raises(RuntimeError, match=error_regex):
+                MyFn.apply(c_dual, d)
+    if k == "view_as":
+        assert gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
+    else:
+        with pytest.raises(RuntimeError, match=error_regex):
+            gradcheck(MyFn.apply, (a, c), check_forward_ad=True)
 
 
 def test_custom_function_forward_mode_inplace_checks():
@@ -766,14 +765,20 @@ def test_gradcheck_check_forward_or_backward_only(fast_mode):
         bwd_should_fail = bwd_bad and check_backward_ad
         x = rand(2, requires_grad=True)
 
-        def run():
+        def run(
+            x=x,
+            fwd_bad=fwd_bad,
+            bwd_bad=bwd_bad,
+            forward=check_forward_ad,
+            backward=check_backward_ad,
+        ):
             gradcheck(
                 UserFn.apply,
                 (x, fwd_bad, bwd_bad),
-                check_forward_ad=check_forward_ad,
-                check_backward_ad=check_backward_ad,
-                check_undefined_grad=check_backward_ad,
-                check_batched_grad=check_backward_ad,
+                check_forward_ad=forward,
+                check_backward_ad=backward,
+                check_undefined_grad=backward,
+                check_batched_grad=backward,
                 fast_mode=fast_mode,
             )
 

@@ -98,7 +98,7 @@ def test_return_leaf_inplace():
     x = randn(5, 5)
     y = randn(5, 5, requires_grad=True, seed=1)
     version = x._version
-    q, p = Inplace.apply(x, y)
+    q, _p = Inplace.apply(x, y)
     assert q is x
     assert q.grad_fn.__class__ is Inplace._backward_cls
     assert q.requires_grad  # the dirty input did not require grad; the other input does
@@ -304,7 +304,7 @@ def test_inplace_not_requires_grad():
     b = dualad.rand(1, requires_grad=True)
     view_a = a.unbind()[0]
     with pytest.raises(
-        RuntimeError, match="This view is the output of a function that returns multiple views."
+        RuntimeError, match=r"This view is the output of a function that returns multiple views\."
     ):
         view_a.copy_(b)
 
