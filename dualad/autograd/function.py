@@ -505,6 +505,7 @@ def once_differentiable(fn):
         if not previous:
             return outputs
         _refuse_transform_tracking(args)
+        _refuse_transform_tracking(_saved_values(ctx))
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         is_tuple = isinstance(outputs, tuple)
@@ -512,6 +513,13 @@ def once_differentiable(fn):
         return _through_error_node(values) if is_tuple else _through_error_node(values)[0]
 
     return wrapper
+
+
+def _saved_values(ctx) -> tuple:
+    try:
+        return tuple(ctx.saved_tensors)
+    except RuntimeError:
+        return ()  # freed: nothing that a level could track
 
 
 def _refuse_transform_tracking(args: tuple) -> None:

@@ -46,7 +46,7 @@ from ..rev.function_node import (
     check_count,
     run_backward,
 )
-from ..rev.node import ArgMeta, Node
+from ..rev.node import Node
 from ..vmap.batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
 from .function import FunctionMeta, eager, overrides
 
@@ -194,14 +194,18 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         outputs, is_tuple, ctx, kinds = run(cls, args)
         if ctx is None:
             ctx = _ctx_by_setup(cls, level, args, outputs, is_tuple, _needs(args))
-        if not overrides(cls, "jvp"):
+        has_jvp = overrides(cls, "jvp")
+        if not has_jvp and not (overrides(cls, "backward") or overrides(cls, "vjp")):
             cls.jvp(ctx)  # raises "You must implement the jvp function ..."
-        if ctx.materialize_grads:
+        if ctx.materialize_grads or not has_jvp:
             from .._creation import zeros_like
 
             for i, a in enumerate(args):
                 if tangents[i] is None and isinstance(a, Tensor) and a.dtype.kind in "fc":
                     tangents[i] = zeros_like(a)
+        if not has_jvp:
+            out_tangents = _jvp_from_backward(cls, ctx, args, outputs, kinds, tangents)
+            return _attach_derived(level, outputs, is_tuple, ctx, kinds, out_tangents, tangents)
         versions = {
             j: tangents[j]._version
             for kind, j in kinds
@@ -256,6 +260,67 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
             t = clone(t)  # never share a tangent object another tensor owns (in-place safety)
         level.attach(o, t)
         attached.append(t)
+    return outputs, is_tuple, ctx, kinds
+
+
+def _jvp_from_backward(cls, ctx, args: tuple, outputs: tuple, kinds: tuple, tangents: list):
+    """Output tangents of a Function without ``jvp``, from its backward (a VJP, linear in the
+    output gradients ``u``): ``J t`` is the gradient of ``<backward(u), t>`` with respect to
+    ``u``. A ``func.grad`` level records backward on ``u``, so this needs a backward written in
+    dualad ops; one that is not (NumPy code, ``@once_differentiable``) raises instead of
+    giving zero tangents."""
+    from .._creation import zeros_like
+    from ..func.grad_level import backward as level_backward
+    from ..func.grad_level import enter, leave, track
+
+    level = enter()
+    try:
+        us = []
+        for o, (kind, _) in zip(outputs, kinds):
+            if kind == NONTENSOR:
+                us.append(None)
+            elif kind == NONDIFF:
+                us.append(zeros_like(o) if ctx.materialize_grads else None)
+            else:
+                us.append(track(zeros_like(o), level, "jvp"))
+        view = LevelCtx(ctx, outputs, None, ctx.needs_input_grad)
+        result = check_count(backward_method(cls)(view, *us), len(args), cls._backward_cls.__name__)
+    finally:
+        leave(level)
+    roots = []
+    cotangents = []
+    for g, t in zip(result, tangents):
+        if g is None or t is None:
+            continue
+        if not (type(g) is GradTensor and g._level is level and g._gnode is not None):
+            raise RuntimeError(
+                f"You must implement the jvp function for custom autograd.Function to use it "
+                f"with forward mode AD. (dualad: {cls.__name__} has no jvp, and its backward is "
+                "not a differentiable function of its gradient inputs (it is not written in "
+                "dualad ops, or is @once_differentiable), so the tangents cannot be derived from "
+                "it.)"
+            )
+        roots.append(g)
+        cotangents.append(t)
+    leaves = [u._gnode for u in us if type(u) is GradTensor]
+    derived = level_backward(level, roots, cotangents, leaves, retain=False) if roots else []
+    derived = iter(derived)
+    return tuple([next(derived, None) if type(u) is GradTensor else None for u in us])
+
+
+def _attach_derived(level, outputs, is_tuple, ctx, kinds, out_tangents, tangents):
+    """Give the outputs the tangents ``_jvp_from_backward`` derived (a dirty input's tangent is
+    updated in place, as a jvp would have to)."""
+    for o, t, (kind, _) in zip(outputs, out_tangents, kinds):
+        if t is None or kind in (NONTENSOR, NONDIFF):
+            continue
+        if kind == DIRTY:
+            fw = o._fw
+            current = None if fw is None else fw.get(level)
+            if current is not None:
+                current.copy_(t)
+                continue
+        level.attach(o, t)
     return outputs, is_tuple, ctx, kinds
 
 
@@ -371,7 +436,7 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
         node._positions = positions
         node._nargs = len(args)
         node._needs = tuple([needs[p] for p in positions])
-        node._in_meta = tuple([ArgMeta(tuple(values[p].shape), values[p].dtype) for p in positions])
+        node._in_meta = tuple([(tuple(values[p].shape), values[p].dtype) for p in positions])
         node._ctx = LevelCtx(ctx, outputs, None, needs_input_grad)
         for i, (o, (kind, j)) in enumerate(zip(outputs, kinds)):
             if kind == DIRTY:
@@ -633,9 +698,10 @@ def _generated_class(cls):
             {
                 "forward": staticmethod(_generated_forward),
                 "backward": staticmethod(_generated_backward),
-                "jvp": staticmethod(_generated_jvp),
                 "generate_vmap_rule": True,  # nested vmaps generate again, one level down
                 "__module__": cls.__module__,
+                # without a user jvp, forward mode derives one from the (generated) backward
+                **({"jvp": staticmethod(_generated_jvp)} if overrides(cls, "jvp") else {}),
             },
         )
         cls._vmapped_cls = generated
