@@ -2301,3 +2301,117 @@ def test_nested_functions_and_deep_backward_values():
     assert_equal(g1, ee * e)
     assert_equal(g2, ee * e * (e + 1))
     assert_equal(g3, ee * e * ((e + 1) ** 2 + e))
+
+
+def test_deep_reentrant():
+    # test_deep_reentrant (ENG-5): nested backward() calls from inside a Function's backward.
+    # PyTorch runs depth 2000 on a helper thread pool (T3); each level here costs several Python
+    # frames of the engine, so depth 100 stays within the default recursion limit.
+    class DeepReentrant(Function):
+        @staticmethod
+        def forward(ctx, x):
+            with dualad.enable_grad():
+                ctx.x = x.detach().requires_grad_(True)
+                ctx.x = ctx.x - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, x):
+            if ctx.x < 0:
+                return x
+            with dualad.enable_grad():
+                DeepReentrant.apply(ctx.x).sum().backward()
+            return x
+
+    v = dualad.tensor(100.0, requires_grad=True)
+    DeepReentrant.apply(v).sum().backward()
+    assert_equal(v.grad, 1.0)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_nondeterministic(fast_mode):
+    # test_gradcheck_nondeterministic: a backward with jitter is "not reentrant"
+    class NonDetFunc(Function):
+        @staticmethod
+        def forward(ctx, x, jitter=0.0):
+            ctx._jitter = jitter
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return (
+                NonDetFunc.apply(grad_out, ctx._jitter)
+                * (1 + dualad.rand_like(grad_out) * ctx._jitter),
+                None,
+            )
+
+    inp = randn(5, 5, requires_grad=True)
+    assert gradcheck(
+        lambda x: NonDetFunc.apply(x, 0.0), inp, check_batched_grad=False, fast_mode=fast_mode
+    )
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradcheck(
+            lambda x: NonDetFunc.apply(x, 1e-6), inp, check_batched_grad=False, fast_mode=fast_mode
+        )
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradgradcheck(
+            lambda x: NonDetFunc.apply(x, 1e-12), inp, check_batched_grad=False, fast_mode=fast_mode
+        )
+    for check, jitter in ((gradcheck, 0.0), (gradcheck, 1e-6), (gradgradcheck, 1e-12)):
+        assert check(
+            lambda x, j=jitter: NonDetFunc.apply(x, j),
+            inp,
+            nondet_tol=1e-5,
+            check_batched_grad=False,
+            fast_mode=fast_mode,
+        )
+
+
+@pytest.mark.parametrize("use_tensor_hook", [True, False])
+def test_hook_closure_cycle(use_tensor_hook):
+    # test_hook_closure_cycle (HOOK-17) with a custom Function: a hook whose closure refers to
+    # the node keeps working across collections while the graph is alive
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    class Test:
+        pass
+
+    count = [0]
+
+    def scope():
+        a = dualad.tensor(1.0, requires_grad=True)
+        b = Identity.apply(a)
+        grad_fn_b = b.grad_fn
+        obj = Test()
+
+        def hook(*args):
+            assert grad_fn_b is not None and obj is not None
+            count[0] += 1
+
+        if use_tensor_hook:
+            b.register_hook(hook)
+        else:
+            b.grad_fn.register_hook(hook)
+        c = b.clone()
+        return c, weakref.ref(obj)
+
+    gc.disable()
+    try:
+        out, ref = scope()
+        out.backward(retain_graph=True)
+        gc.collect()
+        out.backward(retain_graph=True)
+        assert count[0] == 2
+        assert ref() is not None
+        del out
+        gc.collect()
+        assert ref() is None  # the cycle node -> hook -> node dies with the graph
+    finally:
+        gc.enable()
