@@ -39,6 +39,7 @@ import numpy as np
 from .. import fwd
 from .._backend import xp_of
 from .._tensor import Tensor, wrap
+from .._tree import flatten
 from ..rev.engine import grad as _autograd_grad
 
 __all__ = [
@@ -108,6 +109,25 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, list):
         return tuple(x)
     return (x,)
+
+
+def _flat_function(func: Callable, inputs: tuple) -> tuple[Callable, tuple]:
+    """``func`` as a function of the leaves of its (nested) arguments, returning a flat tuple.
+
+    Tensors inside lists, tuples and dicts of ``inputs`` become inputs of their own (the
+    checks below only see flat tuples); nested outputs are flattened the same way. Flat
+    arguments and outputs keep ``func`` and ``inputs`` as they are.
+    """
+    leaves, rebuild = flatten(inputs)
+    nested_inputs = any(isinstance(x, (list, tuple, dict)) for x in inputs)
+
+    def flat_func(*args):
+        out = func(*rebuild(list(args))) if nested_inputs else func(*args)
+        if isinstance(out, (list, tuple, dict)):
+            return tuple(flatten(out)[0])
+        return out
+
+    return flat_func, tuple(leaves)
 
 
 def _is_float_or_complex(x) -> bool:
@@ -195,8 +215,10 @@ class _Perturbation:
     def __init__(self, tensor: Tensor) -> None:
         self.tensor = tensor
         self.original_data = tensor._data
-        if not getattr(tensor._data, "flags", None) or not tensor._data.flags.writeable:
-            tensor._data = tensor._data.copy()  # read-only buffer: perturb a private copy
+        # a read-only NumPy buffer (a broadcast, say): perturb a private copy (CuPy arrays
+        # have no writeable flag and are always writeable)
+        if not getattr(tensor._data.flags, "writeable", True):
+            tensor._data = tensor._data.copy()
         self.data = tensor._data
         self.saved = self.data.copy()
         self.xp = xp_of(self.data)
@@ -836,7 +858,8 @@ def _check_inputs(inputs: tuple) -> None:
                     stacklevel=3,
                 )
             data = inp._data
-            if any(st == 0 and sz > 1 for st, sz in zip(data.strides, data.shape)):
+            # an empty array has zero strides without any overlap (NumPy's convention)
+            if data.size and any(st == 0 and sz > 1 for st, sz in zip(data.strides, data.shape)):
                 raise RuntimeError(
                     f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
                     "inputs that are non-overlapping to be able to compute the numerical "
@@ -984,7 +1007,7 @@ def _test_batched_grad(inputs, output: Tensor, output_idx: int) -> bool:
     return True
 
 
-def _test_backward_mul_by_grad_output(outputs, inputs) -> bool:
+def _test_backward_mul_by_grad_output(outputs, inputs, masked=False) -> bool:
     diff_inputs = _diff_inputs(inputs)
     if not diff_inputs:
         raise GradcheckError("no Tensors requiring grad found in input")
@@ -996,7 +1019,13 @@ def _test_backward_mul_by_grad_output(outputs, inputs) -> bool:
     for gi, di in zip(grads, diff_inputs):
         if gi is None:
             continue
-        if np.count_nonzero(_host(gi)) != 0:
+        values = _host(gi)
+        if masked:
+            # masked semantics tolerate round-off (torch.allclose's default tolerances)
+            nonzero = not np.allclose(values, 0.0, rtol=1e-5, atol=1e-8)
+        else:
+            nonzero = np.count_nonzero(values) != 0
+        if nonzero:
             raise GradcheckError("backward not multiplied by grad_output")
         if gi.dtype != di.dtype:
             raise GradcheckError("grad is incorrect type")
@@ -1094,11 +1123,13 @@ def gradcheck(
     Parameters
     ----------
     fn : callable
-        Takes the ``inputs`` (positionally) and returns a tensor or a tuple/list of tensors
-        (other values are ignored).
+        Takes the ``inputs`` (positionally) and returns a tensor or a (nested) tuple/list of
+        tensors (other values are ignored).
     inputs : Tensor or tuple/list
         The arguments. Floating/complex tensors with ``requires_grad=True`` are differentiated
-        (use float64/complex128); anything else is passed through unchanged.
+        (use float64/complex128), also inside (nested) lists, tuples and dicts; anything else
+        is passed through unchanged. Inputs and outputs are numbered in flattened order in the
+        messages (``input 2`` is the third tensor that requires grad).
     eps, atol, rtol : float
         Finite-difference step; ``|analytical - numerical| <= atol + rtol * |numerical|``.
     raise_exception : bool
@@ -1114,8 +1145,11 @@ def gradcheck(
     fast_mode : bool
         Compare one random projection ``v^T J u`` per input/output pair instead of the full
         Jacobians (much faster; on failure the message shows the slow-mode Jacobians).
-    masked : None or False
-        Sparse semantics: not supported by dualad (no sparse layouts).
+    masked : bool or None
+        PyTorch's masked (sparse) semantics. dualad tensors are dense, so every element is
+        specified and the Jacobian checks are the same either way; ``masked=True`` only
+        relaxes the "backward multiplied by grad_output" check from exact zeros to
+        ``allclose(grad, 0)``, as PyTorch does. ``None`` means ``False``.
 
     Returns
     -------
@@ -1136,11 +1170,6 @@ def gradcheck(
     assert not (check_batched_forward_grad and not check_forward_ad), (
         "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
     )
-    if masked:
-        raise NotImplementedError(
-            "dualad.autograd.gradcheck: masked=True (sparse semantics) is not supported; dualad "
-            "has no sparse layouts"
-        )
     args = dict(
         eps=eps,
         atol=atol,
@@ -1153,6 +1182,7 @@ def gradcheck(
         check_forward_ad=check_forward_ad,
         check_backward_ad=check_backward_ad,
         fast_mode=fast_mode,
+        masked=bool(masked),
     )
     if not raise_exception:
         try:
@@ -1177,8 +1207,9 @@ def _gradcheck_helper(
     check_forward_ad,
     check_backward_ad,
     fast_mode,
+    masked,
 ) -> bool:
-    inputs = _as_tuple(inputs)
+    func, inputs = _flat_function(func, _as_tuple(inputs))
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
@@ -1205,7 +1236,7 @@ def _gradcheck_helper(
     if check_batched_grad:
         for i, o in enumerate(outputs):
             _test_batched_grad(inputs, o, i)
-    _test_backward_mul_by_grad_output(outputs, inputs)
+    _test_backward_mul_by_grad_output(outputs, inputs, masked)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, inputs)
     return True
@@ -1251,7 +1282,7 @@ def gradgradcheck(
     assert not (check_batched_grad and not check_rev_over_rev), (
         "Setting check_batched_grad=True requires check_rev_over_rev to be True"
     )
-    inputs = _as_tuple(inputs)
+    fn, inputs = _flat_function(fn, _as_tuple(inputs))
     if grad_outputs is None:
         rng = np.random.default_rng()
         outputs = _differentiable_outputs(fn(*inputs))
