@@ -542,6 +542,23 @@ def _slow_gradcheck(
     return True
 
 
+def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
+    """gradgradcheck's default grad_output for ``output``: uniform in [-1, 1) (both parts, for
+    complex), requiring grad. Drawn from dualad's global generator, as PyTorch draws from its
+    own: ``dualad.manual_seed`` makes a failure reproducible."""
+    from .._creation import rand
+
+    dtype = output._data.dtype if output._data.dtype.kind in "fc" else np.dtype(np.float64)
+    data = rand(tuple(output.shape), dtype=dtype, device=output.device)._data
+    data = data * 2 - (1 + 1j if dtype.kind == "c" else 1)
+    if non_contiguous and data.ndim and data.size > 1:
+        # the same values as a strided view into a wider buffer
+        wide = xp_of(data).zeros((*data.shape[:-1], 2 * data.shape[-1]), dtype)
+        wide[..., ::2] = data
+        data = wide[..., ::2]
+    return wrap(data.astype(dtype, copy=False)).requires_grad_()
+
+
 def _make_vectors(inputs, outputs, *, use_forward_ad):
     rng = np.random.default_rng(_FAST_MODE_SEED)
     all_u = []
@@ -1264,7 +1281,9 @@ def gradgradcheck(
     """Check second derivatives: ``gradcheck`` of the VJP of ``fn`` (``create_graph=True``).
 
     ``grad_outputs`` default to random tensors like the differentiable outputs, uniform in
-    ``[-1, 1]`` and requiring grad (so the VJP is checked w.r.t. them too).
+    ``[-1, 1]`` and requiring grad (so the VJP is checked w.r.t. them too), drawn from dualad's
+    global generator (``dualad.manual_seed`` repeats them); ``gen_non_contig_grad_outputs``
+    makes them strided views. Grad outputs that do not require grad are constants.
     ``check_fwd_over_rev`` checks the VJP with forward mode, ``check_rev_over_rev`` with reverse
     mode. Other arguments as in ``gradcheck``.
 
@@ -1284,24 +1303,8 @@ def gradgradcheck(
     )
     fn, inputs = _flat_function(fn, _as_tuple(inputs))
     if grad_outputs is None:
-        rng = np.random.default_rng()
         outputs = _differentiable_outputs(fn(*inputs))
-        made = []
-        for o in outputs:
-            dtype = o._data.dtype if o._data.dtype.kind in "fc" else np.dtype(np.float64)
-            values = rng.uniform(-1, 1, o.shape)
-            if dtype.kind == "c":
-                values = values + 1j * rng.uniform(-1, 1, o.shape)
-            values = np.asarray(values).astype(dtype)
-            if gen_non_contig_grad_outputs and values.ndim > 0 and values.size > 1:
-                # a strided view into a larger buffer
-                wide = np.zeros((*values.shape[:-1], 2 * values.shape[-1]), dtype)
-                wide[..., ::2] = values
-                data = xp_of(o._data).asarray(wide)[..., ::2]
-            else:
-                data = xp_of(o._data).asarray(values)
-            made.append(wrap(data).requires_grad_())
-        grad_outputs = tuple(made)
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(grad_outputs)

@@ -296,6 +296,52 @@ def test_undefined_tangent_must_act_like_a_zero_tangent(custom_ops):
 
 
 # ---------------------------------------------------------------------------------------------
+# gradgradcheck's default grad_outputs
+
+
+@pytest.mark.parametrize("dtype", [F64, dualad.complex128])
+@pytest.mark.parametrize("non_contiguous", [False, True])
+def test_default_grad_outputs_follow_the_global_seed(custom_ops, dtype, non_contiguous):
+    seen = []
+
+    def vjp(cts, outs, args, params, needs):
+        seen.append(cts[0])
+        return (cts[0] * 2,)
+
+    op = custom_ops(
+        OpDef(
+            "gradcheck_test_seen_cotangent",
+            lambda xp, x: x * 2,
+            vjp=vjp,
+            jvp=lambda tangents, outs, args, params: tangents[0] * 2,
+            batch=_same_bdim,
+            save_args=False,
+        )
+    )
+    x = rand(2, 3, dtype=dtype)
+
+    def first_cotangent(seed):
+        seen.clear()
+        dualad.manual_seed(seed)
+        autograd.gradgradcheck(
+            lambda a: apply1(op, a, {}),
+            (x,),
+            gen_non_contig_grad_outputs=non_contiguous,
+            check_undefined_grad=False,
+        )
+        return seen[0]
+
+    go = first_cotangent(7)
+    values = go.detach().numpy()
+    assert go.dtype == dtype and tuple(go.shape) == (2, 3) and go.requires_grad
+    assert go.detach().numpy().flags.c_contiguous != non_contiguous
+    for part in (values.real, values.imag) if dtype == dualad.complex128 else (values,):
+        assert np.all((part >= -1) & (part < 1)) and np.ptp(part) > 0.1
+    np.testing.assert_array_equal(first_cotangent(7).detach().numpy(), values)
+    assert not np.array_equal(first_cotangent(8).detach().numpy(), values)
+
+
+# ---------------------------------------------------------------------------------------------
 # devices (seed test_gradcheck_input_output_different_device; needs CuPy and a GPU)
 
 
