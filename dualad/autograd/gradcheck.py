@@ -550,10 +550,11 @@ def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
 
     dtype = output._data.dtype if output._data.dtype.kind in "fc" else np.dtype(np.float64)
     data = rand(tuple(output.shape), dtype=dtype, device=output.device)._data
-    data = data * 2 - (1 + 1j if dtype.kind == "c" else 1)
+    xp = xp_of(data)
+    data = xp.asarray(data * 2 - (1 + 1j if dtype.kind == "c" else 1))  # 0-d stays an array
     if non_contiguous and data.ndim and data.size > 1:
         # the same values as a strided view into a wider buffer
-        wide = xp_of(data).zeros((*data.shape[:-1], 2 * data.shape[-1]), dtype)
+        wide = xp.zeros((*data.shape[:-1], 2 * data.shape[-1]), dtype)
         wide[..., ::2] = data
         data = wide[..., ::2]
     return wrap(data.astype(dtype, copy=False)).requires_grad_()

@@ -339,6 +339,10 @@ def test_default_grad_outputs_follow_the_global_seed(custom_ops, dtype, non_cont
         assert np.all((part >= -1) & (part < 1)) and np.ptp(part) > 0.1
     np.testing.assert_array_equal(first_cotangent(7).detach().numpy(), values)
     assert not np.array_equal(first_cotangent(8).detach().numpy(), values)
+    # a 0-d output gets a 0-d grad_output
+    seen.clear()
+    assert autograd.gradgradcheck(lambda a: apply1(op, a.sum(), {}), (x,))
+    assert seen[0].dim() == 0 and seen[0].dtype == dtype
 
 
 # ---------------------------------------------------------------------------------------------
