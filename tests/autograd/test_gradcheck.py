@@ -700,6 +700,32 @@ def test_gradcheck_get_analytical_jacobian(custom_ops):
         get_analytical_jacobian((a,), out, grad_out=2.0)
 
 
+def test_deprecated_jacobian_helpers_reject_complex_outputs():
+    a = rand(2)
+    msg = "Expected output to be non-complex. get_{} no longer supports functions that return "
+    with (
+        pytest.raises(ValueError, match=msg.format("numerical_jacobian") + "complex outputs"),
+        pytest.warns(FutureWarning),
+    ):
+        get_numerical_jacobian(lambda inputs: inputs[0] * 1j, (a,))
+    with (
+        pytest.raises(ValueError, match=msg.format("analytical_jacobian") + "complex outputs"),
+        pytest.warns(FutureWarning),
+    ):
+        get_analytical_jacobian((a,), a * 1j)
+    # shapes: (input.numel(), output.numel())
+    b = rand(3, seed=1)
+    with pytest.warns(FutureWarning):
+        (jacobian,) = get_numerical_jacobian(lambda inputs: inputs[0].sum() * 2, (b,), eps=1e-6)
+    assert tuple(jacobian.shape) == (3, 1)
+    assert_close(jacobian, np.full((3, 1), 2.0), rtol=1e-6, atol=1e-6)
+    with pytest.warns(FutureWarning):
+        jacobians, *_ = get_analytical_jacobian((a, b), dualad.outer(a, b))
+    assert [tuple(j.shape) for j in jacobians] == [(2, 6), (3, 6)]
+    expected = np.kron(np.eye(2), b.detach().numpy()[None, :])  # d(a_i b_j)/da_k
+    assert_close(jacobians[0], expected)
+
+
 # ---------------------------------------------------------------------------------------------
 # speed
 
