@@ -2328,45 +2328,6 @@ def test_deep_reentrant():
     assert_equal(v.grad, 1.0)
 
 
-@pytest.mark.parametrize("fast_mode", [True, False])
-def test_gradcheck_nondeterministic(fast_mode):
-    # test_gradcheck_nondeterministic: a backward with jitter is "not reentrant"
-    class NonDetFunc(Function):
-        @staticmethod
-        def forward(ctx, x, jitter=0.0):
-            ctx._jitter = jitter
-            return x
-
-        @staticmethod
-        def backward(ctx, grad_out):
-            return (
-                NonDetFunc.apply(grad_out, ctx._jitter)
-                * (1 + dualad.rand_like(grad_out) * ctx._jitter),
-                None,
-            )
-
-    inp = randn(5, 5, requires_grad=True)
-    assert gradcheck(
-        lambda x: NonDetFunc.apply(x, 0.0), inp, check_batched_grad=False, fast_mode=fast_mode
-    )
-    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
-        gradcheck(
-            lambda x: NonDetFunc.apply(x, 1e-6), inp, check_batched_grad=False, fast_mode=fast_mode
-        )
-    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
-        gradgradcheck(
-            lambda x: NonDetFunc.apply(x, 1e-12), inp, check_batched_grad=False, fast_mode=fast_mode
-        )
-    for check, jitter in ((gradcheck, 0.0), (gradcheck, 1e-6), (gradgradcheck, 1e-12)):
-        assert check(
-            lambda x, j=jitter: NonDetFunc.apply(x, j),
-            inp,
-            nondet_tol=1e-5,
-            check_batched_grad=False,
-            fast_mode=fast_mode,
-        )
-
-
 @pytest.mark.parametrize("use_tensor_hook", [True, False])
 def test_hook_closure_cycle(use_tensor_hook):
     # test_hook_closure_cycle (HOOK-17) with a custom Function: a hook whose closure refers to
