@@ -414,7 +414,7 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
         outputs, is_tuple, ctx, kinds = run(cls, values)
         recording = mode and True in needs
         needs_input_grad = tuple(needs) if recording else (False,) * len(args)
-        if ctx is None:
+        if ctx is None and recording:
             ctx = _ctx_by_setup(cls, level, values, outputs, is_tuple, needs_input_grad)
     finally:
         GRAD.enabled = mode
@@ -454,6 +454,8 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
             if kind == DIRTY:
                 wrapped[i] = args[j]  # the very argument, modified in place below
     wrapped = tuple(wrapped)
+    if ctx is None:
+        return wrapped, is_tuple, None, kinds  # (a level above that needs one makes its own)
     lift = _lift_map(values, args, outputs, wrapped)
     return wrapped, is_tuple, LevelCtx(ctx, wrapped, lift, needs_input_grad), kinds
 

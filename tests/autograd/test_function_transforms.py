@@ -633,3 +633,35 @@ def test_backward_not_in_dualad_ops_cannot_give_tangents():
             NumpyCube.apply(d)
         with pytest.raises(RuntimeError, match="once_differentiable"):
             OnceCube.apply(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# levels in the other order, and saved outputs lifted through several levels
+
+
+@pytest.mark.parametrize("cls", [CubeGen, CubeGenNoJvp, CubeRule], ids=["jvp", "no-jvp", "rule"])
+def test_jvp_of_vmap(cls):
+    # the dual level sits below the vmap level: the generated (or user) rule runs on dual values
+    X = randn(4, 3, seed=42)
+    T = randn(4, 3, seed=43)
+    out, tangent = jvp(dualad.vmap(cls.apply), (X,), (T,))
+    assert_equal(out, X**3)
+    assert_equal(tangent, 3 * X**2 * T)
+
+
+@pytest.mark.parametrize("cls", [CubeGen, CubeRule], ids=["generate", "staticmethod"])
+def test_grad_of_vmap_through_a_grad_level(cls):
+    X = randn(4, 3, seed=44)
+    g = grad(lambda X: dualad.vmap(cls.apply)(X).sin().sum())(X)
+    assert_equal(g, np.cos(X.numpy() ** 3) * 3 * X.numpy() ** 2)
+
+
+def test_saved_output_lifted_through_levels():
+    x = randn(3, seed=45)
+    e = np.exp(x.numpy())
+    assert_equal(hessian(lambda x: Exp.apply(x).sum())(x), np.diag(e))
+    assert_equal(jacfwd(jacfwd(Exp.apply))(x), np.einsum("ij,jk->ijk", np.diag(e), np.eye(3)))
+    w = randn(3, seed=46)
+    X = randn(5, 3, seed=47)
+    per_example = dualad.vmap(grad(lambda w, x: Exp.apply(w * x).sum()), in_dims=(None, 0))(w, X)
+    assert_equal(per_example, np.exp(w.numpy() * X.numpy()) * X.numpy())
