@@ -665,3 +665,34 @@ def test_saved_output_lifted_through_levels():
     X = randn(5, 3, seed=47)
     per_example = dualad.vmap(grad(lambda w, x: Exp.apply(w * x).sum()), in_dims=(None, 0))(w, X)
     assert_equal(per_example, np.exp(w.numpy() * X.numpy()) * X.numpy())
+
+
+@pytest.mark.gpu
+def test_cuda_matches_cpu():
+    # a Function on CuPy arrays: eager backward, materialised zero gradients (created on the
+    # output's device), a jvp derived from backward, and the generated vmap rule
+    class TwoOut(Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3, x.sin()
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            (x,) = ctx.saved_tensors
+            return g1 * 3 * x**2 + g2 * x.cos()
+
+    values = np.random.default_rng(48).standard_normal((2, 3))
+
+    def run(device):
+        x = dualad.tensor(values, device=device, requires_grad=True)
+        a, _ = TwoOut.apply(x)
+        (g,) = autograd.grad(a.sum(), x)  # the second output's gradient is materialised zeros
+        jac = jacfwd(lambda v: TwoOut.apply(v)[1])(x.detach()[0])
+        batched = dualad.vmap(lambda v: TwoOut.apply(v)[0])(x.detach())
+        return [np.asarray(t.detach().cpu()._data) for t in (g, jac, batched)]
+
+    for got, expected in zip(run("cuda"), run("cpu")):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
