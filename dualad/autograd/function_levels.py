@@ -27,12 +27,16 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .._creation import zeros_like
 from .._dispatch import find_level
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
-from ..func.grad_level import GradLevel, GradTensor, grad_tensor
+from ..func.grad_level import _FREED_MESSAGE as _GRAD_FREED_MESSAGE
+from ..func.grad_level import GradLevel, GradTensor, enter, grad_tensor, leave, track
 from ..func.grad_level import _sequence as _grad_sequence
+from ..func.grad_level import backward as level_backward
 from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
+from ..ops.elementwise import clone
 from ..rev.function_node import (
     DIRTY,
     INPUT,
@@ -48,7 +52,7 @@ from ..rev.function_node import (
 )
 from ..rev.node import Node
 from ..vmap.batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
-from .function import FunctionMeta, eager, overrides
+from .function import Function, FunctionMeta, eager, overrides
 
 VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
 VmapInfo.__doc__ = "What a Function's ``vmap`` staticmethod learns about the vmap level."
@@ -198,8 +202,6 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         if not has_jvp and not (overrides(cls, "backward") or overrides(cls, "vjp")):
             cls.jvp(ctx)  # raises "You must implement the jvp function ..."
         if ctx.materialize_grads or not has_jvp:
-            from .._creation import zeros_like
-
             for i, a in enumerate(args):
                 if tangents[i] is None and isinstance(a, Tensor) and a.dtype.kind in "fc":
                     tangents[i] = zeros_like(a)
@@ -255,8 +257,6 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         if kind in (INPUT, VIEW):
             _check_view_tangent(t, tangents[j])
         elif any(t is s for s in input_tangents) or any(t is s for s in attached):
-            from ..ops.elementwise import clone
-
             t = clone(t)  # never share a tangent object another tensor owns (in-place safety)
         level.attach(o, t)
         attached.append(t)
@@ -269,10 +269,6 @@ def _jvp_from_backward(cls, ctx, args: tuple, outputs: tuple, kinds: tuple, tang
     ``u``. A ``func.grad`` level records backward on ``u``, so this needs a backward written in
     dualad ops; one that is not (NumPy code, ``@once_differentiable``) raises instead of
     giving zero tangents."""
-    from .._creation import zeros_like
-    from ..func.grad_level import backward as level_backward
-    from ..func.grad_level import enter, leave, track
-
     level = enter()
     try:
         us = []
@@ -373,9 +369,7 @@ class FunctionGradNode(Node):
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         ctx = self._ctx
         if ctx is None:
-            from ..func.grad_level import _FREED_MESSAGE
-
-            raise RuntimeError(_FREED_MESSAGE)
+            raise RuntimeError(_GRAD_FREED_MESSAGE)
         return run_backward(self, ctx, grads, needs)
 
     def _release(self) -> None:
@@ -385,9 +379,7 @@ class FunctionGradNode(Node):
     def saved_tensors(self) -> tuple:
         ctx = self._ctx
         if ctx is None:
-            from ..func.grad_level import _FREED_MESSAGE
-
-            raise RuntimeError(_FREED_MESSAGE)
+            raise RuntimeError(_GRAD_FREED_MESSAGE)
         return ctx.saved_tensors
 
 
@@ -692,8 +684,6 @@ def _generated_class(cls):
     run the user's under a fresh vmap level (one per user class, cached)."""
     generated = cls.__dict__.get("_vmapped_cls")
     if generated is None:
-        from .function import Function
-
         generated = FunctionMeta(
             f"Vmapped{cls.__name__}",
             (Function,),
