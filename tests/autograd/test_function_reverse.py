@@ -2254,10 +2254,22 @@ def test_free_deep_graph_pyfunction():
 
 
 def test_gc_in_destructor():
-    # test_gc_in_destructor: a collection triggered while a Function's graph is freed is fine
-    segments = []
-
+    # test_gc_in_destructor: a collection triggered from a Function object's destructor
     class CollectOnDelete(Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, grad_output):
+            return grad_output
+
+        def __del__(self):
+            gc.collect()
+
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        for _ in range(10):
+            CollectOnDelete().forward(dualad.randn(1, requires_grad=True)).backward()
+
+    class Identity(Function):
         @staticmethod
         def forward(ctx, x):
             return x
@@ -2266,13 +2278,9 @@ def test_gc_in_destructor():
         def backward(ctx, grad_output):
             return grad_output
 
-        def __del__(self):
-            gc.collect()
-
-    for _ in range(10):
-        out = CollectOnDelete.apply(dualad.randn(1, requires_grad=True))
-        segments.append(out)
-    segments.clear()
+    # and a graph of Function nodes freed while a collection runs
+    outs = [Identity.apply(dualad.randn(1, requires_grad=True)) for _ in range(10)]
+    outs.clear()
     gc.collect()
 
 
