@@ -2384,3 +2384,114 @@ def test_hook_closure_cycle(use_tensor_hook):
         assert ref() is None  # the cycle node -> hook -> node dies with the graph
     finally:
         gc.enable()
+
+
+# ---------------------------------------------------------------------------------------------
+# seed 002 (test/dynamo/test_autograd_function.py) patterns, in eager mode
+
+
+def test_seed002_module_patterns():
+    # CustomFunc1 through Module1..4 (class apply, instance apply, stored apply), CustomFunc3 /
+    # CustomFuncSaveForBwd (save_for_backward of an intermediate result)
+    import math
+
+    class CustomFunc1(Function):
+        @staticmethod
+        def forward(ctx, foo):
+            return foo + foo
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output
+
+    class CustomFuncSaveForBwd(Function):
+        @staticmethod
+        def forward(ctx, foo):
+            result = foo + foo
+            result = result + foo
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (result,) = ctx.saved_tensors
+            return grad_output * math.sqrt(result.numel())
+
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        instance_apply = CustomFunc1().apply
+    stored = CustomFunc1.apply
+    for requires_grad in (True, False):
+        for fn in (CustomFunc1.apply, instance_apply, stored):
+            out = fn(dualad.ones(2, 3, requires_grad=requires_grad))
+            assert np.allclose(out.detach().numpy(), 2.0)
+            assert out.requires_grad == requires_grad
+    x = randn(10, requires_grad=True)
+    out = CustomFuncSaveForBwd.apply(x)
+    assert_equal(out, 3 * x)
+    out.sum().backward()
+    assert_equal(x.grad, np.full(10, math.sqrt(10)))
+
+
+def test_seed002_linear_setup_context():
+    # LinearFunction / test_linear_setup_context: setup_context + needs_input_grad gating, bias
+    # None allowed
+    calls = []
+
+    class LinearFunction(Function):
+        @staticmethod
+        def forward(input, weight, bias):
+            output = input.mm(weight.t())
+            if bias is not None:
+                output += bias.unsqueeze(0).expand_as(output)
+            return output
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            input, weight, bias = inputs
+            ctx.save_for_backward(input, weight, bias)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, weight, bias = ctx.saved_tensors
+            calls.append(ctx.needs_input_grad)
+            grad_input = grad_weight = grad_bias = None
+            if ctx.needs_input_grad[0]:
+                grad_input = grad_output.mm(weight)
+            if ctx.needs_input_grad[1]:
+                grad_weight = grad_output.t().mm(input)
+            if bias is not None and ctx.needs_input_grad[2]:
+                grad_bias = grad_output.sum(0)
+            return grad_input, grad_weight, grad_bias
+
+    input = randn(2, 2, requires_grad=True, seed=1)
+    weight = randn(3, 2, requires_grad=True, seed=2)
+    out = LinearFunction.apply(input, weight, None)
+    assert_equal(out, input @ weight.T)
+    out.sum().backward()
+    assert calls == [(True, True, False)]
+    assert_equal(input.grad, np.ones((2, 3)) @ weight.detach().numpy())
+    assert_equal(weight.grad, np.ones((3, 2)) @ input.detach().numpy())
+    bias = randn(3, seed=3)  # a bias that does not require grad
+    assert gradcheck(lambda i, w: LinearFunction.apply(i, w, bias), (input, weight))
+    assert calls[-1] == (True, True, False)
+
+
+def test_seed002_function_with_bound_free_variable():
+    # test_function_with_bound_free_variable
+    class LowerBound(Function):
+        @staticmethod
+        def forward(ctx, inputs, bound):
+            ctx.save_for_backward(inputs, dualad.ones(1) * bound)
+            return inputs.clamp(min=bound)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            inputs, bound = ctx.saved_tensors
+            return (inputs >= bound) * grad_output, None
+
+    gamma = dualad.rand(4, 8, requires_grad=True)
+    x = dualad.rand(4, 8)
+    out = x + LowerBound.apply(gamma, 0.5)
+    assert_equal(out, x + np.maximum(gamma.detach().numpy(), 0.5))
+    out.sum().backward()
+    assert_equal(gamma.grad, (gamma.detach().numpy() >= 0.5).astype(float))
