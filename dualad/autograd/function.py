@@ -24,7 +24,7 @@ import warnings
 from typing import Any
 
 from .._dispatch import _sequence, dispatch
-from .._state import GRAD, LEVELS
+from .._state import DUAL_LEVELS, GRAD, LEVELS
 from .._tensor import Tensor, _new, accumulator_of
 from ..fwd.levels import FORWARD_GRAD_ENABLED
 from ..rev.function_node import (
@@ -279,9 +279,13 @@ def eager(cls, args: tuple):
         needs = (False,) * len(args)
     node.needs_input_grad = needs
 
+    # forward mode off only while dual levels exist (the switch is process-wide, like the
+    # levels; eager-only code in several threads never touches it)
     fw_enabled = FORWARD_GRAD_ENABLED[0]
+    fw_switch = fw_enabled and bool(DUAL_LEVELS)
     GRAD.enabled = False
-    FORWARD_GRAD_ENABLED[0] = False
+    if fw_switch:
+        FORWARD_GRAD_ENABLED[0] = False
     try:
         if cls._setup_ctx:
             output = cls.forward(*args)
@@ -290,7 +294,8 @@ def eager(cls, args: tuple):
             output = cls.forward(node, *args)
     finally:
         GRAD.enabled = grad_mode
-        FORWARD_GRAD_ENABLED[0] = fw_enabled
+        if fw_switch:
+            FORWARD_GRAD_ENABLED[0] = True
 
     is_tuple = type(output) is tuple
     raw = output if is_tuple else (output,)

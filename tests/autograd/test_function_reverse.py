@@ -2495,3 +2495,37 @@ def test_seed002_function_with_bound_free_variable():
     assert_equal(out, x + np.maximum(gamma.detach().numpy(), 0.5))
     out.sum().backward()
     assert_equal(gamma.grad, (gamma.detach().numpy() >= 0.5).astype(float))
+
+
+def test_custom_function_in_threads():
+    # THR-1 with a custom Function: independent graphs in several threads
+    import threading
+
+    class Affine(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x + 3) * (x + 4) * 0.5
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (x + 3.5)
+
+    errors = []
+
+    def work(seed):
+        try:
+            for _ in range(20):
+                x = randn(5, requires_grad=True, seed=seed)
+                Affine.apply(x).sum().backward()
+                assert_equal(x.grad, x + 3.5)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
