@@ -268,15 +268,19 @@ def eager(cls, args: tuple):
             positions.append(i)
             required.append(_requires_grad(a))
     executable = grad_mode and True in required
+    nargs = len(args)
     if executable:
-        flags = [False] * len(args)
-        for p, rg in zip(positions, required):
-            flags[p] = rg
-        needs = tuple(flags)
+        if len(positions) == nargs and nargs < len(_ALL_TRUE) and False not in required:
+            needs = required = _ALL_TRUE[nargs]  # the common case, without new tuples
+        else:
+            flags = [False] * nargs
+            for p, rg in zip(positions, required):
+                flags[p] = rg
+            needs = tuple(flags)
         # edges before forward runs: a dirty input's history is about to change
         edges = tuple([_edge(args[p]) if rg else (None, 0) for p, rg in zip(positions, required)])
     else:
-        needs = (False,) * len(args)
+        needs = _ALL_FALSE[nargs] if nargs < len(_ALL_FALSE) else (False,) * nargs
     node.needs_input_grad = needs
 
     # forward mode off only while dual levels exist (the switch is process-wide, like the
@@ -309,15 +313,14 @@ def eager(cls, args: tuple):
     node._nout = len(outputs)
     node._kinds = kinds
     node._out_meta = out_meta
-    nargs = len(args)
     if len(positions) == nargs and nargs < len(_RANGES):
         node._positions = _RANGES[nargs]
     else:
         node._positions = tuple(positions)
-    node._nargs = len(args)
+    node._nargs = nargs
     if executable:
         node._edges = edges
-        node._needs = tuple(required)
+        node._needs = required if type(required) is tuple else tuple(required)
         # (shape, dtype) pairs, not ArgMeta objects: tuples of plain values leave the garbage
         # collector's view, which keeps long chains of Function nodes cheap to collect
         node._in_meta = tuple([(args[p]._data.shape, args[p]._data.dtype) for p in positions])
@@ -400,6 +403,11 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._rg = True
         o._node = node
         o._out_nr = i
+    if n == 1:
+        # one output: shared kinds tuple; no output meta (the engine only runs a node that got
+        # a gradient, so a single output never needs zeros materialised)
+        kind = kinds[0]
+        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), _NO_META
     return tuple(outputs), tuple(kinds), tuple(out_meta)
 
 
@@ -407,6 +415,10 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
 # chains of many Function calls build faster)
 _CONSTANT_KIND = {kind: (kind, -1) for kind in (NONTENSOR, NONDIFF, NORMAL, INPUT, DIRTY, VIEW)}
 _RANGES = [tuple(range(n)) for n in range(16)]
+_ALL_TRUE = [(True,) * n for n in range(16)]
+_ALL_FALSE = [(False,) * n for n in range(16)]
+_ONE_KIND = {pair: (pair,) for pair in _CONSTANT_KIND.values()}
+_NO_META = (None,)
 
 
 def _viewed_input(o: Tensor, args: tuple) -> int:
