@@ -28,10 +28,13 @@ from ..rev.grad_mode import (
     set_multithreading_enabled,
 )
 from ..rev.saved import SavedTensor
-from . import functional, graph
+from . import function, functional, graph
+from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
+    "Function",
+    "FunctionCtx",
     "SavedTensor",
     "backward",
     "detect_anomaly",
@@ -50,6 +53,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "is_multithreading_enabled",
     "no_grad",
+    "once_differentiable",
     "set_detect_anomaly",
     "set_grad_enabled",
     "set_multithreading_enabled",
