@@ -313,3 +313,210 @@ def test_anomaly_mode_result_is_unchanged():
     np.testing.assert_allclose(g.detach().numpy(), np.exp(xs) * (np.sin(xs) + np.cos(xs)))
     np.testing.assert_allclose(h.numpy(), 2 * np.exp(xs) * np.cos(xs))
     gc.collect()
+
+
+# ------------------------------------------------------------------------- with custom Functions
+# (the seeds' own forms: the NaN comes from a Function's backward)
+
+
+def test_anomaly_detect_nan_function():
+    size = 10
+
+    class MyFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, inp1, inp2, fail_0th):
+            ctx.fail_0th = fail_0th
+            return inp1.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g_out):
+            g_in = g_out.clone().expand(size).clone()
+            g_in[0] = 0
+            g_in[0] /= 0  # a nan
+            if ctx.fail_0th:
+                return g_in, None, None
+            return None, g_in, None
+
+    inp = dualad.rand(size, requires_grad=True)
+    out = MyFunc.apply(inp, inp, True)
+    out.backward()  # no check outside anomaly mode
+
+    inp = dualad.rand(size, requires_grad=True)
+    out = MyFunc.apply(inp, inp, True)
+    with (
+        pytest.raises(
+            RuntimeError, match=r"Function 'MyFuncBackward' returned nan values in its 0th output\."
+        ),
+        warnings.catch_warnings(record=True) as w,
+    ):
+        warnings.simplefilter("always")
+        with detect_anomaly():
+            out.backward()
+    assert "No forward pass information" in user_warnings(w)[1]
+
+    inp = dualad.rand(size, requires_grad=True)
+    with (
+        pytest.raises(
+            RuntimeError, match=r"Function 'MyFuncBackward' returned nan values in its 1th output\."
+        ),
+        warnings.catch_warnings(record=True) as w,
+    ):
+        warnings.simplefilter("always")
+        with detect_anomaly():
+            out = MyFunc.apply(inp, inp, False)
+            out.backward()
+    assert "MyFunc.apply" in user_warnings(w)[1]
+
+
+def test_nested_anomaly_detect_nan_function():
+    size = 10
+
+    class MyFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, inp1, fail_0th):
+            ctx.fail_0th = fail_0th
+            ctx.save_for_backward(inp1)
+            return inp1.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g_out):
+            (inp,) = ctx.saved_tensors
+            g = g_out.clone().expand(size)
+            g_in = MyFunc2.apply(g * inp, g + inp, ctx.fail_0th)
+            return g_in, None
+
+    class MyFunc2(autograd.Function):
+        @staticmethod
+        def forward(ctx, inp1, inp2, fail_0th):
+            ctx.fail_0th = fail_0th
+            return inp1 * 2.0 + inp2
+
+        @staticmethod
+        def backward(ctx, g_out):
+            g1 = g_out.clone()
+            g2 = g_out.clone()
+            g1[0] = 0
+            g2[0] = 0
+            if ctx.fail_0th:
+                g1[0] /= 0
+            else:
+                g2[0] /= 0
+            return g1, g2, None
+
+    inp = dualad.rand(size, requires_grad=True)
+    out = MyFunc.apply(inp, True)
+    (ginp,) = autograd.grad(out, (inp,), create_graph=True)
+    ginp.sum().backward()  # no check outside anomaly mode
+
+    inp = dualad.rand(size, requires_grad=True)
+    out = MyFunc.apply(inp, True)
+    (ginp,) = autograd.grad(out, (inp,), create_graph=True)
+    gsum = ginp.sum()
+    with (
+        warnings.catch_warnings(record=True) as w,
+        pytest.raises(
+            RuntimeError,
+            match=r"Function 'MyFunc2Backward' returned nan values in its 0th output\.",
+        ),
+    ):
+        warnings.simplefilter("always")
+        with detect_anomaly():
+            gsum.backward()
+    assert "No forward pass information" in user_warnings(w)[1]
+
+    inp = dualad.rand(size, requires_grad=True)
+    with (
+        warnings.catch_warnings(record=True) as w,
+        pytest.raises(
+            RuntimeError,
+            match=r"Function 'MyFunc2Backward' returned nan values in its 1th output\.",
+        ),
+    ):
+        warnings.simplefilter("always")
+        with detect_anomaly():
+            out = MyFunc.apply(inp, False)
+            (ginp,) = autograd.grad(out, (inp,), create_graph=True)
+            gsum = ginp.sum()
+            gsum.backward()
+    messages = user_warnings(w)
+    assert "MyFunc2.apply" in messages[1]
+    assert "MyFunc.apply" in messages[2]
+
+
+def test_nested_anomaly_printstack_cleanup_function():
+    def get_ref():
+        class MyFunc(autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g_out):
+                (x,) = ctx.saved_tensors
+                return MyFunc2.apply(x)
+
+        class MyFunc2(autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g_out):
+                return g_out + float("nan")
+
+        inp = dualad.rand(1, requires_grad=True)
+        out = MyFunc.apply(inp)
+        (ginp,) = autograd.grad(out, (inp,), create_graph=True)
+        with (
+            warnings.catch_warnings(record=True),
+            pytest.raises(
+                RuntimeError,
+                match=r"Function 'MyFunc2Backward' returned nan values in its 0th output\.",
+            ),
+        ):
+            warnings.simplefilter("always")
+            with detect_anomaly():
+                ginp.backward()
+
+        class Foo:
+            pass
+
+        my_obj = Foo()
+        out.grad_fn.metadata[0] = my_obj
+        return out, weakref.ref(my_obj)
+
+    t, ref = get_ref()
+    assert ref() is not None
+    del t
+    assert ref() is None
+
+
+def test_anomaly_mode_no_check_nan_function():
+    class MyFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, g_out):
+            return dualad.tensor(float("nan")).expand(10, 10)
+
+    def run_fn(a):
+        return MyFunc.apply(a).sum()
+
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        with detect_anomaly(check_nan=False):
+            inp = dualad.rand(10, 10, requires_grad=True)
+            out = run_fn(inp)
+            out.backward(retain_graph=True)
+            with (
+                detect_anomaly(check_nan=True),
+                pytest.raises(
+                    RuntimeError,
+                    match=r"Function 'MyFuncBackward' returned nan values in its 0th output\.",
+                ),
+            ):
+                out.backward(retain_graph=True)
+            out.backward()

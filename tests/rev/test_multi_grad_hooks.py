@@ -300,3 +300,105 @@ def test_multi_grad_any_hooks_threads():
     run_in_threads(backward_counting_errors, (out, t2, t3), num_threads=5)
     assert count[0] == 5
     assert err_count[0] == 1
+
+
+# ------------------------------------------------------------------------- seeds' Function forms
+
+
+def test_multi_grad_all_hooks_function_nodes():
+    t1, t2, t3, t4 = (dualad.rand(2, requires_grad=True) for _ in range(4))
+
+    class Foo(dualad.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.clone()
+
+        @staticmethod
+        def backward(ctx, g_out):
+            return g_out
+
+    t1 = t1.mul(2)
+    t2 = Foo.apply(t2)
+    t3 = t3 * 1.0
+    t4 = Foo.apply(t4)
+    res = [None] * 4
+    count = [0]
+
+    def hook(grads):
+        nonlocal res
+        count[0] += 1
+        res = [g is not None for g in grads]
+
+    handle = register_multi_grad_hook((t1, t2, t3, t4), hook)
+    out = t2 * t3
+    out.sum().backward(inputs=(t2, t3), retain_graph=True)
+    assert count[0] == 1
+    assert res == [False, True, True, False]
+    out.sum().backward(inputs=(t1, t4), retain_graph=True)
+    assert count[0] == 1
+    out.sum().backward(inputs=(t1, t3), retain_graph=True)
+    assert count[0] == 2
+    assert res == [False, False, True, False]
+
+    class Func(dualad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g_out):
+            raise RuntimeError("error message")
+
+    out = Func.apply(t2) * t3
+    with pytest.raises(RuntimeError, match="error message"):
+        out.sum().backward(inputs=(t2, t3), retain_graph=True)
+    assert count[0] == 2
+    handle.remove()
+    out.sum().backward(inputs=(t1, t3), retain_graph=True)
+    assert count[0] == 2
+
+
+@pytest.mark.parametrize("mode, calls", [("all", 4), ("any", 5)])
+def test_multi_grad_hooks_threads_with_a_failing_function(mode, calls):
+    # seed TestMultithreadAutograd: one of five threads fails inside a Function's backward
+    t1, t2, t3, t4 = (dualad.rand(2, requires_grad=True) for _ in range(4))
+    count = [0]
+    hook_lock = threading.Lock()
+
+    def hook(grads):
+        with hook_lock:
+            count[0] += 1
+
+    register_multi_grad_hook((t1, t2, t3, t4), hook, mode=mode)
+    bw_count = [0]
+    bw_lock = threading.Lock()
+
+    class Func(dualad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g_out):
+            with bw_lock:
+                bw_count[0] += 1
+                first = bw_count[0] == 1
+            if first:
+                raise RuntimeError("error message")
+            return g_out
+
+    out = (Func.apply(t2) * t3).sum()
+    err_count = [0]
+    err_lock = threading.Lock()
+
+    def backward_retain_graph(out, t2, t3):
+        try:
+            out.backward(inputs=(t2, t3), retain_graph=True)
+        except RuntimeError:
+            with err_lock:
+                err_count[0] += 1
+
+    run_in_threads(backward_retain_graph, (out, t2, t3), num_threads=5)
+    assert err_count[0] == 1
+    # "any": t3's gradient (a leaf: accumulated first) fires it before the Function fails
+    assert count[0] == calls

@@ -342,3 +342,85 @@ def test_hook_closure_cycle():
         assert ref() is None
     finally:
         gc.enable()
+
+
+# ------------------------------------------------------------------------- seeds' Function forms
+
+
+def test_callback_adds_callback_function():
+    called = [0]
+
+    def callback_final():
+        called[0] += 1
+
+    def callback_adds_callback():
+        called[0] += 1
+        autograd._execution_engine.queue_callback(callback_final)
+
+    class MyFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        @autograd.once_differentiable
+        def backward(ctx, grad):
+            autograd._execution_engine.queue_callback(callback_adds_callback)
+            return grad
+
+    a = dualad.rand(3, 3, requires_grad=True)
+    b = MyFunc.apply(a)
+    b.sum().backward()
+    assert called[0] == 2
+
+
+@pytest.mark.parametrize(
+    "depths, expected",
+    [
+        ([0], {"outer": 1, "inner": 0}),
+        ([1], {"outer": 0, "inner": 1}),
+        ([0, 1], {"outer": 1, "inner": 1}),
+    ],
+)
+def test_reentrant_with_callbacks_function(depths, expected):
+    counter = {"inner": 0, "outer": 0}
+
+    def inc_inner_counter():
+        counter["inner"] += 1
+
+    def inc_outer_counter():
+        counter["outer"] += 1
+
+    class MyFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        @autograd.once_differentiable
+        def backward(ctx, input):
+            if 1 in depths:
+                queue_callback(inc_inner_counter)
+            return input
+
+    class MyReentrantFunc(autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        @autograd.once_differentiable
+        def backward(ctx, input):
+            if 0 in depths:
+                queue_callback(inc_outer_counter)
+            tmp_inp = input.detach().requires_grad_()
+            with dualad.enable_grad():
+                tmp_out = (MyFunc.apply(tmp_inp)).sum()
+            tmp_out.backward()
+            return input
+
+    t1 = dualad.rand(3, 3, requires_grad=True)
+    t2 = MyReentrantFunc.apply(t1)
+    t3 = t2.sum()
+    autograd.backward([t3])
+    assert counter == expected
