@@ -27,6 +27,9 @@ import numpy as np
 from ._backend import _MODULE_OF_TYPE, _resolve
 from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
+from .rev.anomaly import MODE as ANOMALY
+from .rev.anomaly import record_forward_trace
+from .rev.saved import pack_node
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)
@@ -375,12 +378,10 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
 def on_record(node, results: tuple) -> None:
     """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
     saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
-    from .rev import anomaly, saved
-
     if GRAD.saved_hooks:
-        saved.pack_node(node, results)
-    if anomaly.MODE[0]:
-        anomaly.record_forward_trace(node)
+        pack_node(node, results)
+    if ANOMALY[0]:
+        record_forward_trace(node)
 
 
 def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:

@@ -596,12 +596,11 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 if extra is not None and extra.pre_hooks:
                     grads = _run_pre_hooks(node, grads)
                 if anomaly:
-                    GRAD.current_node = node
-                out = node._apply(grads, needs, create_graph)
-                if extra is not None and extra.post_hooks:
-                    out = _run_post_hooks(node, out, grads)
-                if check_nan:
-                    check_returned_nan(node, out)
+                    out = _apply_in_anomaly_mode(node, grads, needs, create_graph, check_nan)
+                else:
+                    out = node._apply(grads, needs, create_graph)
+                    if extra is not None and extra.post_hooks:
+                        out = _run_post_hooks(node, out, grads)
             if release:
                 node._release()
             if leaf_node:
@@ -638,6 +637,19 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     finally:
         GRAD.enabled = previous_mode
     return results
+
+
+def _apply_in_anomaly_mode(node, grads: list, needs, create_graph: bool, check_nan: bool):
+    """``node._apply`` and its post hooks, as the loop runs them, in anomaly mode: nodes made
+    meanwhile record ``node`` as their parent; NaN in what it returns raises."""
+    GRAD.current_node = node
+    out = node._apply(grads, needs, create_graph)
+    extra = node._extra
+    if extra is not None and extra.post_hooks:
+        out = _run_post_hooks(node, out, grads)
+    if check_nan:
+        check_returned_nan(node, out)
+    return out
 
 
 def _needed_nodes(root_nodes, dependencies, captures, must_run) -> set:

@@ -8,7 +8,8 @@ Invariants:
   is kept as its array (a Tensor pointing back at its own node would be a reference cycle) and
   rebuilt as a Tensor whose grad_fn is this node when unpacked.
 - Under saved-tensor hooks (rev/saved.py) the saved values are instead ``Packed`` tuples of
-  ``SavedTensor`` entries; unpacking checks ``type(...) is Packed`` and takes that path.
+  ``SavedTensor`` entries, and the node switches to a subclass of its class (same name) that
+  unpacks them: nodes saved without hooks pay nothing for the feature.
 - After a backward without ``retain_graph`` the saved values are dropped; using them again raises
   the "Specify retain_graph=True" error. Nodes that saved nothing can run again.
 - Nodes never recurse into each other: destruction of deep graphs is flattened by ``_release``.
@@ -270,8 +271,6 @@ class OpNode(Node):
             args = self._args
             if self._freed or args is None:
                 raise RuntimeError(_FREED_MESSAGE)
-            if type(args) is Packed:  # saved through saved-tensor hooks
-                return unpack_args(self, args)
             versions = self._versions
             for i in range(len(args)):
                 version = versions[i]
@@ -292,18 +291,6 @@ class OpNode(Node):
         if self._freed or out_data is None:
             raise RuntimeError(_FREED_MESSAGE)
         versions = self._out_versions
-        if type(out_data) is Packed:  # saved through saved-tensor hooks
-            outs = unpack_outputs(self, out_data)
-            for i, (box, version, _) in enumerate(versions):
-                # as for inputs: only memory shared with the output can have been changed
-                if box[0] != version and (out_data[i]._unpack is None or outs[i]._vc is box):
-                    saved = out_data[i]
-                    raise RuntimeError(
-                        modified_message(
-                            saved._shape, saved._dtype, box[0], i, self, version, output=True
-                        )
-                    )
-            return outs
         if len(out_data) == 1:  # one output: no loop
             box, version, fw = versions[0]
             if box[0] != version:
@@ -338,11 +325,8 @@ class OpNode(Node):
         op = self._op
         if op.save_args or op.save_out:
             self._freed = True  # first: see _unpack_args
-            args, outs = self._args, self._out_data
             self._args = None
             self._out_data = None
-            if type(args) is Packed or type(outs) is Packed:
-                release_packed(args, outs)  # SavedTensors the user may hold fail from now on
 
     @property
     def saved_tensors(self) -> tuple:
@@ -435,6 +419,63 @@ class OpNode(Node):
             self._out_data = Packed(
                 [pack(r, is_output=True, track_version=False, use_hooks=False) for r in results]
             )
+        self.__class__ = packed_class(type(self))
+
+
+class _PackedSaved:
+    """Mixin of an op node whose saved values are ``Packed`` (saved-tensor hooks or per-tensor
+    hooks): nodes switch to it when packed, so unpacking without hooks has no extra test."""
+
+    __slots__ = ()
+
+    def _unpack_args(self) -> tuple:
+        args = self._args  # read before checking: see OpNode._unpack_args
+        if type(args) is not Packed:
+            return super()._unpack_args()
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        return unpack_args(self, args)
+
+    def _unpack_outputs(self) -> tuple | None:
+        out_data = self._out_data
+        if type(out_data) is not Packed:
+            return super()._unpack_outputs()
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        outs = unpack_outputs(self, out_data)
+        for i, (box, version, _) in enumerate(self._out_versions):
+            # as for inputs: only memory shared with the output can have been changed
+            if box[0] != version and (out_data[i]._unpack is None or outs[i]._vc is box):
+                saved = out_data[i]
+                raise RuntimeError(
+                    modified_message(
+                        saved._shape, saved._dtype, box[0], i, self, version, output=True
+                    )
+                )
+        return outs
+
+    def _release(self) -> None:
+        args, outs = self._args, self._out_data
+        super()._release()
+        release_packed(args, outs)  # SavedTensors the user may hold fail from now on
+
+
+_PACKED_CLASSES: dict = {}
+
+
+def packed_class(cls: type) -> type:
+    """The node class ``cls`` (an op's node class) switches to once its saved values are
+    packed: same name (``type(node).__name__ == node.name()``), same slots."""
+    if issubclass(cls, _PackedSaved):
+        return cls
+    packed = _PACKED_CLASSES.get(cls)
+    if packed is None:
+        packed = type(
+            cls.__name__, (_PackedSaved, cls), {"__slots__": (), "__module__": cls.__module__}
+        )
+        packed.__qualname__ = cls.__qualname__
+        _PACKED_CLASSES[cls] = packed
+    return packed
 
 
 def _is_saved(entry) -> bool:

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
-from .._tensor import AutogradMeta, Tensor, _new
+from .._tensor import AutogradMeta, Tensor, _new, accumulator_of
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -223,8 +223,6 @@ def pack(
 ) -> SavedTensor:
     """Save ``tensor`` for a backward: through the innermost pack hook of this thread if any
     (``use_hooks=False``: never)."""
-    from .._tensor import accumulator_of
-
     saved = _new(SavedTensor)
     box = tensor._vc
     if box is None:
@@ -287,6 +285,15 @@ def pack_node(node, results: tuple) -> None:
                 break
     if op.save_out:
         node._out_data = Packed([pack(r, is_output=True, track_version=False) for r in results])
+    node.__class__ = _packed_class(type(node))
+
+
+def _packed_class(cls: type) -> type:
+    from .node import packed_class  # (node.py imports this module)
+
+    global _packed_class
+    _packed_class = packed_class
+    return packed_class(cls)
 
 
 def unpack_args(node, args: Packed) -> tuple:
