@@ -307,6 +307,7 @@ def eager(cls, args: tuple):
     to_save = node.to_save
     if to_save is not None:
         node._saved = SavedTensors.pack(node, to_save, outputs, executable)
+        node.to_save = None  # (it may hold an output: output -> node -> output)
     saved_for_forward = node.saved_for_forward
     if saved_for_forward is not None:
         node.saved_for_forward = tuple(saved_for_forward)
