@@ -410,10 +410,8 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._node = node
         o._out_nr = i
     if n == 1:
-        # one output: shared kinds tuple; no output meta (the engine only runs a node that got
-        # a gradient, so a single output never needs zeros materialised)
-        kind = kinds[0]
-        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), _NO_META
+        kind = kinds[0]  # one output: a shared kinds tuple
+        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), tuple(out_meta)
     return tuple(outputs), tuple(kinds), tuple(out_meta)
 
 
@@ -424,7 +422,6 @@ _RANGES = [tuple(range(n)) for n in range(16)]
 _ALL_TRUE = [(True,) * n for n in range(16)]
 _ALL_FALSE = [(False,) * n for n in range(16)]
 _ONE_KIND = {pair: (pair,) for pair in _CONSTANT_KIND.values()}
-_NO_META = (None,)
 
 
 def _viewed_input(o: Tensor, args: tuple) -> int:

@@ -16,6 +16,9 @@ Invariants:
   ``backward(inputs=...)`` a non-leaf input retains its grad and its node runs (PyTorch).
 - Tensor hooks run only for nodes that execute or capture; saved values are freed only for nodes
   that executed (so ``grad()`` towards an intermediate leaves the graph below it intact).
+- A node reached without any gradient (all undefined) runs as in PyTorch where that shows: its
+  tensor hooks see None and a custom Function's backward runs (with zeros, or None when it
+  does not materialize grads); an op node's result would be undefined too, so it is skipped.
 - Each pass is a GraphTask on this thread's stack (``GRAD.tasks``): hooks and custom backwards
   see it (``queue_callback``, per-pass hook state, checkpoint recomputation). A pass started
   inside another (reentrant) finishes first; past half the recursion limit it runs on a fresh
@@ -576,7 +579,10 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 break
             grads = buffers.pop(node, None)
             leaf_node = type(node) is AccumulateGrad
-            if grads is not None and (leaf_node or node._extra is not None):
+            if grads is None:
+                if leaf_node or node._extra is not None or node._runs_undefined:
+                    grads = _undefined_grads(node)
+            elif leaf_node or node._extra is not None:
                 _run_tensor_hooks(node, grads)
             needs = None
             if captures is not None:
@@ -708,6 +714,21 @@ def _restricted_dependencies(needed, captures) -> tuple:
     for node in captures:
         counts.setdefault(node, 0)
     return counts, masks
+
+
+def _undefined_grads(node) -> list | None:
+    """The gradients of a node none of whose outputs received one (all undefined), or None
+    when it has nothing to run. PyTorch still runs such a node: its tensor hooks see None, a
+    custom Function's backward runs (with zeros, or None after ``set_materialize_grads(False)``);
+    an op node's or a leaf's result is undefined in turn unless a hook gave a gradient."""
+    grads = [None] * node._nout
+    _run_tensor_hooks(node, grads)
+    if node._runs_undefined:
+        return grads
+    for g in grads:
+        if g is not None:
+            return grads
+    return None
 
 
 def _run_tensor_hooks(node, grads: list) -> None:

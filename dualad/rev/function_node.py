@@ -103,6 +103,7 @@ class FunctionNode(FunctionCtx, Node):
     )
 
     _forward_cls = None  # set on each per-Function subclass
+    _runs_undefined = True  # backward runs even when no output received a gradient (PyTorch)
 
     def name(self) -> str:
         return type(self).__name__

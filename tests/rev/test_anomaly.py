@@ -520,3 +520,26 @@ def test_anomaly_mode_no_check_nan_function():
             ):
                 out.backward(retain_graph=True)
             out.backward()
+
+
+def test_naughty_anomaly_access():
+    # a Function node outlives its output: its metadata dict stays usable (the seed notes that
+    # PyTorch fails here, "but shouldn't")
+    class MyFunction(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = dualad.zeros(1, requires_grad=True)
+    y = MyFunction.apply(x)
+    y.backward()
+    g = y.grad_fn
+    del y
+    assert g.metadata == {}
+    g.metadata["key"] = 1
+    assert g.metadata == {"key": 1}
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])
