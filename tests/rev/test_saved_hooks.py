@@ -267,11 +267,13 @@ def test_unpack_hooks_exec_count():
         (lambda x, y: x.sum(), 0),
         (lambda x, y: x.reshape(3, 1), 0),
         (lambda x, y: x * 2, 0),
+        (lambda x, y: x**2, 1),
+        (lambda x, y: x.pow(0.5), 1),
+        (lambda x, y: x ** y.requires_grad_(), 3),  # base, exponent, result (as PyTorch)
     ],
 )
 def test_what_ops_save(fn, saved):
-    # spec 21.2: which tensors ops save, as PyTorch's counting pack hook sees them (x**2 is left
-    # out: dualad's pow also keeps its result, which the exponent's derivative reads)
+    # spec 21.2: which tensors ops save, as PyTorch's counting pack hook sees them
     count = [0]
 
     def pack_hook(x):
