@@ -7,6 +7,13 @@ time; the node keeps only what the hook returned, in a ``SavedTensor``, and call
 on it at each use. Python scalars are never packed. Without hooks nothing here runs: the
 recording path only reads ``_state.RECORD_HOOKS``.
 
+What the eager graph saves goes through the hooks: op nodes and custom Functions (their
+``ctx.save_for_backward``). The nodes a ``dualad.func.grad``/``vjp`` level records keep their
+values themselves: a checkpoint there recomputes nothing (gradients are right, memory is not
+saved). Packing them would not be sound: their backward runs after the level left the stack,
+where a checkpoint's recomputation could not record at that level again. (PyTorch refuses
+saved-tensor hooks inside torch.func transforms altogether.)
+
 The API for code that saves tensors for a backward (op nodes here; custom Functions'
 ``ctx.save_for_backward``):
 

@@ -542,6 +542,19 @@ def test_hooks_are_thread_local():
     assert packed_here == [1]
 
 
+def test_func_grad_levels_do_not_pack():
+    # what a dualad.func.grad/vjp level saves stays with its own nodes: the hooks see nothing
+    # and the gradient is right (PyTorch refuses saved-tensor hooks inside torch.func.grad
+    # altogether; dualad keeps them usable around eager code in the same program)
+    packed = []
+    x = dualad.tensor([0.5, 1.0])
+    with saved_tensors_hooks(lambda t: packed.append(t) or t, identity):
+        g = dualad.func.grad(lambda t: (t.sin() * t).sum())(x)
+        y = dualad.tensor([0.5, 1.0], requires_grad=True).sin()
+    assert len(packed) == 1 and y.grad_fn is not None  # only the eager sin
+    assert_equal(g, np.sin([0.5, 1.0]) + np.array([0.5, 1.0]) * np.cos([0.5, 1.0]))
+
+
 def test_graph_save_on_cpu():
     for dtype in (dualad.float32, dualad.float64):
         with save_on_cpu():
