@@ -2,8 +2,7 @@
 
 ``tests/autograd/test_gradcheck.py`` ports the same tests with registry ``OpDef``s, which exist
 today. These versions use ``dualad.autograd.Function`` (staticmethod ``forward``/``backward``
-(alias ``vjp``)/``jvp``, ``ctx.set_materialize_grads``) and are skipped until it exists, so they
-turn on by themselves when it lands.
+(alias ``vjp``)/``jvp``, ``ctx.set_materialize_grads``), as the seeds do.
 
 ``test_gradcheck_undefined_grad`` (both versions) relies on the engine running a node whose
 incoming gradients are all undefined, passing ``None`` to its tensor hooks and to a custom
@@ -22,11 +21,7 @@ from dualad.testing import gradcheck, gradgradcheck
 
 F64 = dualad.float64
 FAST = [True, False]
-Function = getattr(autograd, "Function", None)
-
-needs_function = pytest.mark.skipif(
-    Function is None, reason="dualad.autograd.Function does not exist yet"
-)
+Function = autograd.Function
 
 
 def rand(*shape, requires_grad=True, seed=0):
@@ -58,7 +53,6 @@ def test_gradcheck_undefined_grad(fast_mode):
         assert not gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_undefined_grad_custom_function(fast_mode):
     class F(Function):
@@ -97,7 +91,6 @@ def _two_outputs(backward):
     return TwoOut
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_undefined_grad_two_outputs(fast_mode):
     # all output gradients undefined, then each one in turn: a backward that handles a missing
@@ -129,7 +122,6 @@ def test_gradcheck_undefined_grad_two_outputs(fast_mode):
     )
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_undefined_grad_nonzero_result(fast_mode):
     # a backward that makes up a gradient from nothing fails the check
@@ -154,7 +146,6 @@ def test_gradcheck_undefined_grad_nonzero_result(fast_mode):
         assert not gradcheck(MadeUp.apply, (x,), raise_exception=False, **kwargs)
 
 
-@needs_function
 def test_gradcheck_undefined_grad_materialized_zeros_pass():
     # the default (materialized zeros) handles undefined gradients by construction
     class Square(Function):
@@ -190,7 +181,6 @@ def _non_det_func():
     return NonDetFunc
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_nondeterministic(fast_mode):
     NonDetFunc = _non_det_func()
@@ -206,7 +196,6 @@ def test_gradcheck_nondeterministic(fast_mode):
     assert gradgradcheck(lambda x: NonDetFunc.apply(x, 1e-12), inp, nondet_tol=1e-5, **kwargs)
 
 
-@needs_function
 def test_gradcheck_get_analytical_jacobian_not_reentrant():
     NonDetFunc = _non_det_func()
     a = rand(2, 2)
@@ -225,7 +214,6 @@ def test_gradcheck_get_analytical_jacobian_not_reentrant():
 # forward mode
 
 
-@needs_function
 def test_gradcheck_forward_ad_runs_with_no_requires_grad():
     seen = []
 
@@ -257,7 +245,6 @@ def test_gradcheck_forward_ad_runs_with_no_requires_grad():
     assert seen and not any(a or b for a, b in seen)
 
 
-@needs_function
 def test_gradcheck_forward_ad_respects_requires_grad():
     jvp_count = [0]
 
@@ -291,7 +278,6 @@ def test_gradcheck_forward_ad_respects_requires_grad():
     assert jvp_count[0] == 5  # 1 + 1 + 3
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_check_forward_or_backward_only(fast_mode):
     class UserFn(Function):
@@ -345,7 +331,6 @@ def test_gradcheck_check_forward_or_backward_only(fast_mode):
                     assert not isinstance(info.value, GradcheckError)
 
 
-@needs_function
 def test_gradcheck_forward_ad_batched_grad_random_jvp():
     class Fn(Function):
         @staticmethod

@@ -401,6 +401,29 @@ def test_save_tensor_hook_version_counter_not_shared_op_node():
     assert_equal(a_replacement, [2.0])
 
 
+def test_no_unnecessary_unwrapping():
+    # saved inputs unpack to the very tensors saved, a saved output to an equal but distinct
+    # tensor; after backward they are gone; nothing touched the input
+    a = dualad.randn(5, requires_grad=True)
+    a_orig = a.detach().clone()
+    b = a * a
+    c = a * b
+    d = dualad.exp(a)
+
+    assert b.grad_fn._saved_self is a
+    assert b.grad_fn._saved_other is a
+    assert c.grad_fn._saved_self is a
+    assert c.grad_fn._saved_other is b
+    assert_equal(d.grad_fn._saved_result, d)
+    assert d.grad_fn._saved_result is not d
+
+    c.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        c.grad_fn._saved_self  # noqa: B018
+    assert_equal(a, a_orig)
+    assert_equal(a.grad, 3 * value(a_orig) ** 2)
+
+
 def test_saved_variable_version_counter():
     a = dualad.rand(2, requires_grad=True)
     b = dualad.exp(a)
