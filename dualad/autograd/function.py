@@ -410,8 +410,16 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._node = node
         o._out_nr = i
     if n == 1:
-        kind = kinds[0]  # one output: a shared kinds tuple
-        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), tuple(out_meta)
+        # one output: shared kinds and meta tuples (a chain of Function calls keeps no
+        # per-call tuples for the garbage collector to walk)
+        kind = kinds[0]
+        meta = out_meta[0]
+        shared_meta = _ONE_META.get(meta)
+        if shared_meta is None:
+            if len(_ONE_META) >= 1024:
+                _ONE_META.clear()  # (bounded: programs with ever new shapes)
+            shared_meta = _ONE_META[meta] = (meta,)
+        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), shared_meta
     return tuple(outputs), tuple(kinds), tuple(out_meta)
 
 
@@ -422,6 +430,7 @@ _RANGES = [tuple(range(n)) for n in range(16)]
 _ALL_TRUE = [(True,) * n for n in range(16)]
 _ALL_FALSE = [(False,) * n for n in range(16)]
 _ONE_KIND = {pair: (pair,) for pair in _CONSTANT_KIND.values()}
+_ONE_META: dict = {}  # (shape, dtype) of a single output -> the shared ((shape, dtype),)
 
 
 def _viewed_input(o: Tensor, args: tuple) -> int:

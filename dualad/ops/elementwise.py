@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtypes
 from .._dispatch import (
     EMPTY,
+    SCALAR_TYPES,
     OpDef,
     apply,
     apply1,
@@ -168,7 +169,6 @@ _pow_scalar = binary(
     uses="ab",
     node_name="PowBackward0",
 )
-_SCALARS = (float, int, bool, complex)
 
 
 def pow(a, b):
@@ -181,7 +181,7 @@ def pow(a, b):
     >>> dualad.autograd.grad((x ** 3).sum(), x)
     (tensor([ 3., 12.]),)
     """
-    if type(b) in _SCALARS:
+    if type(b) in SCALAR_TYPES:
         return _pow_scalar(a, b)
     return _pow_tensor(a, b)
 

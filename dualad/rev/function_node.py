@@ -18,10 +18,10 @@ Invariants:
 
 from __future__ import annotations
 
-from .._state import DUAL_LEVELS
+from .._state import DUAL_LEVELS, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
-from .node import _FREED_MESSAGE, ArgMeta, Node, _validate
-from .saved import pack, saved_none
+from .node import _FREED_MESSAGE, ArgMeta, Node, _saved_output, _validate
+from .saved import modified_message, pack, saved_none
 
 # kinds of forward outputs (``kinds[i] = (kind, input_index)``)
 NONTENSOR = 0  # not a Tensor: passed through, its gradient slot is always None
@@ -128,7 +128,7 @@ class FunctionNode(FunctionCtx, Node):
             if self._freed:
                 raise RuntimeError(_FREED_MESSAGE)
             return ()
-        return saved.raw()
+        return saved.raw(self)
 
     def _saved_entries(self) -> list:
         """``[(value, output_index or -1)]`` for the saved tensors (used by transform levels)."""
@@ -158,26 +158,32 @@ class FunctionNode(FunctionCtx, Node):
 
 
 class SavedTensors:
-    """The tensors one custom Function call saved for backward, as ``SavedTensor`` entries
-    (rev/saved.py): through the active saved-tensor hooks when the call was recorded.
+    """The tensors one custom Function call saved for backward.
 
-    An output of the call whose grad_fn is this node is saved as an output (its array only: an
+    An output of the call whose grad_fn is this node is kept as an output (its array only: an
     output pointing back at its own node would be a reference cycle; unpacked with the node as
-    its grad_fn). ``unpack`` checks versions (or runs the unpack hooks); ``free`` releases every
-    entry (later unpacking raises the "Specify retain_graph=True" error, also through a
-    ``SavedTensor`` the user holds).
+    its grad_fn); anything else as the tensor, with its version at save time. While saved-tensor
+    hooks are active (a recorded call only: PyTorch saves nothing for a call without backward)
+    each entry is a ``SavedTensor`` of rev/saved.py packed by them; otherwise a plain record,
+    turned into a ``SavedTensor`` only when ``_raw_saved_tensors`` asks (as op nodes do: the
+    path without hooks pays nothing for them). ``unpack`` checks versions (or runs the unpack
+    hooks); ``free`` drops everything (later unpacking raises the "Specify retain_graph=True"
+    error, also through a ``SavedTensor`` the user holds).
+
+    ``entries[i]`` is None or ``(kind, output index or -1, value, box, version, fw)``: kind
+    ``_TENSOR`` (value the tensor), ``_OUTPUT`` (value its array, ``box``/``fw`` its version
+    counter and tangents) or ``_PACKED`` (value a ``SavedTensor``).
     """
 
-    __slots__ = ("entries", "outputs")
+    __slots__ = ("entries",)
 
     @classmethod
     def pack(cls, node, tensors: tuple, outputs: tuple, recorded: bool) -> SavedTensors:
+        hooks = recorded and RECORD_HOOKS and GRAD.saved_hooks
         entries = []
-        nrs = []
         for i, t in enumerate(tensors):
             if t is None:
                 entries.append(None)
-                nrs.append(-1)
                 continue
             if not isinstance(t, Tensor):
                 raise TypeError(
@@ -189,19 +195,23 @@ class SavedTensors:
                 if o is t:
                     nr = k
                     break
-            if nr >= 0 and recorded and t._node is node:
-                if t._fw is None and DUAL_LEVELS:
-                    # tangents are attached after this node is made: share the tensor's tangent
-                    # dict so the unpacked output sees them (forward-over-reverse)
-                    t._fw = {}
-                entries.append(pack(t, is_output=True, use_hooks=True))
+            is_output = nr >= 0 and recorded and t._node is node
+            if is_output and t._fw is None and DUAL_LEVELS:
+                # tangents are attached after this node is made: share the tensor's tangent
+                # dict so the unpacked output sees them (forward-over-reverse)
+                t._fw = {}
+            if hooks:
+                entries.append((_PACKED, nr, pack(t, is_output=is_output), None, 0, None))
+                continue
+            box = t._vc
+            if is_output:
+                if box is None:
+                    box = t._vc = [0]
+                entries.append((_OUTPUT, nr, t._data, box, box[0], t._fw))
             else:
-                # a call that recorded nothing is not packed (PyTorch saves only for a backward)
-                entries.append(pack(t, use_hooks=recorded))
-            nrs.append(nr)
+                entries.append((_TENSOR, nr, t, None, 0 if box is None else box[0], None))
         saved = _new(cls)
-        saved.entries = tuple(entries)
-        saved.outputs = tuple(nrs)
+        saved.entries = entries
         return saved
 
     def unpack(self, node) -> tuple:
@@ -213,27 +223,61 @@ class SavedTensors:
         if entries is None:
             raise RuntimeError(_FREED_MESSAGE)
         out = []
-        for index, (entry, nr) in enumerate(zip(entries, self.outputs)):
+        for index, entry in enumerate(entries):
             if entry is None:
                 out.append((None, -1))
-            else:
-                out.append((entry.unpack(node, nr if entry._is_output else index), nr))
+                continue
+            kind, nr, value, box, version, fw = entry
+            if kind == _PACKED:
+                out.append((value.unpack(node, nr if value._is_output else index), nr))
+                continue
+            if kind == _OUTPUT:
+                value = _saved_output(node, value, nr, box, fw)
+            if value._version != version:
+                raise RuntimeError(_version_message(value, index, nr, node, version))
+            out.append((value, nr))
         return out
 
-    def raw(self) -> tuple:
-        """The ``SavedTensor`` entries (a placeholder for each saved None)."""
+    def raw(self, node) -> tuple:
+        """The entries as ``SavedTensor`` objects (a placeholder for each saved None)."""
         entries = self.entries
         if entries is None:
             raise RuntimeError(_FREED_MESSAGE)
-        return tuple([saved_none() if e is None else e for e in entries])
+        raw = []
+        for i, entry in enumerate(entries):
+            if entry is None:
+                raw.append(saved_none())
+                continue
+            kind, nr, value, box, version, fw = entry
+            if kind != _PACKED:
+                if kind == _OUTPUT:
+                    value = _saved_output(node, value, nr, box, fw)
+                value = pack(value, is_output=kind == _OUTPUT, use_hooks=False)
+                value._version = version  # as saved: a later in-place change is still caught
+                entries[i] = (_PACKED, nr, value, None, 0, None)
+            raw.append(value)
+        return tuple(raw)
 
     def free(self) -> None:
         entries = self.entries
         self.entries = None
         if entries is not None:
             for entry in entries:
-                if entry is not None:
-                    entry.release()
+                if entry is not None and entry[0] == _PACKED:
+                    entry[2].release()
+
+
+_TENSOR = 0
+_OUTPUT = 1
+_PACKED = 2
+
+
+def _version_message(t: Tensor, index: int, nr: int, node, expected: int) -> str:
+    """The in-place error for saved entry ``index``, named as output ``nr`` if it is one."""
+    output = nr >= 0
+    return modified_message(
+        t.shape, t.dtype, t._version, nr if output else index, node, expected, output
+    )
 
 
 # ---------------------------------------------------------------------------------------------
