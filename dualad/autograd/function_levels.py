@@ -364,6 +364,8 @@ class FunctionGradNode(Node):
         "_positions",
     )
 
+    _runs_undefined = True  # backward runs even when no output received a gradient (PyTorch)
+
     def name(self) -> str:
         return self._name
 

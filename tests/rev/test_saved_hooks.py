@@ -709,6 +709,33 @@ def test_custom_function_raw_saved_tensor_hooks():
         raw.unpack()
 
 
+def test_custom_function_raw_saved_output_and_versions():
+    # SavedTensor objects made on demand (no hooks were active at save time) keep what the
+    # plain records knew: a saved output unpacks with the node as grad_fn, and a change in
+    # place made before they were asked for is still caught
+    x = dualad.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = _SaveAll.apply(x)
+    raw = y.grad_fn._raw_saved_tensors
+    assert [entry._is_output for entry in raw] == [False, False, True]
+    calls = []
+    raw[2].register_hooks(lambda t: calls.append("pack") or t, lambda t: calls.append(1) or t)
+    assert y.grad_fn.saved_tensors[2].grad_fn is y.grad_fn
+    y.sum().backward()
+    assert calls == ["pack", 1, 1]
+    xs = np.array([0.5, 1.0, 2.0])
+    assert_equal(x.grad, np.sin(xs) + xs * np.cos(xs))
+
+    w = dualad.tensor([1.0, 2.0])
+    y = _SaveAll.apply(w.requires_grad_())
+    with dualad.no_grad():
+        y.mul_(2)
+    y.grad_fn._raw_saved_tensors  # noqa: B018
+    with pytest.raises(
+        RuntimeError, match="which is output 0 of _SaveAllBackward, is at version 1"
+    ):
+        y.grad_fn.saved_tensors  # noqa: B018
+
+
 def test_save_tensor_hook_version_counter_not_shared():
     # the seed's form: an in-place change of the unpacked tensor in backward does not bump the
     # version of the tensor that was saved (the pack hook replaced it)
