@@ -223,6 +223,8 @@ def _basis(total: int, like: Tensor):
 def _columns(basis, leaves: list) -> list:
     """The identity's columns split into one block per leaf, shaped ``(total, *leaf.shape)``."""
     total = basis.shape[0]
+    if len(leaves) == 1:  # the usual case: one input (or output) leaf takes the whole basis
+        return [_reshaped(basis, (total, *leaves[0].shape))]
     blocks = []
     offset = 0
     for leaf in leaves:
@@ -233,6 +235,11 @@ def _columns(basis, leaves: list) -> list:
         blocks.append(block)
         offset += n
     return blocks
+
+
+def _reshaped(x: Tensor, shape: tuple) -> Tensor:
+    """``x.reshape(shape)``, or ``x`` itself when it has that shape already (no extra op)."""
+    return x if tuple(x.shape) == shape else x.reshape(*shape)
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None):
@@ -252,6 +259,16 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         total = sum(o.numel() for o in out_leaves)
         if total == 0:
             flat = [[_empty_block(o, x) for x in in_leaves] for o in out_leaves]
+        elif total == 1:
+            # one output element (a scalar loss, e.g. the inner jacrev of hessian): the basis has
+            # one row, so a single backward pass is the whole vmap (one transform level less)
+            from .._creation import ones_like
+
+            row_leaves, _ = flatten(vjp_fn(rebuild_out([ones_like(o) for o in out_leaves])))
+            flat = [
+                [_reshaped(r, (*o.shape, *x.shape)) for r, x in zip(row_leaves, in_leaves)]
+                for o in out_leaves
+            ]
         else:
             cts = _columns(_basis(total, out_leaves[0]), out_leaves)
             rows = vmap(vjp_fn, chunk_size=chunk_size)(rebuild_out(cts))
@@ -262,7 +279,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
                 n = o.numel()
                 flat.append(
                     [
-                        r[offset : offset + n].reshape(*o.shape, *x.shape)
+                        _reshaped(r if n == total else r[offset : offset + n], (*o.shape, *x.shape))
                         for r, x in zip(row_leaves, in_leaves)
                     ]
                 )
@@ -323,8 +340,9 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             offset = 0
             for x in in_leaves:
                 n = x.numel()
-                block = c[offset : offset + n].reshape(n, m).transpose(0, 1)
-                blocks.append(block.reshape(*out_shape, *x.shape))
+                block = c if n == total else c[offset : offset + n]
+                block = _reshaped(block, (n, m)).transpose(0, 1)
+                blocks.append(_reshaped(block, (*out_shape, *x.shape)))
                 offset += n
             flat.append(_per_argnum(rebuild_in(blocks), argnums))
         jac = rebuild_out(flat)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._dispatch import OpDef, binary_caller, register, unary_caller
+from .._dispatch import OpDef, apply, binary_caller, register, unary_caller
 from .._tensor import Tensor
 from ..vmap import rules as batching
 
@@ -225,8 +225,6 @@ def linear(
         return (transpose(cts[0], args[0], **params),)
 
     def jvp(tangents, outs, args, params):
-        from .._dispatch import apply
-
         return apply(op, tangents[0], **params)
 
     op = register(

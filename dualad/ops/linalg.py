@@ -107,14 +107,18 @@ def _matmul_vjp(cts, outs, args, params, needs):
             grad_b = ct * conj(a)
         return grad_a, grad_b
     if needs[0]:
-        if a_vector:  # (n,) @ (..., n, m) -> (..., m): grad (..., n), summed by the engine
+        if a_vector and b.ndim == 2:  # (n,) @ (n, m) -> (m,): one matrix-vector product
+            grad_a = matmul(conj(b), ct)
+        elif a_vector:  # (n,) @ (..., n, m) -> (..., m): grad (..., n), summed by the engine
             grad_a = _drop_last(matmul(conj(b), _unsqueeze(ct, -1)))
         elif b_vector:  # (..., n, m) @ (m,) -> (..., n)
             grad_a = _unsqueeze(ct, -1) * conj(b)
         else:
             grad_a = matmul(ct, _mH(b))
     if needs[1]:
-        if b_vector:
+        if b_vector and a.ndim == 2:  # (k, n) @ (n,) -> (k,): ct @ conj(a), no transpose
+            grad_b = matmul(ct, conj(a))
+        elif b_vector:
             grad_b = _drop_last(matmul(_mH(a), _unsqueeze(ct, -1)))
         elif a_vector:
             grad_b = _unsqueeze(conj(a), -1) * _unsqueeze(ct, -2)
@@ -193,6 +197,11 @@ def _matmul_batch(op, args, bdims, params):
             return matmul(a, b), 0
         rows = reshape(a, (size * la[0], la[1]))  # (B*k, n) @ (n, m)
         return reshape(matmul(rows, b), (size, la[0], lb[1])), 0
+    if len(lb) == 1 and len(la) == 1:  # dot products: (B, n) @ (n,) or (n,) @ (B, n) -> (B,)
+        if bdims[1] is None:
+            return matmul(a, b), 0
+        if bdims[0] is None:
+            return matmul(b, a), 0
     if bdims[0] is None and len(la) == 2 and len(lb) == 1:  # (k, n) @ (B, n) -> (B, k)
         return matmul(b, matrix_transpose(a)), 0
     if bdims[0] is None and len(la) == 2 and len(lb) == 2:  # (k, n) @ (B, n, m) -> (B, k, m)
