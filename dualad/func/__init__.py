@@ -22,6 +22,12 @@ from ..vmap.api import vmap
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
+    return _jvp(func, primals, tangents, has_aux, copy_tangents=True)
+
+
+def _jvp(func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool):
+    """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
+    (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.jvp: Expected primals and tangents to be tuples. E.g. jvp(f, (x,), (t,))"
@@ -42,7 +48,7 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
                     f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
                     f"shape {tuple(t.shape)}"
                 )
-            duals.append(fwd.make_dual(p, t, level=level))
+            duals.append(fwd._make_dual(p, t, level, copy_tangent=copy_tangents))
         result = func(*rebuild(duals))
         aux = None
         if has_aux:

@@ -304,7 +304,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
     the inputs. Same layout as ``jacrev``."""
     from ..vmap.api import vmap
-    from . import jvp
+    from . import _jvp
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
@@ -321,7 +321,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         total = sum(x.numel() for x in in_leaves)
 
         def push(*tangents):
-            res = jvp(restricted, diff, rebuild_in(list(tangents)), has_aux=has_aux)
+            res = _jvp(restricted, diff, rebuild_in(list(tangents)), has_aux, copy_tangents=False)
             return (res[1], res[2]) if has_aux else res[1]
 
         if total == 0:

@@ -143,5 +143,13 @@ index_put_op = register(
 
 def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
-    index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
+    if isinstance(key, IndexKey):
+        index = key
+    else:
+        from .tensor_index import index_put_tensors, split_tensor_key
+
+        split = split_tensor_key(key)
+        if split is not None:  # index tensors are arguments (they may be batched, saved...)
+            return index_put_tensors(x, value, split[1], split[0])
+        index = IndexKey(_normalize_key(key))
     return dispatch(index_put_op, (x, value), {"index": index})

@@ -503,7 +503,15 @@ def getitem(x, key):
     tensor([[2., 0.],
             [5., 3.]])
     """
-    index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
+    if isinstance(key, IndexKey):
+        index = key
+    else:
+        from .tensor_index import index_tensors, split_tensor_key
+
+        split = split_tensor_key(key)
+        if split is not None:  # index tensors are arguments (they may be batched, saved...)
+            return index_tensors(x, split[1], split[0])
+        index = IndexKey(_normalize_key(key))
     op = _getitem_view_op if index.basic else _getitem_copy_op
     return dispatch(op, (x,), {"index": index})
 

@@ -573,9 +573,8 @@ class _LogicalData:
         return RuntimeError(
             f"dualad.vmap: this operation needs the array data of a batched tensor "
             f"({_level_of(owner)}, logical shape {owner.shape}) ({what}), which inside vmap "
-            "stands for a whole batch. Tensor values used as static arguments (e.g. an index "
-            "tensor in x[idx] or x[idx] = v) cannot be batched; use gather, index_select, "
-            "take_along_dim or scatter, which accept batched indices."
+            "stands for a whole batch. Tensor values used as static arguments (a shape or a "
+            "size given as a tensor, say) cannot be batched."
         )
 
     def __getattr__(self, name: str):
