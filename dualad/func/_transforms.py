@@ -379,14 +379,56 @@ def hvp(func, primals: tuple, tangents: tuple):
 def linearize(func, *primals):
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
 
-    (This version evaluates ``func`` forward again for every ``jvp_fn`` call.)
-    """
-    from . import jvp
+    ``func`` runs once. Its reverse graph is recorded by ``vjp``; ``vjp_fn`` is linear in the
+    cotangent, so the VJP of ``vjp_fn`` itself (recorded once, at a zero cotangent) is its
+    transpose, the JVP: every ``jvp_fn`` call is one backward pass of that recorded graph.
 
-    out = func(*primals)
+    >>> import dualad
+    >>> from dualad.func import linearize
+    >>> out, jvp_fn = linearize(dualad.sin, dualad.tensor([0.0, 1.0]))
+    >>> jvp_fn(dualad.tensor([2.0, 1.0]))
+    tensor([2.        , 0.54030231])
+    """
+    from .._creation import zeros_like
+
+    out, vjp_fn = vjp(func, *primals)
+    out_leaves, rebuild_out = flatten(out)
+    in_leaves, _ = flatten(primals)
+    # outputs without a derivative (integer, boolean) get zero tangents, as in jvp
+    diff = [k for k, o in enumerate(out_leaves) if o.dtype.kind in "fc"]
+    fixed = [zeros_like(o) for o in out_leaves]
+
+    def pullback(*cotangents):
+        cts = list(fixed)
+        for k, ct in zip(diff, cotangents):
+            cts[k] = ct
+        return vjp_fn(rebuild_out(cts))
+
+    transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
 
     def jvp_fn(*tangents):
-        return jvp(func, primals, tangents)[1]
+        tangent_leaves, _ = flatten(tangents)
+        if len(tangent_leaves) != len(in_leaves):
+            raise RuntimeError(
+                "dualad.func.linearize: expected the tangents to have the structure of the "
+                f"primals ({len(in_leaves)} tensors), got {len(tangent_leaves)}"
+            )
+        for i, (tangent, primal) in enumerate(zip(tangent_leaves, in_leaves)):
+            if not isinstance(tangent, Tensor):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} must be a Tensor, got "
+                    f"{type(tangent).__name__}"
+                )
+            if tuple(tangent.shape) != tuple(primal.shape):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} has shape {tuple(tangent.shape)} but "
+                    f"its primal has shape {tuple(primal.shape)}"
+                )
+        result = [zeros_like(o) for o in out_leaves]
+        if transpose is not None:
+            for k, value in zip(diff, transpose(tuple(tangents))):
+                result[k] = value
+        return rebuild_out(result)
 
     return out, jvp_fn
 
