@@ -214,10 +214,41 @@ def _restricted(func, args: tuple, nums: tuple):
     return restricted
 
 
-def _basis(total: int, like: Tensor):
-    from .._creation import eye
+def _basis(total: int, like: Tensor, start: int = 0, stop: int | None = None):
+    """Rows ``start:stop`` of the ``total x total`` identity (all of them by default), made
+    without the others: a chunked Jacobian holds one chunk of the basis at a time."""
+    from .._creation import eye, zeros
 
-    return eye(total, dtype=like.dtype, device=like.device)
+    if stop is None or (start == 0 and stop == total):
+        return eye(total, dtype=like.dtype, device=like.device)
+    rows = zeros(stop - start, total, dtype=like.dtype, device=like.device)
+    rows[:, start:stop] = eye(stop - start, dtype=like.dtype, device=like.device)
+    return rows
+
+
+def _check_chunk_size(chunk_size, name: str) -> None:
+    if chunk_size is not None and (not _is_int(chunk_size) or chunk_size <= 0):
+        raise ValueError(f"{name}: `chunk_size` should be greater than 0. (got {chunk_size!r})")
+
+
+def _over_basis(run, total: int, leaves: list, chunk_size):
+    """``run(blocks)`` (a vmapped function of the basis blocks of ``leaves``) over the rows of
+    the identity, ``chunk_size`` rows at a time (all at once for None); returns the output
+    leaves, each ``(total, ...)``, and the first chunk's whole result."""
+    from ..ops.shape import cat
+
+    if chunk_size is None or chunk_size >= total:
+        result = run(_columns(_basis(total, leaves[0]), leaves))
+        return flatten(result)[0], result
+    pieces = []
+    first = None
+    for start in range(0, total, chunk_size):
+        basis = _basis(total, leaves[0], start, min(start + chunk_size, total))
+        result = run(_columns(basis, leaves))
+        first = result if first is None else first
+        pieces.append(flatten(result)[0])
+    joined = [cat([piece[k] for piece in pieces], 0) for k in range(len(pieces[0]))]
+    return joined, first
 
 
 def _columns(basis, leaves: list) -> list:
@@ -248,6 +279,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
     ``argnums`` when it is a tuple)."""
     from ..vmap.api import vmap
 
+    _check_chunk_size(chunk_size, "jacrev")
+
     @functools.wraps(func, updated=())
     def wrapper(*args):
         nums = _normalize_argnums(argnums, len(args), "jacrev")
@@ -270,9 +303,11 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
                 for o in out_leaves
             ]
         else:
-            cts = _columns(_basis(total, out_leaves[0]), out_leaves)
-            rows = vmap(vjp_fn, chunk_size=chunk_size)(rebuild_out(cts))
-            row_leaves, _ = flatten(rows)  # one (total, *in.shape) per input leaf
+            batched_vjp = vmap(vjp_fn)
+            # one (total, *in.shape) per input leaf
+            row_leaves = _over_basis(
+                lambda cts: batched_vjp(rebuild_out(cts)), total, out_leaves, chunk_size
+            )[0]
             flat = []
             offset = 0
             for o in out_leaves:
@@ -300,11 +335,22 @@ def _empty_block(out: Tensor, x: Tensor):
     return zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device)
 
 
-def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+def jacfwd(
+    func,
+    argnums=0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+    chunk_size: int | None = None,
+):
     """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
-    the inputs. Same layout as ``jacrev``."""
+    the inputs. Same layout as ``jacrev``. ``chunk_size`` (a dualad extension, as in
+    ``jacrev``) pushes that many basis tangents at a time, bounding the memory of the batched
+    intermediate values."""
     from ..vmap.api import vmap
     from . import _jvp
+
+    _check_chunk_size(chunk_size, "jacfwd")
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
@@ -326,10 +372,28 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
 
         if total == 0:
             raise RuntimeError("dualad.func.jacfwd: the differentiated inputs have no elements")
-        tangents = _columns(_basis(total, in_leaves[0]), in_leaves)
-        result = vmap(push, out_dims=(0, None) if has_aux else 0, randomness=randomness)(*tangents)
-        columns, aux = result if has_aux else (result, None)
-        col_leaves, rebuild_out = flatten(columns)  # one (total, *out.shape) per output leaf
+        # (randomness="same": vmap's own chunks replay the random state, so that every chunk
+        # draws what the first one drew; they need the whole basis)
+        replayed = randomness == "same"
+        batched_push = vmap(
+            push,
+            out_dims=(0, None) if has_aux else 0,
+            randomness=randomness,
+            chunk_size=chunk_size if replayed else None,
+        )
+        auxes = []
+
+        def run(tangents):
+            result = batched_push(*tangents)
+            if has_aux:
+                result, aux = result
+                auxes.append(aux)
+            return result
+
+        # one (total, *out.shape) per output leaf
+        col_leaves, columns = _over_basis(run, total, in_leaves, None if replayed else chunk_size)
+        _, rebuild_out = flatten(columns)
+        aux = auxes[0] if has_aux else None
         flat = []
         for c in col_leaves:
             out_shape = tuple(c.shape[1:])
