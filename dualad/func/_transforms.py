@@ -20,6 +20,15 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _check_callable(func, name: str) -> None:
+    """A transform's function argument must be callable (a clear error at once, not later)."""
+    if not callable(func):
+        raise TypeError(
+            f"dualad.func.{name}: expected a function as the first argument, got "
+            f"{type(func).__name__}"
+        )
+
+
 def _normalize_argnums(argnums, count: int, name: str) -> tuple[int, ...]:
     """``argnums`` as a tuple of non-negative positions (checked against ``count`` inputs)."""
     if _is_int(argnums):
@@ -106,6 +115,8 @@ def grad(func, argnums=0, has_aux: bool = False):
 
 
 def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+    _check_callable(func, name)
+
     @functools.wraps(func, updated=())
     def wrapper(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), name)
@@ -155,6 +166,7 @@ def vjp(func, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
     (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
     (``jacrev`` vmaps it)."""
+    _check_callable(func, "vjp")
     level = enter()
     try:
         leaves, rebuild = flatten(primals)
@@ -193,6 +205,14 @@ def vjp(func, *primals, has_aux: bool = False):
                     f"dualad.func.vjp: Mismatch in shape: cotangent {i} has shape "
                     f"{tuple(ct.shape)} but the output has shape {tuple(v.shape)}"
                 )
+            if ct.dtype != v.dtype and v.dtype.kind in "fc":
+                if (ct.dtype.kind == "c") != (v.dtype.kind == "c"):
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have "
+                        f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                        f"{ct.dtype} and output[{i}] has a dtype of {v.dtype}."
+                    )
+                ct_leaves[i] = ct.to(dtype=v.dtype)  # (as backward does: integers, widths)
         grads = backward(level, out_leaves, ct_leaves, nodes, retain=retain_graph)
         return tuple(rebuild(_zeros_for_unused(grads, leaves)))
 
@@ -279,6 +299,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
     ``argnums`` when it is a tuple)."""
     from ..vmap.api import vmap
 
+    _check_callable(func, "jacrev")
     _check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func, updated=())
@@ -350,6 +371,7 @@ def jacfwd(
     from ..vmap.api import vmap
     from . import _jvp
 
+    _check_callable(func, "jacfwd")
     _check_chunk_size(chunk_size, "jacfwd")
 
     @functools.wraps(func, updated=())
@@ -425,6 +447,7 @@ def hvp(func, primals: tuple, tangents: tuple):
     (``jvp`` of ``grad``). The product is a tuple with one entry per primal, like ``jvp``."""
     from . import jvp
 
+    _check_callable(func, "hvp")
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.hvp: Expected primals and tangents to be tuples. E.g. hvp(f, (x,), (t,))"
@@ -434,7 +457,7 @@ def hvp(func, primals: tuple, tangents: tuple):
         raise RuntimeError("dualad.func.hvp: expected at least one primal")
 
     def gradient_and_value(*p):
-        return grad_and_value(func, argnums=nums)(*p)
+        return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
     (_, value), (product, _) = jvp(gradient_and_value, primals, tangents)
     return value, product
@@ -455,6 +478,7 @@ def linearize(func, *primals):
     """
     from .._creation import zeros_like
 
+    _check_callable(func, "linearize")
     out, vjp_fn = vjp(func, *primals)
     out_leaves, rebuild_out = flatten(out)
     in_leaves, _ = flatten(primals)

@@ -60,6 +60,10 @@ def vmap(
     tensor([[10., 30.],
             [20., 40.]])
     """
+    if not callable(func):
+        raise TypeError(
+            f"dualad.vmap: expected a function as the first argument, got {type(func).__name__}"
+        )
     if randomness not in _RANDOMNESS:
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
