@@ -63,6 +63,11 @@ def _split_aux(result, name: str):
 
 
 def _zeros_for_unused(grads: list, inputs: list) -> list:
+    for g in grads:
+        if g is None:
+            break
+    else:
+        return grads
     from .._creation import zeros_like
 
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
@@ -255,11 +260,11 @@ def _over_basis(run, total: int, leaves: list, chunk_size):
     """``run(blocks)`` (a vmapped function of the basis blocks of ``leaves``) over the rows of
     the identity, ``chunk_size`` rows at a time (all at once for None); returns the output
     leaves, each ``(total, ...)``, and the first chunk's whole result."""
-    from ..ops.shape import cat
-
     if chunk_size is None or chunk_size >= total:
         result = run(_columns(_basis(total, leaves[0]), leaves))
         return flatten(result)[0], result
+    from ..ops.shape import cat
+
     pieces = []
     first = None
     for start in range(0, total, chunk_size):

@@ -28,6 +28,7 @@ import weakref
 from .._dispatch import Level, _aliases, _xp, dispatch
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new, wrap
+from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
 
 _FREED_MESSAGE = (
@@ -171,7 +172,6 @@ def _write_view(base: GradTensor, chain: tuple, value):
     recorded, differentiable and batchable): ``where(region, embed(value), base)``, where
     ``embed`` is the transpose of the view steps (it puts value into zeros of base's shape)."""
     from ..ops.elementwise import where
-    from ..rev.node import ArgMeta
 
     xp = _xp(_bottom_data(base))
     stand_in = xp.zeros(tuple(base.shape), dtype=bool)
@@ -519,8 +519,6 @@ def backward(level: GradLevel, outputs: list, cotangents: list, leaves: list, re
     Runs with ``level`` off the stack, in the levels active now; recorded below when grad mode
     is on.
     """
-    from ..rev.engine import run
-
     roots = []
     root_grads = []
     for out, ct in zip(outputs, cotangents):

@@ -21,6 +21,7 @@ from ._dims import normalize_dim
 from ._helpers import linear
 from .einsum import contract
 from .elementwise import conj, mul
+from .shape import matrix_transpose, reshape, unsqueeze
 
 __all__ = [
     "matmul",
@@ -46,8 +47,6 @@ def _shape(x) -> tuple:
 
 
 def _mH(x):
-    from .shape import matrix_transpose
-
     return conj(matrix_transpose(x))
 
 
@@ -129,14 +128,10 @@ def _matmul_vjp(cts, outs, args, params, needs):
 
 
 def _drop_last(x):
-    from .shape import reshape
-
     return reshape(x, tuple(x.shape[:-1]))
 
 
 def _unsqueeze(x, dim):
-    from .shape import unsqueeze
-
     return unsqueeze(x, dim)
 
 
@@ -181,8 +176,6 @@ def _matmul_shape(sa: tuple, sb: tuple) -> tuple:
 def _matmul_batch(op, args, bdims, params):
     """Batch dim first; a batched vector becomes a one-row (column) matrix; batched operands are
     padded to the largest logical rank so their batch dim broadcasts against nothing else."""
-    from .shape import matrix_transpose, reshape
-
     moved, logical = [], []
     for x, bdim in zip(args, bdims):
         x = move_bdim_to_front(x, bdim)
@@ -453,8 +446,6 @@ def outer(a, b) -> Tensor:
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    from .shape import unsqueeze
-
     a, b = _as_tensor(a), _as_tensor(b)
     for name, x in (("self", a), ("vec2", b)):
         if x.ndim != 1:
@@ -542,8 +533,6 @@ def kron(a, b) -> Tensor:
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    from .shape import reshape
-
     a, b = _as_tensor(a), _as_tensor(b)
     ndim = max(a.ndim, b.ndim)
     if ndim == 0:
@@ -566,7 +555,6 @@ def _real_dtype(dtype):
 
 def _trace_transpose(ct, x):
     from .._creation import eye
-    from .shape import reshape
 
     n, m = x.shape[-2:]
     ct = reshape(ct, (*ct.shape, 1, 1))

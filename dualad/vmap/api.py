@@ -145,8 +145,6 @@ def _unwrap(leaf, out_dim, level: VmapLevel, name: str):
 
 def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
     """The batch of ``value`` (at ``bdim``, or absent when None) moved to ``out_dim``."""
-    from ..ops.shape import broadcast_to, movedim, unsqueeze
-
     rank = value.ndim + (bdim is None)
     if not -rank <= out_dim < rank:
         raise ValueError(
@@ -155,13 +153,15 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
             f"be in range of [{-rank}, {rank - 1}], but got {out_dim})"
         )
     out_dim %= rank
+    if bdim == out_dim:
+        return value
+    from ..ops.shape import broadcast_to, movedim, unsqueeze
+
     if bdim is None:
         # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
         shape = list(value.shape)
         shape.insert(out_dim, size)
         return broadcast_to(unsqueeze(value, out_dim), tuple(shape))
-    if bdim == out_dim:
-        return value
     return movedim(value, bdim, out_dim)
 
 
