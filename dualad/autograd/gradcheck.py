@@ -39,6 +39,7 @@ import numpy as np
 from .. import fwd
 from .._backend import xp_of
 from .._tensor import Tensor, wrap
+from .._tree import flatten
 from ..rev.engine import grad as _autograd_grad
 
 __all__ = [
@@ -108,6 +109,25 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, list):
         return tuple(x)
     return (x,)
+
+
+def _flat_function(func: Callable, inputs: tuple) -> tuple[Callable, tuple]:
+    """``func`` as a function of the leaves of its (nested) arguments, returning a flat tuple.
+
+    Tensors inside lists, tuples and dicts of ``inputs`` become inputs of their own (the
+    checks below only see flat tuples); nested outputs are flattened the same way. Flat
+    arguments and outputs keep ``func`` and ``inputs`` as they are.
+    """
+    leaves, rebuild = flatten(inputs)
+    nested_inputs = any(isinstance(x, (list, tuple, dict)) for x in inputs)
+
+    def flat_func(*args):
+        out = func(*rebuild(list(args))) if nested_inputs else func(*args)
+        if isinstance(out, (list, tuple, dict)):
+            return tuple(flatten(out)[0])
+        return out
+
+    return flat_func, tuple(leaves)
 
 
 def _is_float_or_complex(x) -> bool:
@@ -195,8 +215,10 @@ class _Perturbation:
     def __init__(self, tensor: Tensor) -> None:
         self.tensor = tensor
         self.original_data = tensor._data
-        if not getattr(tensor._data, "flags", None) or not tensor._data.flags.writeable:
-            tensor._data = tensor._data.copy()  # read-only buffer: perturb a private copy
+        # a read-only NumPy buffer (a broadcast, say): perturb a private copy (CuPy arrays
+        # have no writeable flag and are always writeable)
+        if not getattr(tensor._data.flags, "writeable", True):
+            tensor._data = tensor._data.copy()
         self.data = tensor._data
         self.saved = self.data.copy()
         self.xp = xp_of(self.data)
@@ -520,6 +542,24 @@ def _slow_gradcheck(
     return True
 
 
+def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
+    """gradgradcheck's default grad_output for ``output``: uniform in [-1, 1) (both parts, for
+    complex), requiring grad. Drawn from dualad's global generator, as PyTorch draws from its
+    own: ``dualad.manual_seed`` makes a failure reproducible."""
+    from .._creation import rand
+
+    dtype = output._data.dtype if output._data.dtype.kind in "fc" else np.dtype(np.float64)
+    data = rand(tuple(output.shape), dtype=dtype, device=output.device)._data
+    xp = xp_of(data)
+    data = xp.asarray(data * 2 - (1 + 1j if dtype.kind == "c" else 1))  # 0-d stays an array
+    if non_contiguous and data.ndim and data.size > 1:
+        # the same values as a strided view into a wider buffer
+        wide = xp.zeros((*data.shape[:-1], 2 * data.shape[-1]), dtype)
+        wide[..., ::2] = data
+        data = wide[..., ::2]
+    return wrap(data.astype(dtype, copy=False)).requires_grad_()
+
+
 def _make_vectors(inputs, outputs, *, use_forward_ad):
     rng = np.random.default_rng(_FAST_MODE_SEED)
     all_u = []
@@ -836,7 +876,8 @@ def _check_inputs(inputs: tuple) -> None:
                     stacklevel=3,
                 )
             data = inp._data
-            if any(st == 0 and sz > 1 for st, sz in zip(data.strides, data.shape)):
+            # an empty array has zero strides without any overlap (NumPy's convention)
+            if data.size and any(st == 0 and sz > 1 for st, sz in zip(data.strides, data.shape)):
                 raise RuntimeError(
                     f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
                     "inputs that are non-overlapping to be able to compute the numerical "
@@ -984,7 +1025,7 @@ def _test_batched_grad(inputs, output: Tensor, output_idx: int) -> bool:
     return True
 
 
-def _test_backward_mul_by_grad_output(outputs, inputs) -> bool:
+def _test_backward_mul_by_grad_output(outputs, inputs, masked=False) -> bool:
     diff_inputs = _diff_inputs(inputs)
     if not diff_inputs:
         raise GradcheckError("no Tensors requiring grad found in input")
@@ -996,7 +1037,13 @@ def _test_backward_mul_by_grad_output(outputs, inputs) -> bool:
     for gi, di in zip(grads, diff_inputs):
         if gi is None:
             continue
-        if np.count_nonzero(_host(gi)) != 0:
+        values = _host(gi)
+        if masked:
+            # masked semantics tolerate round-off (torch.allclose's default tolerances)
+            nonzero = not np.allclose(values, 0.0, rtol=1e-5, atol=1e-8)
+        else:
+            nonzero = np.count_nonzero(values) != 0
+        if nonzero:
             raise GradcheckError("backward not multiplied by grad_output")
         if gi.dtype != di.dtype:
             raise GradcheckError("grad is incorrect type")
@@ -1094,11 +1141,13 @@ def gradcheck(
     Parameters
     ----------
     fn : callable
-        Takes the ``inputs`` (positionally) and returns a tensor or a tuple/list of tensors
-        (other values are ignored).
+        Takes the ``inputs`` (positionally) and returns a tensor or a (nested) tuple/list of
+        tensors (other values are ignored).
     inputs : Tensor or tuple/list
         The arguments. Floating/complex tensors with ``requires_grad=True`` are differentiated
-        (use float64/complex128); anything else is passed through unchanged.
+        (use float64/complex128), also inside (nested) lists, tuples and dicts; anything else
+        is passed through unchanged. Inputs and outputs are numbered in flattened order in the
+        messages (``input 2`` is the third tensor that requires grad).
     eps, atol, rtol : float
         Finite-difference step; ``|analytical - numerical| <= atol + rtol * |numerical|``.
     raise_exception : bool
@@ -1114,8 +1163,11 @@ def gradcheck(
     fast_mode : bool
         Compare one random projection ``v^T J u`` per input/output pair instead of the full
         Jacobians (much faster; on failure the message shows the slow-mode Jacobians).
-    masked : None or False
-        Sparse semantics: not supported by dualad (no sparse layouts).
+    masked : bool or None
+        PyTorch's masked (sparse) semantics. dualad tensors are dense, so every element is
+        specified and the Jacobian checks are the same either way; ``masked=True`` only
+        relaxes the "backward multiplied by grad_output" check from exact zeros to
+        ``allclose(grad, 0)``, as PyTorch does. ``None`` means ``False``.
 
     Returns
     -------
@@ -1136,11 +1188,6 @@ def gradcheck(
     assert not (check_batched_forward_grad and not check_forward_ad), (
         "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
     )
-    if masked:
-        raise NotImplementedError(
-            "dualad.autograd.gradcheck: masked=True (sparse semantics) is not supported; dualad "
-            "has no sparse layouts"
-        )
     args = dict(
         eps=eps,
         atol=atol,
@@ -1153,6 +1200,7 @@ def gradcheck(
         check_forward_ad=check_forward_ad,
         check_backward_ad=check_backward_ad,
         fast_mode=fast_mode,
+        masked=bool(masked),
     )
     if not raise_exception:
         try:
@@ -1177,8 +1225,9 @@ def _gradcheck_helper(
     check_forward_ad,
     check_backward_ad,
     fast_mode,
+    masked,
 ) -> bool:
-    inputs = _as_tuple(inputs)
+    func, inputs = _flat_function(func, _as_tuple(inputs))
     _check_inputs(inputs)
     func_out = func(*inputs)
     outputs = _differentiable_outputs(func_out)
@@ -1205,7 +1254,7 @@ def _gradcheck_helper(
     if check_batched_grad:
         for i, o in enumerate(outputs):
             _test_batched_grad(inputs, o, i)
-    _test_backward_mul_by_grad_output(outputs, inputs)
+    _test_backward_mul_by_grad_output(outputs, inputs, masked)
     if check_undefined_grad:
         _test_undefined_backward_mode(func, outputs, inputs)
     return True
@@ -1233,7 +1282,9 @@ def gradgradcheck(
     """Check second derivatives: ``gradcheck`` of the VJP of ``fn`` (``create_graph=True``).
 
     ``grad_outputs`` default to random tensors like the differentiable outputs, uniform in
-    ``[-1, 1]`` and requiring grad (so the VJP is checked w.r.t. them too).
+    ``[-1, 1]`` and requiring grad (so the VJP is checked w.r.t. them too), drawn from dualad's
+    global generator (``dualad.manual_seed`` repeats them); ``gen_non_contig_grad_outputs``
+    makes them strided views. Grad outputs that do not require grad are constants.
     ``check_fwd_over_rev`` checks the VJP with forward mode, ``check_rev_over_rev`` with reverse
     mode. Other arguments as in ``gradcheck``.
 
@@ -1251,26 +1302,10 @@ def gradgradcheck(
     assert not (check_batched_grad and not check_rev_over_rev), (
         "Setting check_batched_grad=True requires check_rev_over_rev to be True"
     )
-    inputs = _as_tuple(inputs)
+    fn, inputs = _flat_function(fn, _as_tuple(inputs))
     if grad_outputs is None:
-        rng = np.random.default_rng()
         outputs = _differentiable_outputs(fn(*inputs))
-        made = []
-        for o in outputs:
-            dtype = o._data.dtype if o._data.dtype.kind in "fc" else np.dtype(np.float64)
-            values = rng.uniform(-1, 1, o.shape)
-            if dtype.kind == "c":
-                values = values + 1j * rng.uniform(-1, 1, o.shape)
-            values = np.asarray(values).astype(dtype)
-            if gen_non_contig_grad_outputs and values.ndim > 0 and values.size > 1:
-                # a strided view into a larger buffer
-                wide = np.zeros((*values.shape[:-1], 2 * values.shape[-1]), dtype)
-                wide[..., ::2] = values
-                data = xp_of(o._data).asarray(wide)[..., ::2]
-            else:
-                data = xp_of(o._data).asarray(values)
-            made.append(wrap(data).requires_grad_())
-        grad_outputs = tuple(made)
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs) for o in outputs)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(grad_outputs)

@@ -104,12 +104,19 @@ class DualLevel(Level):
 
     def attach(self, tensor: Tensor, tangent) -> None:
         """Give ``tensor`` the tangent ``tangent`` at this level (None: no tangent)."""
-        if tangent is None or tensor._data.dtype.kind not in "fc":
+        kind = tensor._data.dtype.kind
+        if tangent is None or kind not in "fc":
             return
         if type(tangent) is not Tensor and not isinstance(tangent, Tensor):
             from .._creation import full_like
 
             tangent = full_like(tensor, tangent)
+        elif kind == "c" and tangent._data.dtype.kind != "c":
+            # a complex result of real tangents (x + 1j * c with c constant): the tangent is
+            # complex too, or rules such as imag/scatter on it would see the wrong dtype
+            from ..ops.elementwise import astype
+
+            tangent = astype(tangent, tensor._data.dtype)
         fw = tensor._fw
         if fw is None:
             tensor._fw = {self: tangent}

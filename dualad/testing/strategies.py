@@ -22,7 +22,7 @@ Drawing an op and calling it on its samples::
     @given(ds.ops(unary=True))
     def test_op(info):
         for sample in info.sample_inputs("float64"):
-            args, kwargs, leaves = sample_to_tensors(sample)   # dualad.testing._numeric
+            args, kwargs, leaves = sample.tensors()   # leaves: the tensors requiring grad
             out = info.fn(*args, **kwargs)
 """
 
@@ -159,9 +159,8 @@ def ops(differentiable: bool | None = True, unary: bool | None = None):
 
     Call a drawn entry on its samples (arrays in, arrays out of ``info.ref`` when it has one)::
 
-        from dualad.testing._numeric import sample_to_tensors
         for sample in info.sample_inputs("float64"):   # or any dtype in info.dtypes
-            args, kwargs, leaves = sample_to_tensors(sample)
+            args, kwargs, leaves = sample.tensors()
             out = info.fn(*args, **kwargs)              # leaves: the tensors to differentiate
     """
     infos = op_infos(differentiable, unary)

@@ -21,8 +21,6 @@ from dualad.autograd.gradcheck import (
     get_numerical_jacobian,
 )
 from dualad.testing import assert_close, gradcheck, gradgradcheck
-from dualad.testing._numeric import sample_to_tensors
-from dualad.testing.opdb import all_ops
 
 F64 = dualad.float64
 C128 = dualad.complex128
@@ -97,6 +95,24 @@ def test_out_of_place_basic_forward_batched(fn, nargs):
     )
 
 
+@pytest.mark.parametrize("fast_mode", FAST)
+@pytest.mark.parametrize("masked", [True, False])
+def test_gradcheck_input(fast_mode, masked):
+    # seed: sum of a sparse tensor, for each sparse layout; dualad tensors are dense (every
+    # element specified), so masked or not the check is the same
+    x = rand(2, 2)
+    assert gradcheck(dualad.sum, x, masked=masked, check_batched_grad=False, fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", FAST)
+def test_gradcheck_dense_and_sparse_inputs(fast_mode):
+    # seed: x * y.to_dense() with y sparse; the dense analogue
+    a, b = rand(2, 2), rand(2, 2, seed=1)
+    assert gradcheck(
+        lambda x, y: x * y, (a, b), masked=True, check_batched_grad=False, fast_mode=fast_mode
+    )
+
+
 def test_inputs_as_list_and_non_tensor_args_pass_through():
     x = rand(3)
     assert gradcheck(lambda a: a * 2, [x])
@@ -127,8 +143,6 @@ def test_gradcheck_option_assertions():
             check_fwd_over_rev=True,
             check_undefined_grad=False,
         )
-    with pytest.raises(NotImplementedError, match="masked"):
-        autograd.gradcheck(dualad.sin, x, masked=True)
 
 
 @pytest.mark.parametrize("fast_mode", FAST)
@@ -336,8 +350,10 @@ def test_gradcheck_nondeterministic(fast_mode, custom_ops):
     assert gradgradcheck(lambda x: apply1(op, x, {"jitter": 1e-12}), inp, nondet_tol=1e-5, **kwargs)
 
 
-def test_check_batched_grad_failure(custom_ops):
-    # a VJP that is not vmap-compatible: it reads the cotangent's values as a Python number
+@pytest.mark.parametrize("fast_mode", FAST)
+def test_gradcheck_check_batched_grad(fast_mode, custom_ops):
+    # seed: to_dense of a sparse input has no batching rule; the dense analogue is a VJP that is
+    # not vmap-compatible: it reads the cotangent's values as a Python number
     def bad_vjp(cts, outs, args, params, needs):
         return (cts[0] * float(np.sum(np.asarray(cts[0].detach()._data))),)
 
@@ -352,19 +368,14 @@ def test_check_batched_grad_failure(custom_ops):
         )
     )
     x = rand(3)
+    # the Jacobian is wrong too (for grad_outputs that do not sum to 1): only the batched
+    # check is of interest here
+    kwargs = {"check_batched_grad": True, "fast_mode": fast_mode, "atol": 1e9, "rtol": 1e9}
     msg = "gradcheck or gradgradcheck failed while testing batched gradient"
     with pytest.raises(RuntimeError, match=msg) as info:
-        autograd.gradcheck(
-            lambda a: apply1(op, a, {}),
-            (x,),
-            check_batched_grad=True,
-            fast_mode=True,
-            # the analytical Jacobian itself is wrong too; only the batched check is of interest
-            check_backward_ad=True,
-            atol=1e9,
-            rtol=1e9,
-        )
+        gradcheck(lambda a: apply1(op, a, {}), (x,), **kwargs)
     assert isinstance(info.value, GradcheckError)
+    assert not gradcheck(lambda a: apply1(op, a, {}), (x,), raise_exception=False, **kwargs)
 
 
 @pytest.mark.parametrize("fast_mode", FAST)
@@ -439,18 +450,67 @@ def test_gradcheck_forward_ad_runs_with_no_requires_grad():
             seen.append((x.requires_grad, y.requires_grad))
         return x.clone(), y.clone()
 
+    common = {"check_forward_ad": True, "check_backward_ad": False, "check_batched_grad": False}
     x, y = rand(2), rand(2, seed=1)
-    for fast_mode in FAST:
+    for undefined, batched in [(False, False), (True, False), (True, True)]:
         assert gradcheck(
-            fn,
-            (x, y),
+            fn, (x, y), check_undefined_grad=undefined, check_batched_forward_grad=batched, **common
+        )
+    y = rand(2, requires_grad=False, seed=1)
+    assert gradcheck(
+        fn, (x, y), check_undefined_grad=True, check_batched_forward_grad=True, **common
+    )
+    assert seen and not any(a or b for a, b in seen)
+
+
+@pytest.mark.parametrize("fast_mode", FAST)
+def test_gradcheck_forward_ad_batched_grad(fast_mode, custom_ops):
+    x = rand(2)
+    only_forward = {
+        "check_forward_ad": True,
+        "check_backward_ad": False,
+        "check_batched_grad": False,
+        "check_undefined_grad": False,
+        "check_batched_forward_grad": True,
+        "fast_mode": fast_mode,
+    }
+
+    def fn1(a, b: int):
+        return a.clone(), a + b
+
+    assert gradcheck(fn1, (x, 1), **only_forward)
+
+    def fn2(a, c):  # c requires grad but is unused: its outputs' tangents are zeros
+        return a.clone()
+
+    assert gradcheck(fn2, (x, x.clone()), **only_forward)
+
+    # a JVP rule that draws random numbers cannot run under vmap
+    def random_jvp(tangents, outs, args, params):
+        dualad.randn_like(tangents[0])
+        return tangents[0] * 2
+
+    op = custom_ops(
+        OpDef(
+            "gradcheck_test_random_jvp",
+            lambda xp, x: x * 2,
+            vjp=lambda cts, outs, args, params, needs: (cts[0] * 2,),
+            jvp=random_jvp,
+            batch=_identity_batch,
+            save_args=False,
+        )
+    )
+    msg = "vmap: We do not yet support calling random operations inside of vmap"
+    with pytest.raises(RuntimeError, match=msg) as info:
+        gradcheck(
+            lambda a: apply1(op, a, {}),
+            (x,),
             check_forward_ad=True,
-            check_undefined_grad=True,
-            check_batched_grad=False,
             check_batched_forward_grad=True,
             fast_mode=fast_mode,
         )
-    assert seen and not any(a or b for a, b in seen)
+    assert isinstance(info.value, GradcheckError)
+    assert "While computing batched gradients, got: " in str(info.value)
 
 
 def test_gradcheck_forward_ad_respects_requires_grad(custom_ops):
@@ -640,49 +700,30 @@ def test_gradcheck_get_analytical_jacobian(custom_ops):
         get_analytical_jacobian((a,), out, grad_out=2.0)
 
 
-# ---------------------------------------------------------------------------------------------
-# the op database
-
-
-def _opdb_sample():
-    wanted = {"sin", "exp", "tanh", "mul", "div", "sum", "matmul", "reshape", "transpose"}
-    return [op for op in all_ops() if op.name in wanted and op.differentiable]
-
-
-@pytest.mark.parametrize("opinfo", _opdb_sample(), ids=lambda op: op.name)
-def test_gradcheck_on_opdb(opinfo):
-    rng = np.random.default_rng(0)
-    samples = opinfo.samples(rng, np.dtype(np.float64))[:2]
-    assert samples
-    checked = 0
-    for sample in samples:
-        args, kwargs, leaves = sample_to_tensors(sample)
-        positions = [i for i, a in enumerate(args) if any(a is leaf for leaf in leaves)]
-        if not positions or len(positions) != len(leaves):
-            continue
-
-        def fn(*diff, args=args, kwargs=kwargs, positions=positions):
-            call = list(args)
-            for p, value in zip(positions, diff):
-                call[p] = value
-            return opinfo.fn(*call, **kwargs)
-
-        inputs = tuple(args[p] for p in positions)
-        for fast_mode in FAST:
-            assert autograd.gradcheck(
-                fn,
-                inputs,
-                fast_mode=fast_mode,
-                check_forward_ad=True,
-                check_batched_grad=True,
-                check_batched_forward_grad=True,
-                atol=opinfo.atol,
-                rtol=opinfo.rtol,
-            ), opinfo.name
-        if opinfo.twice_differentiable:
-            assert autograd.gradgradcheck(fn, inputs, fast_mode=True, atol=1e-4, rtol=1e-3)
-        checked += 1
-    assert checked, f"no sample of {opinfo.name} was checked"
+def test_deprecated_jacobian_helpers_reject_complex_outputs():
+    a = rand(2)
+    msg = "Expected output to be non-complex. get_{} no longer supports functions that return "
+    with (
+        pytest.raises(ValueError, match=msg.format("numerical_jacobian") + "complex outputs"),
+        pytest.warns(FutureWarning),
+    ):
+        get_numerical_jacobian(lambda inputs: inputs[0] * 1j, (a,))
+    with (
+        pytest.raises(ValueError, match=msg.format("analytical_jacobian") + "complex outputs"),
+        pytest.warns(FutureWarning),
+    ):
+        get_analytical_jacobian((a,), a * 1j)
+    # shapes: (input.numel(), output.numel())
+    b = rand(3, seed=1)
+    with pytest.warns(FutureWarning):
+        (jacobian,) = get_numerical_jacobian(lambda inputs: inputs[0].sum() * 2, (b,), eps=1e-6)
+    assert tuple(jacobian.shape) == (3, 1)
+    assert_close(jacobian, np.full((3, 1), 2.0), rtol=1e-6, atol=1e-6)
+    with pytest.warns(FutureWarning):
+        jacobians, *_ = get_analytical_jacobian((a, b), dualad.outer(a, b))
+    assert [tuple(j.shape) for j in jacobians] == [(2, 6), (3, 6)]
+    expected = np.kron(np.eye(2), b.detach().numpy()[None, :])  # d(a_i b_j)/da_k
+    assert_close(jacobians[0], expected)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -690,27 +731,62 @@ def test_gradcheck_on_opdb(opinfo):
 
 
 def test_fast_mode_is_much_faster_than_slow_mode():
+    # issue 5: at least 10x on a 100-element input (measured ~30x on the project machine)
     x = rand(100)
 
     def fn(a):
         return dualad.tanh(a) * 2 + dualad.sin(a)
 
-    def timed(fast_mode):
+    def timed(fast_mode, repeat):
         best = float("inf")
-        for _ in range(2):
+        for _ in range(repeat):
             start = time.perf_counter()
-            assert autograd.gradcheck(fn, (x,), fast_mode=fast_mode, check_undefined_grad=False)
+            assert autograd.gradcheck(fn, (x,), fast_mode=fast_mode)
             best = min(best, time.perf_counter() - start)
         return best
 
-    slow = timed(False)
-    fast = timed(True)
+    slow = timed(False, 2)
+    fast = timed(True, 5)
     ratio = slow / fast
     print(
         f"gradcheck on 100 elements: slow {slow * 1e3:.1f} ms, fast {fast * 1e3:.2f} ms, "
         f"ratio {ratio:.0f}x"
     )
-    assert ratio > 4
+    assert ratio >= 10
+
+
+def test_batched_grad_check_runs_the_vjp_rule_once_on_a_batch(custom_ops):
+    """check_batched_grad vmaps the backward pass: the VJP rule runs once on batched
+    cotangents (plus twice for the unbatched reference), not once per batch element."""
+    cotangent_types = []
+
+    def vjp(cts, outs, args, params, needs):
+        cotangent_types.append(type(cts[0]).__name__)
+        return (cts[0] * 2,)
+
+    op = custom_ops(
+        OpDef(
+            "gradcheck_test_counted_vjp",
+            lambda xp, x: x * 2,
+            vjp=vjp,
+            jvp=lambda tangents, outs, args, params: tangents[0] * 2,
+            batch=_identity_batch,
+            save_args=False,
+        )
+    )
+    x = rand(3)
+
+    def counted(**kwargs):
+        cotangent_types.clear()
+        assert autograd.gradcheck(
+            lambda a: apply1(op, a, {}), (x,), check_undefined_grad=False, **kwargs
+        )
+        return list(cotangent_types)
+
+    unbatched = counted(check_batched_grad=False)
+    batched = counted(check_batched_grad=True)
+    assert len(batched) == len(unbatched) + 3
+    assert batched.count("BatchedTensor") == 1 and "BatchedTensor" not in unbatched
 
 
 # ---------------------------------------------------------------------------------------------

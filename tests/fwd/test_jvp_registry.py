@@ -729,6 +729,22 @@ def test_max_with_dim_on_duals():
         np.testing.assert_array_equal(as_numpy(indices), [1, 0])
 
 
+def test_complex_result_of_real_tangents_has_a_complex_tangent():
+    """``x + 1j * c`` with a real dual ``x`` and a constant ``c``: the result is complex, so is
+    its tangent (found by gradcheck's complex-input split: imag/scatter on it failed)."""
+    x0, t0, c0 = np.array([1.0, -2.0]), np.array([0.5, 3.0]), np.array([0.25, 4.0])
+    with fwd.dual_level():
+        z = fwd.make_dual(dualad.tensor(x0), dualad.tensor(t0)) + dualad.tensor(c0) * 1j
+        tangent = fwd.unpack_dual(z).tangent
+        assert tangent.dtype == dualad.complex128
+        np.testing.assert_array_equal(as_numpy(tangent), t0 + 0j)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(dualad.imag(z)).tangent), [0, 0])
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(dualad.real(z)).tangent), t0)
+        base = dualad.tensor(np.zeros(3, dtype=np.complex128))
+        out = dualad.scatter(base, 0, dualad.tensor(np.array([2, 0])), z)
+        np.testing.assert_array_equal(as_numpy(fwd.unpack_dual(out).tangent), [3.0, 0, 0.5])
+
+
 # ---------------------------------------------------------------------------------------------
 # ops without a JVP rule
 

@@ -18,7 +18,8 @@ from dualad.testing import strategies as ds
 from dualad.testing._numeric import as_numpy, sample_to_tensors
 from dualad.testing.opdb import OpInfo
 
-FEW = settings(max_examples=20, deadline=None)
+# at least 20 examples; the dev profile (DUALAD_HYPOTHESIS_PROFILE=dev) asks for more
+FEW = settings(deadline=None, max_examples=max(20, settings.default.max_examples))
 
 
 # ---------------------------------------------------------------------------------------------
