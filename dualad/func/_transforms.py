@@ -325,7 +325,10 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
 
             row_leaves, _ = flatten(vjp_fn(rebuild_out([ones_like(o) for o in out_leaves])))
             flat = [
-                [_reshaped(r, (*o.shape, *x.shape)) for r, x in zip(row_leaves, in_leaves)]
+                [
+                    _reshaped(r, (*o.shape, *x.shape)) if o.numel() else _empty_block(o, x)
+                    for r, x in zip(row_leaves, in_leaves)
+                ]
                 for o in out_leaves
             ]
         else:

@@ -313,7 +313,10 @@ def _broadcast_dims(dims, tree, out: list) -> bool:
     """Append one dim per leaf of ``tree`` (the leaf order of ``_tree.flatten``); a non-container
     ``dims`` applies to a whole subtree. False when the structures do not match."""
     if not isinstance(dims, (tuple, list, dict)):
-        out.extend([dims] * _count_leaves(tree))
+        if isinstance(tree, Tensor):  # the common case: one dim for one tensor
+            out.append(dims)
+        else:
+            out.extend([dims] * _count_leaves(tree))
         return True
     if isinstance(tree, dict):
         if not isinstance(dims, dict) or set(dims) != set(tree):

@@ -174,3 +174,23 @@ def test_linearize_tangent_errors():
         jvp_fn(t([1.0, 2.0]), t([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="tangent 0 must be a Tensor"):
         jvp_fn(1.0)
+
+
+def test_jacrev_of_a_one_element_output_is_one_backward_pass(rng):
+    # (no vmap level: a scalar loss, or one element spread over leaves, some of them empty)
+    x = rng.normal(size=(2, 3))
+
+    def f(v):
+        return {
+            "s": (v**2).sum().reshape(1, 1),
+            "empty": v[:0].sum(1),
+            "i": (v > 0).sum()[None][:0],
+        }
+
+    jac = jacrev(f)(t(x))
+    np.testing.assert_allclose(jac["s"].numpy(), (2 * x).reshape(1, 1, 2, 3))
+    assert jac["empty"].shape == (0, 2, 3)
+    assert jac["i"].shape == (0, 2, 3)
+    g, aux = jacrev(lambda v: ((v**3).sum(), v.mean()), has_aux=True)(t(x))
+    np.testing.assert_allclose(g.numpy(), 3 * x**2)
+    np.testing.assert_allclose(aux.numpy(), x.mean())
