@@ -304,3 +304,21 @@ def test_index_tensor_is_saved_and_version_checked_inside_func_grad():
         grad(f)(x)
     index = t([0, 0, 2])
     np.testing.assert_allclose(grad(lambda r: r[index].sum())(x).numpy(), [2.0, 0.0, 1.0, 0.0])
+
+
+def test_unbatched_mask_together_with_a_batched_index():
+    x = RNG.standard_normal((B, 4, 5))
+    mask = np.array([True, False, True, True])
+    index = RNG.integers(0, 5, size=(B, 3))
+    out = dualad.vmap(lambda r, i: r[t(mask), i])(t(x), t(index))
+    np.testing.assert_array_equal(out.numpy(), np.stack([x[b][mask, index[b]] for b in range(B)]))
+
+    def write(r, i):
+        r = r * 1
+        r[t(mask), i] = 0.0
+        return r
+
+    expected = x.copy()
+    for b in range(B):
+        expected[b][mask, index[b]] = 0.0
+    np.testing.assert_array_equal(dualad.vmap(write)(t(x), t(index)).numpy(), expected)
