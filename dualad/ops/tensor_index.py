@@ -30,69 +30,7 @@ import numpy as np
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
-from .shape import _device_key, _normalize_key, _sequence_as_tuple
-
-# ---------------------------------------------------------------------------------------------
-# keys
-
-
-class _Slot:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<tensor>"
-
-
-SLOT = _Slot()  # where an index tensor goes in a TensorKey
-
-
-class TensorKey:
-    """The static part of an index key whose tensors are op arguments (``SLOT`` marks them)."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: tuple) -> None:
-        self.key = key
-
-    def fill(self, xp, arrays: tuple) -> tuple:
-        """The array-module key with ``arrays`` (the index tensors' data) in the slots."""
-        it = iter(arrays)
-        out = []
-        for k in self.key:
-            if k is SLOT:
-                k = next(it)
-                if k.dtype == np.uint8:
-                    k = k.astype(bool)  # torch: a byte tensor is a mask
-            out.append(k)
-        return _device_key(xp, tuple(out))
-
-    def with_batch_index(self, position: int) -> TensorKey:
-        """This key with one more slot (the batch's arange) before element ``position``."""
-        return TensorKey((*self.key[:position], SLOT, *self.key[position:]))
-
-    def __repr__(self) -> str:
-        return f"TensorKey({self.key!r})"
-
-
-def split_tensor_key(key):
-    """``(TensorKey, index tensors)`` for a key that holds tensors, None for any other key."""
-    if isinstance(key, Tensor):
-        parts = (key,)
-    elif isinstance(key, tuple):
-        parts = key
-    elif isinstance(key, list) and _sequence_as_tuple(key):
-        parts = tuple(key)
-    else:
-        return None
-    tensors = [k for k in parts if isinstance(k, Tensor)]
-    if not tensors:
-        return None
-    for t in tensors:
-        if t.dtype.kind not in "iub":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    static = iter(_normalize_key(tuple(k for k in parts if not isinstance(k, Tensor))))
-    template = tuple(SLOT if isinstance(k, Tensor) else next(static) for k in parts)
-    return TensorKey(template), tensors
+from .shape import SLOT, TensorKey
 
 
 def _is_mask(dtype) -> bool:
