@@ -282,6 +282,7 @@ def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_out
         # its base requires grad: an in-place op on it that grad mode records is an error
         created_without_grad=not GRAD.enabled or (view is not None and view.created_without_grad),
         multi_output=multi_output or (view is not None and view.multi_output),
+        in_custom_function=view is not None and view.in_custom_function,
     )
 
 

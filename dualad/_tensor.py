@@ -39,14 +39,31 @@ class ViewInfo:
     an in-place op on a view).
     """
 
-    __slots__ = ("base", "chain", "created_without_grad", "multi_output", "version")
+    __slots__ = (
+        "base",
+        "chain",
+        "created_without_grad",
+        "in_custom_function",
+        "multi_output",
+        "version",
+    )
 
-    def __init__(self, base, chain, version, created_without_grad=False, multi_output=False):
+    def __init__(
+        self,
+        base,
+        chain,
+        version,
+        created_without_grad=False,
+        multi_output=False,
+        in_custom_function=False,
+    ):
         self.base = base
         self.chain = chain
         self.version = version  # base version when this view's grad_fn was last made
         self.created_without_grad = created_without_grad
         self.multi_output = multi_output
+        # an output (or a view of an output) of a custom Function: in-place on it is an error
+        self.in_custom_function = in_custom_function
 
     @property
     def replay(self) -> tuple:

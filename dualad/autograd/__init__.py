@@ -20,10 +20,13 @@ from ..rev.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
-from . import functional, graph
+from . import function, functional, graph
+from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
+    "Function",
+    "FunctionCtx",
     "backward",
     "forward_ad",
     "functional",
@@ -38,6 +41,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "is_multithreading_enabled",
     "no_grad",
+    "once_differentiable",
     "set_grad_enabled",
     "set_multithreading_enabled",
 ]

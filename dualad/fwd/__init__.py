@@ -175,7 +175,12 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
     tangent = tensor._fw.get(dual) if tensor._fw is not None else None
-    with suspended(dual):
+    if not FORWARD_GRAD_ENABLED[0]:
+        tangent = None  # forward grad off (e.g. inside a custom Function's forward): no tangents
+    if dual in LEVELS:
+        with suspended(dual):
+            primal = dispatch(_alias_op, (tensor,), {})
+    else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
         primal = dispatch(_alias_op, (tensor,), {})
     return UnpackedDualTensor(primal, tangent)
 

@@ -66,6 +66,16 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
         return
     view = x._view
     if view is not None:
+        if view.in_custom_function:
+            node = x._node
+            prefix = f"Output {x._out_nr} of {node.name()} is a view and" if node else "A view"
+            raise RuntimeError(
+                f"{prefix} is being modified inplace. This view was created inside a custom "
+                "Function (or because an input was returned as-is) and the autograd logic to "
+                "handle view+inplace would override the custom backward associated with the "
+                "custom Function, leading to incorrect gradients. This behavior is forbidden. You "
+                "can fix this by cloning the output of the custom Function."
+            )
         if view.multi_output:
             node = x._node
             name = node.name() if node is not None else "UnbindBackward0"
@@ -259,12 +269,13 @@ class CopySlices(Node):
 
     def _mask(self, like: Tensor) -> Tensor:
         """1 outside the view region, 0 inside, as a constant on ``like``'s device."""
-        from .._backend import xp_of
+        from .._backend import allocate_on
         from .._tensor import wrap
         from .views import replay_view
 
-        xp = xp_of(like._data)
-        keep = wrap(xp.ones(self._base_shape, dtype=like.dtype))
+        # (from ``like.device``, not its array: under vmap ``like`` is a batched gradient)
+        shape, dtype = self._base_shape, like.dtype
+        keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         previous = GRAD.enabled
         GRAD.enabled = False
         try:

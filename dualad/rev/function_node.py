@@ -1,0 +1,329 @@
+"""Graph nodes of custom autograd Functions: the ``ctx`` a Function's forward fills IS its node.
+
+Invariants:
+- Every ``Function`` subclass gets its own node class ``<Name>Backward`` (a ``FunctionNode``);
+  the instance made for one ``apply`` is the ``ctx`` of forward/setup_context/backward/jvp and,
+  when the call is recorded, the grad_fn of its differentiable outputs.
+- ``_edges`` has one entry per TENSOR argument of forward (non-tensor arguments have no slot, as
+  in PyTorch); ``_positions`` says which forward arguments those are.
+- What forward saved lives in one ``SavedTensors`` record (``pack`` / ``unpack`` / ``free``):
+  inputs and intermediates are kept with their version, outputs as their array (an output
+  pointing back at its own node would be a reference cycle) and rebuilt on unpack. Everything
+  saved for backward goes through this one class.
+- ``run_backward`` is the single place that turns a Function's backward into input gradients
+  (zero materialisation, count/position/shape checks, dtype casts); the eager node and the
+  node a ``func.grad`` level records for a Function both use it.
+"""
+
+from __future__ import annotations
+
+from .._state import DUAL_LEVELS
+from .._tensor import Tensor, _new
+from .node import _FREED_MESSAGE, ArgMeta, Node, _validate, _version_message
+
+# kinds of forward outputs (``kinds[i] = (kind, input_index)``)
+NONTENSOR = 0  # not a Tensor: passed through, its gradient slot is always None
+NONDIFF = 1  # marked non-differentiable or of an integer/bool dtype
+NORMAL = 2  # a new differentiable tensor
+INPUT = 3  # an input returned as-is (handed out as a fresh alias of it)
+DIRTY = 4  # an input modified in place (ctx.mark_dirty): the very input object
+VIEW = 5  # a view of an input (forward mode checks the jvp returns a view too)
+
+
+class FunctionCtx:
+    """What forward, setup_context, backward and jvp of a ``Function`` receive as ``ctx``.
+
+    Attributes set on it in forward (``ctx.scale = 2``) are there in backward and jvp.
+    """
+
+    __slots__ = ()
+
+    # defaults, shadowed by the instance attributes the methods below set
+    materialize_grads = True
+    _materialize_non_diff_grads = True
+    to_save = None
+    saved_for_forward = None
+    dirty_tensors = None
+    non_differentiable = None
+    _in_jvp = False
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep ``tensors`` (Tensors or None) for backward; read them as ``ctx.saved_tensors``.
+
+        Saved tensors are checked for in-place modification when unpacked and dropped after a
+        backward without ``retain_graph``. A second call replaces what the first saved.
+        """
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Keep ``tensors`` for ``jvp`` (``ctx.saved_tensors`` inside jvp returns them)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_forward expects all arguments to be tensors; but got "
+                    f"{type(t).__name__} at position {i}"
+                )
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare the inputs that forward modified in place (it must return them)."""
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that are not differentiable (they will not require grad; backward
+        receives zeros for them, or None after ``ctx._materialize_non_diff_grads = False``)."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward (and jvp) receive zeros (True, the default) or None for gradients
+        (tangents) that are not defined."""
+        self.materialize_grads = bool(value)
+
+
+class FunctionNode(FunctionCtx, Node):
+    """The node (and ``ctx``) of one custom ``Function`` call.
+
+    Subclassed once per Function class (``MyFnBackward``); instances carry a ``__dict__`` for
+    the attributes user code puts on ``ctx``.
+    """
+
+    __slots__ = (
+        "__dict__",
+        "_freed",
+        "_in_meta",
+        "_kinds",
+        "_nargs",
+        "_needs",
+        "_out_meta",
+        "_positions",
+        "_saved",
+        "needs_input_grad",
+    )
+
+    _forward_cls = None  # set on each per-Function subclass
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._in_jvp:
+            saved = self.saved_for_forward
+            return () if saved is None else tuple(saved)
+        saved = self._saved
+        if saved is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MESSAGE)
+            return ()
+        return saved.unpack(self)
+
+    def _saved_entries(self) -> list:
+        """``[(value, output_index or -1)]`` for the saved tensors (used by transform levels)."""
+        saved = self._saved
+        if saved is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MESSAGE)
+            return []
+        return saved.entries_of(self)
+
+    def _forward_entries(self) -> tuple:
+        """What forward saved for jvp (read by transform levels)."""
+        saved = self.saved_for_forward
+        return () if saved is None else tuple(saved)
+
+    def _lift_from_bottom(self, value):
+        return value  # this IS the bottom
+
+    def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        return run_backward(self, self, grads, needs)
+
+    def _release(self) -> None:
+        self._freed = True
+        saved = self._saved
+        if saved is not None:
+            saved.free()
+
+
+def _entry_of(t, outputs, node, recorded: bool):
+    """One saved value: None, an output (kept as its array when recorded) or a tensor."""
+    if t is None:
+        return None
+    for i, o in enumerate(outputs):
+        if o is t:
+            if recorded and t._node is node:
+                box = t._vc
+                if box is None:
+                    box = t._vc = [0]
+                fw = t._fw
+                if fw is None and DUAL_LEVELS:
+                    # tangents are attached after this node is made: share the tensor's tangent
+                    # dict so the unpacked output sees them (forward-over-reverse)
+                    fw = t._fw = {}
+                return (_OUTPUT, i, t._data, box, box[0], fw)
+            return (_OUTPUT_OBJECT, i, t, None, t._version, None)
+    box = t._vc
+    return (_TENSOR, -1, t, None, 0 if box is None else box[0], None)
+
+
+_TENSOR = 0
+_OUTPUT = 1  # (kind, index, data, box, version, fw): rebuilt with grad_fn = the node
+_OUTPUT_OBJECT = 2  # an output of a call that recorded nothing: kept as the object
+
+
+class SavedTensors:
+    """The tensors one custom Function call saved for backward.
+
+    Inputs and intermediates are kept as the objects with their version at save time; outputs
+    of a recorded call as their array (see the module invariant). ``unpack`` checks versions;
+    ``free`` drops everything (later unpacking raises the "Specify retain_graph=True" error).
+    """
+
+    __slots__ = ("entries",)
+
+    @classmethod
+    def pack(cls, node, tensors: tuple, outputs: tuple, recorded: bool) -> SavedTensors:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{i} is of type {type(t).__name__}"
+                )
+        saved = _new(cls)
+        saved.entries = tuple([_entry_of(t, outputs, node, recorded) for t in tensors])
+        return saved
+
+    def unpack(self, node) -> tuple:
+        return tuple([value for value, _ in self.entries_of(node)])
+
+    def entries_of(self, node) -> list:
+        entries = self.entries
+        if entries is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        out = []
+        for index, entry in enumerate(entries):
+            if entry is None:
+                out.append((None, -1))
+                continue
+            kind, nr, value, box, version, fw = entry
+            if kind == _OUTPUT:
+                t = _new(Tensor)
+                t._data = value
+                t._rg = True
+                t._node = node
+                t._out_nr = nr
+                t._meta = None
+                t._fw = fw or None
+                t._vc = box
+                t._view = None
+                value = t
+            current = value._version
+            if current != version:
+                raise RuntimeError(
+                    _version_message(value, index, node, version, output=kind != _TENSOR)
+                )
+            out.append((value, nr))
+        return out
+
+    def free(self) -> None:
+        self.entries = None
+
+
+# ---------------------------------------------------------------------------------------------
+# running a Function's backward
+
+
+def backward_method(cls):
+    """The user's backward (or vjp) of Function class ``cls``, with PyTorch's errors."""
+    method = cls.__dict__.get("_user_backward")
+    if method is not None:
+        return method
+    from ..autograd.function import Function, overrides
+
+    has_backward = overrides(cls, "backward")
+    has_vjp = overrides(cls, "vjp")
+    if has_backward and has_vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    if not (has_vjp or has_backward):
+        return Function.backward  # raises "You must implement either the backward or vjp ..."
+    method = cls.vjp if has_vjp else cls.backward
+    cls._user_backward = method  # (a class attribute assigned later is seen: see FunctionMeta)
+    return method
+
+
+def run_backward(node, ctx, grads: list, needs) -> tuple:
+    """Call the Function's backward for ``node`` with gradients ``grads`` (one per forward
+    output, None where none arrived) and return one gradient per tensor argument.
+
+    ``node`` carries the call's layout (``_forward_cls``, ``_kinds``, ``_out_meta``,
+    ``_positions``, ``_nargs``, ``_in_meta``, ``_needs``); ``ctx`` is what backward receives.
+    """
+    missing = False
+    for g in grads:
+        if g is None:
+            missing = True  # (not ``None in grads``: that would call Tensor.__eq__)
+            break
+    if missing and ctx.materialize_grads:
+        kinds = node._kinds
+        materialize_non_diff = ctx._materialize_non_diff_grads
+        out_meta = node._out_meta
+        for i, g in enumerate(grads):
+            if g is None:
+                meta = out_meta[i]
+                if meta is None or (kinds[i][0] == NONDIFF and not materialize_non_diff):
+                    continue
+                grads[i] = _zeros(meta, grads)
+    result = backward_method(node._forward_cls)(ctx, *grads)
+    nargs = node._nargs
+    if type(result) is not tuple or len(result) != nargs:
+        result = check_count(result, nargs, node.name())
+    positions = node._positions
+    if len(positions) != nargs:
+        for i, g in enumerate(result):
+            if g is not None and i not in positions:
+                raise RuntimeError(
+                    f"function {node.name()} returned a gradient different than None at position "
+                    f"{i + 1}, but the corresponding forward input was not a Variable"
+                )
+        result = tuple([result[p] for p in positions])
+    for i, g in enumerate(result):
+        if g is not None and type(g) is not Tensor and not isinstance(g, Tensor):
+            raise TypeError(
+                f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                f"position {positions[i] + 1}; expected a Tensor or None"
+            )
+    metas = [ArgMeta(shape, dtype) for shape, dtype in node._in_meta]
+    return _validate(result, metas, node._needs if needs is None else needs, node)
+
+
+def check_count(result, nargs: int, name: str) -> tuple:
+    """A backward's result as a tuple of ``nargs`` gradients (extra trailing Nones dropped)."""
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != nargs:
+        if len(result) > nargs and all(r is None for r in result[nargs:]):
+            return result[:nargs]  # trailing Nones are tolerated (PyTorch)
+        raise RuntimeError(
+            f"function {name} returned an incorrect number of gradients (expected {nargs}, got "
+            f"{len(result)})"
+        )
+    return result
+
+
+def _zeros(meta, like):
+    from .._creation import zeros_for
+
+    shape, dtype = meta
+    return zeros_for(shape, dtype, like)
+
+
+def make_function_node_class(function_cls) -> type:
+    """The node class of a Function class: ``<Name>Backward`` (PyTorch's naming)."""
+    name = f"{function_cls.__name__}Backward"
+    return type(
+        name,
+        (FunctionNode,),
+        {"__module__": function_cls.__module__, "_forward_cls": function_cls},
+    )
