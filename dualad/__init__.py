@@ -67,6 +67,7 @@ from .ops.indexing import *
 from .ops.linalg import *
 from .ops.reductions import *
 from .ops.shape import *
+from .rev.checkpoint import checkpoint, checkpoint_sequential
 from .rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -81,3 +82,4 @@ __version__ = "0.1.0"
 from . import fwd
 from .vmap.api import vmap
 from . import func
+from . import utils

@@ -13,6 +13,7 @@ Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``
 from __future__ import annotations
 
 import builtins
+import contextlib
 import operator
 from typing import Any
 
@@ -502,6 +503,48 @@ def _generator(xp):
     if gen is None:
         gen = _generators[key] = xp.random.default_rng(_seed[0])
     return gen
+
+
+def _rng_state() -> dict:
+    """What ``_replaying_rng`` needs to draw the random numbers that the generators in use
+    (NumPy's is made if missing) will draw from now on (checkpoint recomputation).
+
+    A NumPy generator's state is copied. CuPy's bit generators keep theirs on the device,
+    unreadable: such a generator is replaced by one seeded from it, and the seed is kept.
+    """
+    _generator(np)
+    states = {}
+    for key, gen in list(_generators.items()):
+        try:
+            states[key] = ("state", gen.bit_generator.state)
+        except (AttributeError, NotImplementedError, TypeError):
+            xp, device = key
+            seed = int(gen.integers(0, 2**62, size=1)[0])
+            with xp.cuda.Device(device):
+                _generators[key] = xp.random.default_rng(seed)
+            states[key] = ("seed", seed)
+    return states
+
+
+@contextlib.contextmanager
+def _replaying_rng(states: dict):
+    """Inside, the generators draw what they drew after ``_rng_state()`` returned ``states``;
+    outside, the generators in use before are back, their states untouched."""
+    current = dict(_generators)
+    try:
+        for key, (kind, value) in states.items():
+            if kind == "state":
+                gen = np.random.Generator(getattr(np.random, value["bit_generator"])())
+                gen.bit_generator.state = value
+            else:
+                xp, device = key
+                with xp.cuda.Device(device):
+                    gen = xp.random.default_rng(value)
+            _generators[key] = gen
+        yield
+    finally:
+        _generators.clear()
+        _generators.update(current)
 
 
 def _random_dtype(name: str, dtype) -> np.dtype:

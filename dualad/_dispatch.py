@@ -12,6 +12,8 @@ mode is on, records a graph node with a specialised recorder. Otherwise ``dispat
    grad mode is on, records a graph Node (``rev.node.OpNode``) for reverse mode.
 
 Impls are the only code that calls the array module; they get it as their first argument.
+Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
+mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import Any
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
-from ._state import GRAD, LEVELS
+from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
+from .rev.anomaly import MODE as ANOMALY
+from .rev.anomaly import record_forward_trace
+from .rev.saved import pack_node
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)
@@ -366,6 +371,17 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         node._out_meta = tuple(out_meta)
     if op.save_out:
         node._save_outputs(results)
+    if RECORD_HOOKS:
+        on_record(node, results)
+
+
+def on_record(node, results: tuple) -> None:
+    """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
+    saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
+    if GRAD.saved_hooks:
+        pack_node(node, results)
+    if ANOMALY[0]:
+        record_forward_trace(node)
 
 
 def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
@@ -431,6 +447,8 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
     result._node = node
     if op.save_out:
         node._save_outputs((result,))
+    if RECORD_HOOKS:
+        on_record(node, (result,))
 
 
 _ONE_NEEDED = (True,)
@@ -490,6 +508,8 @@ def _record_two(op: OpDef, a, b, result: Tensor) -> None:
     result._node = node
     if op.save_out:
         node._save_outputs((result,))
+    if RECORD_HOOKS:
+        on_record(node, (result,))
 
 
 def _fresh(view: ViewInfo) -> bool:

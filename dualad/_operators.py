@@ -7,7 +7,7 @@ map to the same functions, so a method, an operator and the top-level function a
 
 from __future__ import annotations
 
-from ._state import GRAD, LEVELS
+from ._state import GRAD, LEVELS, MUTATION_WATCH
 from ._tensor import Tensor
 from .rev.inplace import apply_inplace
 
@@ -110,6 +110,10 @@ def _write_direct(x, key, value) -> bool:
         return False
     if not data.flags.writeable:
         return False
+    if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
+        from .rev.saved import before_mutation
+
+        before_mutation(x)
     try:
         data[_device_key(xp_of(data), _normalize_key(key))] = value
     except Exception:

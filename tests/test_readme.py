@@ -26,3 +26,11 @@ def test_readme_examples_run_and_are_right():
     np.testing.assert_allclose(namespace["tangent"].item(), 2 * np.exp(1.0))
     assert tuple(namespace["norms"].shape) == (5,)
     assert tuple(namespace["out"].shape) == (5, 2)
+    # the "Extending and debugging" block
+    np.testing.assert_allclose(namespace["v"].grad.numpy(), [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(namespace["w"].grad.numpy(), [20.0, 40.0])
+    u = np.array([0.1, 0.2, 0.3])
+    inner = np.sin(u) * u
+    expected = np.exp(np.tanh(inner)) * (1 - np.tanh(inner) ** 2) * (np.cos(u) * u + np.sin(u))
+    np.testing.assert_allclose(namespace["u"].grad.numpy(), expected)
+    assert namespace["anomaly"].startswith("Function 'SqrtBackward0' returned nan values")

@@ -9,7 +9,14 @@
 from __future__ import annotations
 
 from .. import fwd as forward_ad
+from ..rev.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from ..rev.engine import _calculate_shape, backward, grad
+from ..rev.engine import execution_engine as _execution_engine
 from ..rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -20,6 +27,7 @@ from ..rev.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
+from ..rev.saved import SavedTensor
 from . import function, functional, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -27,7 +35,9 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 __all__ = [
     "Function",
     "FunctionCtx",
+    "SavedTensor",
     "backward",
+    "detect_anomaly",
     "forward_ad",
     "functional",
     "enable_grad",
@@ -37,11 +47,14 @@ __all__ = [
     "gradgradcheck",
     "graph",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_multithreading_enabled",
     "no_grad",
     "once_differentiable",
+    "set_detect_anomaly",
     "set_grad_enabled",
     "set_multithreading_enabled",
 ]

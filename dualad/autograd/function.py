@@ -24,7 +24,7 @@ import warnings
 from typing import Any
 
 from .._dispatch import _sequence, dispatch
-from .._state import DUAL_LEVELS, GRAD, LEVELS
+from .._state import DUAL_LEVELS, GRAD, LEVELS, RECORD_HOOKS
 from .._tensor import Tensor, _new, accumulator_of
 from ..fwd.levels import FORWARD_GRAD_ENABLED
 from ..rev.function_node import (
@@ -324,6 +324,11 @@ def eager(cls, args: tuple):
         # (shape, dtype) pairs, not ArgMeta objects: tuples of plain values leave the garbage
         # collector's view, which keeps long chains of Function nodes cheap to collect
         node._in_meta = tuple([(args[p]._data.shape, args[p]._data.dtype) for p in positions])
+        if RECORD_HOOKS:  # anomaly mode keeps the forward trace (as _dispatch.on_record does)
+            from ..rev import anomaly
+
+            if anomaly.MODE[0]:
+                anomaly.record_forward_trace(node)
     else:
         node._needs = None
         node._in_meta = None

@@ -1,10 +1,27 @@
-"""Graph inspection: Node, GradientEdge, get_gradient_edge, increment_version."""
+"""Graph inspection and hooks on the backward pass.
+
+``Node``, ``GradientEdge``, ``get_gradient_edge``, ``increment_version``; saved-tensor hooks
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``,
+``allow_mutation_on_saved_tensors``);
+``register_multi_grad_hook``; ``queue_callback`` (run a function when the current backward pass
+ends; PyTorch spells it ``Variable._execution_engine.queue_callback``).
+"""
 
 from __future__ import annotations
 
 from .._tensor import Tensor, accumulator_of
 from ..rev.engine import GradientEdgeType as GradientEdge
+from ..rev.engine import current_graph_task, queue_callback
+from ..rev.hooks import register_multi_grad_hook
 from ..rev.node import Node
+from ..rev.saved import (
+    SavedTensor,
+    allow_mutation_on_saved_tensors,
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+    saved_tensors_hooks_enabled,
+)
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
@@ -25,4 +42,18 @@ def increment_version(tensor: Tensor) -> None:
     tensor._bump_version()
 
 
-__all__ = ["GradientEdge", "Node", "get_gradient_edge", "increment_version"]
+__all__ = [
+    "GradientEdge",
+    "Node",
+    "SavedTensor",
+    "allow_mutation_on_saved_tensors",
+    "current_graph_task",
+    "disable_saved_tensors_hooks",
+    "get_gradient_edge",
+    "increment_version",
+    "queue_callback",
+    "register_multi_grad_hook",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+    "saved_tensors_hooks_enabled",
+]

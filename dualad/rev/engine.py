@@ -16,6 +16,12 @@ Invariants:
   ``backward(inputs=...)`` a non-leaf input retains its grad and its node runs (PyTorch).
 - Tensor hooks run only for nodes that execute or capture; saved values are freed only for nodes
   that executed (so ``grad()`` towards an intermediate leaves the graph below it intact).
+- Each pass is a GraphTask on this thread's stack (``GRAD.tasks``): hooks and custom backwards
+  see it (``queue_callback``, per-pass hook state, checkpoint recomputation). A pass started
+  inside another (reentrant) finishes first; past half the recursion limit it runs on a fresh
+  thread that inherits this thread's autograd state, so reentrancy nests thousands deep.
+- Anomaly mode is read once per pass (no cost per node otherwise): it checks returned gradients
+  for NaN and warns with the forward trace of the node an error escaped from.
 - Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
   weak where a tensor points back at the graph); CPython's deferred deallocation keeps freeing a
   1,000,000-node chain within the C stack (tests/rev/test_deep_graphs.py).
@@ -23,6 +29,8 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
+import sys
 import threading
 import warnings
 from heapq import heappop, heappush, heapreplace
@@ -30,6 +38,8 @@ from itertools import repeat
 
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
+from .anomaly import MODE as ANOMALY
+from .anomaly import check_returned_nan, report_error_node
 from .node import AccumulateGrad
 
 _accumulate_lock = threading.RLock()
@@ -317,6 +327,83 @@ def grad(
     return tuple(out)
 
 
+class GraphTask:
+    """One backward pass, as seen by code running inside it (hooks, callbacks, checkpoints).
+
+    ``dependencies`` has every node the pass may run or capture at; ``callbacks`` are run once
+    the pass finished (``queue_callback``); ``state`` holds per-pass state of hooks (a
+    ``register_multi_grad_hook`` registration's progress), so it dies with the pass.
+    """
+
+    __slots__ = ("__weakref__", "callbacks", "dependencies", "id", "restricted", "state")
+
+    def __init__(self, restricted: bool) -> None:
+        self.id = next(_task_ids)
+        self.restricted = restricted  # grad() or backward(inputs=...)
+        self.callbacks: list = []
+        self.state: dict = {}
+        self.dependencies: dict = {}
+
+    def will_execute(self, node) -> bool:
+        """Whether ``node`` runs (or is a capture point) in this pass, if it gets gradients."""
+        return node in self.dependencies
+
+    def __repr__(self) -> str:
+        return f"<GraphTask {self.id}>"
+
+
+_task_ids = itertools.count()
+
+
+def current_graph_task() -> GraphTask | None:
+    """The innermost backward pass running in this thread, or None."""
+    tasks = GRAD.tasks
+    return tasks[-1] if tasks else None
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the innermost backward pass running in this thread has finished.
+
+    Only valid during a backward pass (from a hook or a custom backward). Callbacks may queue
+    more callbacks; an exception raised by one propagates from ``backward()``/``grad()``.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import queue_callback
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> y = x * 2
+    >>> log = []
+    >>> def hook(grad):
+    ...     queue_callback(lambda: log.append("done"))
+    ...     log.append("hook")
+    >>> _ = y.register_hook(hook)
+    >>> y.sum().backward()
+    >>> log
+    ['hook', 'done']
+    """
+    tasks = GRAD.tasks
+    if not tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    tasks[-1].callbacks.append(callback)
+
+
+class _ExecutionEngine:
+    """PyTorch's ``Variable._execution_engine`` shape: ``queue_callback(fn)``."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        queue_callback(callback)
+
+    @staticmethod
+    def _current_graph_task_id() -> int:
+        task = current_graph_task()
+        return -1 if task is None else task.id
+
+
+execution_engine = _ExecutionEngine()
+
+
 def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=None, inputs=None):
     """Execute the graph from ``roots`` (a list of (node, output_nr)) with ``root_grads``.
 
@@ -324,7 +411,97 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
     ``backward(inputs=...)`` must run (the AccumulateGrad of a leaf input, the grad_fn of a
     non-leaf one); with either, only nodes on a path from a root to one of those run. Returns the
     captured gradients.
+
+    A pass started from inside another one (a hook or a custom backward calling ``backward``)
+    runs to completion first; when the Python stack is already deep it runs on a fresh thread
+    (this thread waits), so reentrant passes nest thousands deep.
     """
+    tasks = GRAD.tasks
+    if tasks and _stack_depth() > sys.getrecursionlimit() // 2:
+        return _run_on_fresh_thread(
+            roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs
+        )
+    task = GraphTask(capture is not None or inputs is not None)
+    tasks.append(task)
+    outer_node = GRAD.current_node
+    try:
+        results = _execute(
+            task, roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs
+        )
+        callbacks = task.callbacks
+        i = 0
+        while i < len(callbacks):  # a callback may queue more
+            callbacks[i]()
+            i += 1
+    finally:
+        tasks.pop()
+        GRAD.current_node = outer_node
+    return results
+
+
+def _stack_depth() -> int:
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def _run_on_fresh_thread(
+    roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs
+):
+    """Run a reentrant pass on a new thread that inherits this thread's autograd state, wait for
+    it and return its result or raise its exception (PyTorch escapes deep stacks likewise)."""
+    state = GRAD
+    inherited = (
+        state.enabled,
+        state.inference,
+        state.saved_hooks,
+        state.saved_hooks_disabled,
+        state.current_node,
+        list(state.tasks),
+    )
+    outcome: list = []
+
+    def target() -> None:
+        worker = GRAD
+        (
+            worker.enabled,
+            worker.inference,
+            worker.saved_hooks,
+            worker.saved_hooks_disabled,
+            worker.current_node,
+            worker.tasks,
+        ) = inherited
+        try:
+            outcome.append(
+                (
+                    True,
+                    run(
+                        roots,
+                        root_grads,
+                        retain_graph,
+                        create_graph,
+                        accumulate=accumulate,
+                        capture=capture,
+                        inputs=inputs,
+                    ),
+                )
+            )
+        except BaseException as error:  # re-raised in the waiting thread
+            outcome.append((False, error))
+
+    worker = threading.Thread(target=target, name="dualad-reentrant-backward", daemon=True)
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs):
     # ---- discovery: count, for each node, the edges that reach it from the roots (iteratively)
     dependencies: dict = {}
     root_nodes = []
@@ -360,6 +537,8 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
         for node in root_nodes:
             dependencies.setdefault(node, 0)
 
+    task.dependencies = dependencies
+
     # ---- seed the roots
     buffers: dict = {}
     for (node, nr), g in zip(roots, root_grads):
@@ -381,6 +560,9 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
     release = not retain_graph
     get = dependencies.get
     successor = None  # a node made ready by the last one that may run next without the heap
+    anomaly = ANOMALY[0]  # anomaly mode: nodes made inside a node's backward record it as parent
+    check_nan = anomaly and ANOMALY[1]
+    node = None
     try:
         while True:
             if successor is not None:
@@ -413,9 +595,12 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                 extra = node._extra
                 if extra is not None and extra.pre_hooks:
                     grads = _run_pre_hooks(node, grads)
-                out = node._apply(grads, needs, create_graph)
-                if extra is not None and extra.post_hooks:
-                    out = _run_post_hooks(node, out, grads)
+                if anomaly:
+                    out = _apply_in_anomaly_mode(node, grads, needs, create_graph, check_nan)
+                else:
+                    out = node._apply(grads, needs, create_graph)
+                    if extra is not None and extra.post_hooks:
+                        out = _run_post_hooks(node, out, grads)
             if release:
                 node._release()
             if leaf_node:
@@ -445,9 +630,26 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
                         heappush(ready, (-child._seq, child))
                 else:
                     dependencies[child] = remaining - 1
+    except BaseException:
+        if anomaly and node is not None:
+            report_error_node(node)
+        raise
     finally:
         GRAD.enabled = previous_mode
     return results
+
+
+def _apply_in_anomaly_mode(node, grads: list, needs, create_graph: bool, check_nan: bool):
+    """``node._apply`` and its post hooks, as the loop runs them, in anomaly mode: nodes made
+    meanwhile record ``node`` as their parent; NaN in what it returns raises."""
+    GRAD.current_node = node
+    out = node._apply(grads, needs, create_graph)
+    extra = node._extra
+    if extra is not None and extra.post_hooks:
+        out = _run_post_hooks(node, out, grads)
+    if check_nan:
+        check_returned_nan(node, out)
+    return out
 
 
 def _needed_nodes(root_nodes, dependencies, captures, must_run) -> set:

@@ -82,3 +82,112 @@ def register_post_accumulate_hook(t: Tensor, hook) -> RemovableHandle:
     handle = RemovableHandle(meta.post_accumulate_hooks)
     meta.post_accumulate_hooks[handle.id] = hook
     return handle
+
+
+# ---------------------------------------------------------------------------------------------
+# hooks on several tensors
+
+
+class MultiHandle:
+    """Handle of a hook registered on several tensors: ``remove()`` removes all (idempotent)."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
+    """Call ``fn`` once per backward pass in which gradients of ``tensors`` are computed.
+
+    ``mode="all"``: ``fn(grads)`` with a tuple holding one gradient per tensor (None for those
+    the pass does not compute), once all the pass computes are known. ``mode="any"``:
+    ``fn(grad)`` with the first gradient computed, before the hooks of later nodes. Not called
+    in a pass that computes none of them, nor ("all") in one that fails first. The progress of
+    each pass is kept on the pass itself, so concurrent passes in several threads are
+    independent.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import register_multi_grad_hook
+    >>> a = dualad.tensor([1.0], requires_grad=True)
+    >>> b = dualad.tensor([2.0], requires_grad=True)
+    >>> seen = []
+    >>> handle = register_multi_grad_hook((a, b), lambda grads: seen.append(grads))
+    >>> (a * 3).sum().backward()
+    >>> seen
+    [(tensor([3.]), None)]
+    """
+    modes = ("all", "any")
+    if mode not in modes:
+        raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
+    from .engine import current_graph_task
+
+    tensors = tuple(tensors)
+    key = object()  # this registration's entry in each pass's state
+    if mode == "any":
+
+        def any_hook(grad):
+            task = current_graph_task()
+            if key in task.state:
+                return
+            task.state[key] = True
+            fn(grad)
+
+        return MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad))
+
+    # where each tensor's gradient arrives: its grad_fn, or (looked up during the pass: the
+    # cached AccumulateGrad lives exactly as long as some graph uses it) the leaf itself
+    places = [
+        (t.grad_fn, None) if t.grad_fn is not None else (None, weakref.ref(t))
+        for t in tensors
+        if t.requires_grad
+    ]
+    count = len(tensors)
+
+    def start(task) -> list:
+        from .._tensor import accumulator_of
+
+        expected = 0
+        for node, leaf in places:
+            if node is None:
+                leaf = leaf()
+                node = None if leaf is None else accumulator_of(leaf)
+            if node is not None and task.will_execute(node):
+                expected += 1
+        entry = [expected, [None] * count]
+        task.state[key] = entry
+
+        def flush() -> None:  # a gradient expected but never computed (a None one): call now
+            if entry[0] > 0 and task.state.get(key) is entry:
+                entry[0] = 0
+                fn(tuple(entry[1]))
+
+        task.callbacks.append(flush)
+        return entry
+
+    def make(index: int):
+        def all_hook(grad):
+            task = current_graph_task()
+            entry = task.state.get(key)
+            if entry is None:
+                entry = start(task)
+            entry[1][index] = grad
+            entry[0] -= 1
+            if entry[0] == 0:
+                fn(tuple(entry[1]))
+
+        return all_hook
+
+    return MultiHandle(
+        tuple(t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad)
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import _sequence
-from .._state import GRAD, LEVELS
+from .._state import GRAD, LEVELS, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
 from .node import ArgMeta, Node, _validate
 
@@ -195,6 +195,10 @@ def write_into(x: Tensor, result: Tensor) -> None:
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
+    if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
+        from .saved import before_mutation
+
+        before_mutation(x)
     dst[...] = src
     x._bump_version()
 

@@ -7,6 +7,9 @@ Invariants:
   ``create_graph`` differentiates through them and in-place changes are detected. A saved output
   is kept as its array (a Tensor pointing back at its own node would be a reference cycle) and
   rebuilt as a Tensor whose grad_fn is this node when unpacked.
+- Under saved-tensor hooks (rev/saved.py) the saved values are instead ``Packed`` tuples of
+  ``SavedTensor`` entries, and the node switches to a subclass of its class (same name) that
+  unpacks them: nodes saved without hooks pay nothing for the feature.
 - After a backward without ``retain_graph`` the saved values are dropped; using them again raises
   the "Specify retain_graph=True" error. Nodes that saved nothing can run again.
 - Nodes never recurse into each other: destruction of deep graphs is flattened by ``_release``.
@@ -18,12 +21,15 @@ import itertools
 
 from .._state import DUAL_LEVELS
 from .._tensor import Tensor, _new
-
-_FREED_MESSAGE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
+from .saved import FREED_MESSAGE as _FREED_MESSAGE
+from .saved import (
+    Packed,
+    SavedTensor,
+    modified_message,
+    pack,
+    release_packed,
+    unpack_args,
+    unpack_outputs,
 )
 
 _hook_ids = itertools.count()
@@ -84,12 +90,11 @@ class ArgMeta:
 
 
 class NodeExtra:
-    """What few nodes need: hooks, retain-grad captures, metadata, anomaly traces."""
+    """What few nodes need: hooks, retain-grad captures, metadata (anomaly traces go there)."""
 
-    __slots__ = ("anomaly", "metadata", "post_hooks", "pre_hooks", "retain", "tensor_hooks")
+    __slots__ = ("metadata", "post_hooks", "pre_hooks", "retain", "tensor_hooks")
 
     def __init__(self) -> None:
-        self.anomaly = None
         self.metadata = None
         self.post_hooks = None
         self.pre_hooks = None
@@ -132,7 +137,6 @@ class Node:
     _tensor_hooks = _extra_slot("tensor_hooks")
     _retain = _extra_slot("retain")
     _metadata = _extra_slot("metadata")
-    _anomaly = _extra_slot("anomaly")
 
     def name(self) -> str:
         return type(self).__name__
@@ -331,6 +335,152 @@ class OpNode(Node):
         args = self._unpack_args()
         return tuple(a for a in args if isinstance(a, Tensor))
 
+    # PyTorch's generated names for what built-in nodes saved: ``_saved_self`` / ``_saved_other``
+    # (the op's first / second argument), ``_saved_result`` (its output); ``_raw_saved_*`` give
+    # the SavedTensor itself (e.g. to ``register_hooks`` on it)
+    @property
+    def _saved_self(self) -> Tensor:
+        return self._saved_arg(0)
+
+    @property
+    def _saved_other(self) -> Tensor:
+        return self._saved_arg(1)
+
+    @property
+    def _saved_result(self) -> Tensor:
+        if not self._op.save_out:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_saved_result'")
+        saved = self._out_data
+        if type(saved) is not Packed:
+            return self._unpack_outputs()[0]
+        if self._freed or saved is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        value = saved[0].unpack(self, 0)  # alone: a checkpoint recomputes per unpack
+        box, version, _ = self._out_versions[0]
+        if box[0] != version and (saved[0]._unpack is None or value._vc is box):
+            raise RuntimeError(_version_message(value, 0, self, version, output=True))
+        return value
+
+    @property
+    def _raw_saved_self(self) -> SavedTensor:
+        return self._raw_saved_arg(0)
+
+    @property
+    def _raw_saved_other(self) -> SavedTensor:
+        return self._raw_saved_arg(1)
+
+    @property
+    def _raw_saved_result(self) -> SavedTensor:
+        if not self._op.save_out:
+            raise AttributeError(f"'{self.name()}' object has no attribute '_raw_saved_result'")
+        if self._freed or self._out_data is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        self._pack_saved()
+        return self._out_data[0]
+
+    def _saved_arg(self, index: int) -> Tensor:
+        """One saved argument, unpacked alone (a checkpoint's unpack recomputes per call)."""
+        args = self._args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
+            name = ("_saved_self", "_saved_other")[index]
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        if type(args) is not Packed:
+            return self._unpack_args()[index]
+        return args[index].unpack(self, index)
+
+    def _raw_saved_arg(self, index: int) -> SavedTensor:
+        args = self._args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
+            name = ("_raw_saved_self", "_raw_saved_other")[index]
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        self._pack_saved()
+        return self._args[index]
+
+    def _pack_saved(self) -> None:
+        """Turn the saved values into SavedTensor entries without hooks (for ``_raw_saved_*``:
+        per-tensor hooks can then be registered on them)."""
+        args = self._args
+        if self._op.save_args and type(args) is not Packed:
+            self._unpack_args()  # version checks first
+            entries = list(args)
+            for i, a in enumerate(args):
+                if isinstance(a, Tensor):
+                    saved = pack(a, use_hooks=False)
+                    saved._version = self._versions[i]
+                    entries[i] = saved
+            self._args = Packed(entries)
+        outs = self._out_data
+        if self._op.save_out and type(outs) is not Packed:
+            results = self._unpack_outputs()  # version checks first
+            self._out_data = Packed(
+                [pack(r, is_output=True, track_version=False, use_hooks=False) for r in results]
+            )
+        self.__class__ = packed_class(type(self))
+
+
+class _PackedSaved:
+    """Mixin of an op node whose saved values are ``Packed`` (saved-tensor hooks or per-tensor
+    hooks): nodes switch to it when packed, so unpacking without hooks has no extra test."""
+
+    __slots__ = ()
+
+    def _unpack_args(self) -> tuple:
+        args = self._args  # read before checking: see OpNode._unpack_args
+        if type(args) is not Packed:
+            return super()._unpack_args()
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        return unpack_args(self, args)
+
+    def _unpack_outputs(self) -> tuple | None:
+        out_data = self._out_data
+        if type(out_data) is not Packed:
+            return super()._unpack_outputs()
+        if self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        outs = unpack_outputs(self, out_data)
+        for i, (box, version, _) in enumerate(self._out_versions):
+            # as for inputs: only memory shared with the output can have been changed
+            if box[0] != version and (out_data[i]._unpack is None or outs[i]._vc is box):
+                saved = out_data[i]
+                raise RuntimeError(
+                    modified_message(
+                        saved._shape, saved._dtype, box[0], i, self, version, output=True
+                    )
+                )
+        return outs
+
+    def _release(self) -> None:
+        args, outs = self._args, self._out_data
+        super()._release()
+        release_packed(args, outs)  # SavedTensors the user may hold fail from now on
+
+
+_PACKED_CLASSES: dict = {}
+
+
+def packed_class(cls: type) -> type:
+    """The node class ``cls`` (an op's node class) switches to once its saved values are
+    packed: same name (``type(node).__name__ == node.name()``), same slots."""
+    if issubclass(cls, _PackedSaved):
+        return cls
+    packed = _PACKED_CLASSES.get(cls)
+    if packed is None:
+        packed = type(
+            cls.__name__, (_PackedSaved, cls), {"__slots__": (), "__module__": cls.__module__}
+        )
+        packed.__qualname__ = cls.__qualname__
+        _PACKED_CLASSES[cls] = packed
+    return packed
+
+
+def _is_saved(entry) -> bool:
+    return isinstance(entry, (Tensor, SavedTensor))
+
 
 def _saved_output(node, data, index: int, box: list, fw) -> Tensor:
     """A saved output rebuilt as a Tensor whose grad_fn is ``node`` (no reference cycle while
@@ -435,14 +585,10 @@ def _check_not_detached(edge_node) -> None:
 
 def _version_message(t: Tensor, index: int, node: Node, expected: int, output=False) -> str:
     current = 0 if t._vc is None else t._vc[0]
-    kind = "output" if output else "input"
-    return (
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [dualad.Tensor {list(t.shape)}, dtype={t.dtype}], which is {kind} {index} of "
-        f"{node.name()}, is at version {current}; expected version {expected} instead. Hint: "
-        "enable anomaly detection to find the operation that failed to compute its gradient, "
-        "with dualad.autograd.set_detect_anomaly(True)."
-    )
+    return modified_message(t.shape, t.dtype, current, index, node, expected, output)
+
+
+_LEAF_SEQUENCE_NR = 2**63 - 1
 
 
 class AccumulateGrad(Node):
@@ -451,9 +597,9 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        from .._dispatch import _sequence
-
-        self._init_base(next(_sequence))
+        # the highest priority, as in PyTorch: a leaf's gradient is accumulated (and its hooks
+        # run) as soon as it is complete, before other ready nodes
+        self._init_base(_LEAF_SEQUENCE_NR)
         self.variable = variable
 
     def name(self) -> str:

@@ -2312,9 +2312,8 @@ def test_nested_functions_and_deep_backward_values():
 
 
 def test_deep_reentrant():
-    # test_deep_reentrant (ENG-5): nested backward() calls from inside a Function's backward.
-    # PyTorch runs depth 2000 on a helper thread pool (T3); each level here costs several Python
-    # frames of the engine, so depth 100 stays within the default recursion limit.
+    # test_deep_reentrant (ENG-5): nested backward() calls from inside a Function's backward,
+    # 2000 deep (the engine continues a deep reentrant pass on a fresh thread), then 200
     class DeepReentrant(Function):
         @staticmethod
         def forward(ctx, x):
@@ -2331,9 +2330,12 @@ def test_deep_reentrant():
                 DeepReentrant.apply(ctx.x).sum().backward()
             return x
 
-    v = dualad.tensor(100.0, requires_grad=True)
+    v = dualad.tensor(2000.0, requires_grad=True)
     DeepReentrant.apply(v).sum().backward()
     assert_equal(v.grad, 1.0)
+    v2 = dualad.tensor(200.0, requires_grad=True)
+    DeepReentrant.apply(v2).sum().backward()
+    assert_equal(v2.grad, 1.0)
 
 
 @pytest.mark.parametrize("use_tensor_hook", [True, False])

@@ -273,6 +273,36 @@ def test_grad_fn_prehooks_multiple_outputs():
     assert_equal(a.grad, b.grad * 2)
 
 
+def test_grad_fn_prehooks_multiple_outputs_of_one_node():
+    # HOOK-5 with a one-node multi-output op dualad has (chunk), in the shape of the seed
+    b = dualad.rand(4, 3, requires_grad=True)
+    first, second = b.chunk(2)
+    assert first.grad_fn is second.grad_fn
+    (first * first + second).sum().backward()
+    a = b.detach().requires_grad_()
+    counter = [0]
+    seen = []
+
+    def prehook(grad_output):
+        g_first, g_second = grad_output
+        counter[0] += 1
+        return (g_first * 2, g_second * 2)
+
+    first, second = a.chunk(2)
+    second.grad_fn.register_prehook(prehook)
+    (first * first + second).sum().backward()
+    assert counter[0] == 1
+    assert_equal(a.grad, b.grad * 2)
+
+    # an output that gets no gradient is None in grad_outputs; the hook may leave it so
+    c = b.detach().requires_grad_()
+    first, second = c.chunk(2)
+    first.grad_fn.register_prehook(lambda grads: seen.append(grads) or (grads[0] * 3, None))
+    first.sum().backward()
+    assert seen[0][1] is None
+    assert_equal(c.grad, np.concatenate([3 * np.ones((2, 3)), np.zeros((2, 3))]))
+
+
 def test_grad_fn_prehooks_remove_hooks():
     def mul2(x):
         return x * 2
