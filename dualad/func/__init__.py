@@ -22,6 +22,13 @@ from ..vmap.api import vmap
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
+    _check_callable(func, "jvp")
+    return _jvp(func, primals, tangents, has_aux, copy_tangents=True)
+
+
+def _jvp(func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool):
+    """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
+    (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.jvp: Expected primals and tangents to be tuples. E.g. jvp(f, (x,), (t,))"
@@ -42,7 +49,9 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
                     f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
                     f"shape {tuple(t.shape)}"
                 )
-            duals.append(fwd.make_dual(p, t, level=level))
+            if t.dtype != p.dtype and t.dtype.kind == p.dtype.kind:
+                t = t.to(dtype=p.dtype)  # (another float width: the primal's, as torch does)
+            duals.append(fwd._make_dual(p, t, level, copy_tangent=copy_tangents))
         result = func(*rebuild(duals))
         aux = None
         if has_aux:
@@ -55,6 +64,11 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
         out_leaves, rebuild_out = flatten(result)
         primal_out, tangent_out = [], []
         for leaf in out_leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    "dualad.func.jvp(f, primals, tangents): expected f(*primals) to return only "
+                    f"tensors, got unsupported type {type(leaf).__name__}"
+                )
             p, t = fwd.unpack_dual(leaf, level=level)
             if t is None and isinstance(p, Tensor):
                 from .._creation import zeros_like
@@ -66,7 +80,17 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     return (*outputs, aux) if has_aux else outputs
 
 
-from ._transforms import grad, grad_and_value, hessian, hvp, jacfwd, jacrev, linearize, vjp  # noqa: E402
+from ._transforms import (  # noqa: E402
+    _check_callable,
+    grad,
+    grad_and_value,
+    hessian,
+    hvp,
+    jacfwd,
+    jacrev,
+    linearize,
+    vjp,
+)
 
 __all__ = [
     "grad",

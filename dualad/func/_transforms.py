@@ -20,6 +20,15 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _check_callable(func, name: str) -> None:
+    """A transform's function argument must be callable (a clear error at once, not later)."""
+    if not callable(func):
+        raise TypeError(
+            f"dualad.func.{name}: expected a function as the first argument, got "
+            f"{type(func).__name__}"
+        )
+
+
 def _normalize_argnums(argnums, count: int, name: str) -> tuple[int, ...]:
     """``argnums`` as a tuple of non-negative positions (checked against ``count`` inputs)."""
     if _is_int(argnums):
@@ -54,6 +63,11 @@ def _split_aux(result, name: str):
 
 
 def _zeros_for_unused(grads: list, inputs: list) -> list:
+    for g in grads:
+        if g is None:
+            break
+    else:
+        return grads
     from .._creation import zeros_like
 
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
@@ -106,6 +120,8 @@ def grad(func, argnums=0, has_aux: bool = False):
 
 
 def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+    _check_callable(func, name)
+
     @functools.wraps(func, updated=())
     def wrapper(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), name)
@@ -155,6 +171,7 @@ def vjp(func, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
     (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
     (``jacrev`` vmaps it)."""
+    _check_callable(func, "vjp")
     level = enter()
     try:
         leaves, rebuild = flatten(primals)
@@ -193,6 +210,14 @@ def vjp(func, *primals, has_aux: bool = False):
                     f"dualad.func.vjp: Mismatch in shape: cotangent {i} has shape "
                     f"{tuple(ct.shape)} but the output has shape {tuple(v.shape)}"
                 )
+            if ct.dtype != v.dtype and v.dtype.kind in "fc":
+                if (ct.dtype.kind == "c") != (v.dtype.kind == "c"):
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have "
+                        f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                        f"{ct.dtype} and output[{i}] has a dtype of {v.dtype}."
+                    )
+                ct_leaves[i] = ct.to(dtype=v.dtype)  # (as backward does: integers, widths)
         grads = backward(level, out_leaves, ct_leaves, nodes, retain=retain_graph)
         return tuple(rebuild(_zeros_for_unused(grads, leaves)))
 
@@ -214,15 +239,48 @@ def _restricted(func, args: tuple, nums: tuple):
     return restricted
 
 
-def _basis(total: int, like: Tensor):
-    from .._creation import eye
+def _basis(total: int, like: Tensor, start: int = 0, stop: int | None = None):
+    """Rows ``start:stop`` of the ``total x total`` identity (all of them by default), made
+    without the others: a chunked Jacobian holds one chunk of the basis at a time."""
+    from .._creation import eye, zeros
 
-    return eye(total, dtype=like.dtype, device=like.device)
+    if stop is None or (start == 0 and stop == total):
+        return eye(total, dtype=like.dtype, device=like.device)
+    rows = zeros(stop - start, total, dtype=like.dtype, device=like.device)
+    rows[:, start:stop] = eye(stop - start, dtype=like.dtype, device=like.device)
+    return rows
+
+
+def _check_chunk_size(chunk_size, name: str) -> None:
+    if chunk_size is not None and (not _is_int(chunk_size) or chunk_size <= 0):
+        raise ValueError(f"{name}: `chunk_size` should be greater than 0. (got {chunk_size!r})")
+
+
+def _over_basis(run, total: int, leaves: list, chunk_size):
+    """``run(blocks)`` (a vmapped function of the basis blocks of ``leaves``) over the rows of
+    the identity, ``chunk_size`` rows at a time (all at once for None); returns the output
+    leaves, each ``(total, ...)``, and the first chunk's whole result."""
+    if chunk_size is None or chunk_size >= total:
+        result = run(_columns(_basis(total, leaves[0]), leaves))
+        return flatten(result)[0], result
+    from ..ops.shape import cat
+
+    pieces = []
+    first = None
+    for start in range(0, total, chunk_size):
+        basis = _basis(total, leaves[0], start, min(start + chunk_size, total))
+        result = run(_columns(basis, leaves))
+        first = result if first is None else first
+        pieces.append(flatten(result)[0])
+    joined = [cat([piece[k] for piece in pieces], 0) for k in range(len(pieces[0]))]
+    return joined, first
 
 
 def _columns(basis, leaves: list) -> list:
     """The identity's columns split into one block per leaf, shaped ``(total, *leaf.shape)``."""
     total = basis.shape[0]
+    if len(leaves) == 1:  # the usual case: one input (or output) leaf takes the whole basis
+        return [_reshaped(basis, (total, *leaves[0].shape))]
     blocks = []
     offset = 0
     for leaf in leaves:
@@ -235,11 +293,19 @@ def _columns(basis, leaves: list) -> list:
     return blocks
 
 
+def _reshaped(x: Tensor, shape: tuple) -> Tensor:
+    """``x.reshape(shape)``, or ``x`` itself when it has that shape already (no extra op)."""
+    return x if tuple(x.shape) == shape else x.reshape(*shape)
+
+
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None):
     """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp_fn`` over the standard basis
     of the output. Each output leaf gets ``(*out.shape, *in.shape)`` blocks (a tuple over
     ``argnums`` when it is a tuple)."""
     from ..vmap.api import vmap
+
+    _check_callable(func, "jacrev")
+    _check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
@@ -252,17 +318,32 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         total = sum(o.numel() for o in out_leaves)
         if total == 0:
             flat = [[_empty_block(o, x) for x in in_leaves] for o in out_leaves]
+        elif total == 1:
+            # one output element (a scalar loss, e.g. the inner jacrev of hessian): the basis has
+            # one row, so a single backward pass is the whole vmap (one transform level less)
+            from .._creation import ones_like
+
+            row_leaves, _ = flatten(vjp_fn(rebuild_out([ones_like(o) for o in out_leaves])))
+            flat = [
+                [
+                    _reshaped(r, (*o.shape, *x.shape)) if o.numel() else _empty_block(o, x)
+                    for r, x in zip(row_leaves, in_leaves)
+                ]
+                for o in out_leaves
+            ]
         else:
-            cts = _columns(_basis(total, out_leaves[0]), out_leaves)
-            rows = vmap(vjp_fn, chunk_size=chunk_size)(rebuild_out(cts))
-            row_leaves, _ = flatten(rows)  # one (total, *in.shape) per input leaf
+            batched_vjp = vmap(vjp_fn)
+            # one (total, *in.shape) per input leaf
+            row_leaves = _over_basis(
+                lambda cts: batched_vjp(rebuild_out(cts)), total, out_leaves, chunk_size
+            )[0]
             flat = []
             offset = 0
             for o in out_leaves:
                 n = o.numel()
                 flat.append(
                     [
-                        r[offset : offset + n].reshape(*o.shape, *x.shape)
+                        _reshaped(r if n == total else r[offset : offset + n], (*o.shape, *x.shape))
                         for r, x in zip(row_leaves, in_leaves)
                     ]
                 )
@@ -283,11 +364,23 @@ def _empty_block(out: Tensor, x: Tensor):
     return zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device)
 
 
-def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
+def jacfwd(
+    func,
+    argnums=0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+    chunk_size: int | None = None,
+):
     """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
-    the inputs. Same layout as ``jacrev``."""
+    the inputs. Same layout as ``jacrev``. ``chunk_size`` (a dualad extension, as in
+    ``jacrev``) pushes that many basis tangents at a time, bounding the memory of the batched
+    intermediate values."""
     from ..vmap.api import vmap
-    from . import jvp
+    from . import _jvp
+
+    _check_callable(func, "jacfwd")
+    _check_chunk_size(chunk_size, "jacfwd")
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
@@ -304,15 +397,33 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         total = sum(x.numel() for x in in_leaves)
 
         def push(*tangents):
-            res = jvp(restricted, diff, rebuild_in(list(tangents)), has_aux=has_aux)
+            res = _jvp(restricted, diff, rebuild_in(list(tangents)), has_aux, copy_tangents=False)
             return (res[1], res[2]) if has_aux else res[1]
 
         if total == 0:
             raise RuntimeError("dualad.func.jacfwd: the differentiated inputs have no elements")
-        tangents = _columns(_basis(total, in_leaves[0]), in_leaves)
-        result = vmap(push, out_dims=(0, None) if has_aux else 0, randomness=randomness)(*tangents)
-        columns, aux = result if has_aux else (result, None)
-        col_leaves, rebuild_out = flatten(columns)  # one (total, *out.shape) per output leaf
+        # (randomness="same": vmap's own chunks replay the random state, so that every chunk
+        # draws what the first one drew; they need the whole basis)
+        replayed = randomness == "same"
+        batched_push = vmap(
+            push,
+            out_dims=(0, None) if has_aux else 0,
+            randomness=randomness,
+            chunk_size=chunk_size if replayed else None,
+        )
+        auxes = []
+
+        def run(tangents):
+            result = batched_push(*tangents)
+            if has_aux:
+                result, aux = result
+                auxes.append(aux)
+            return result
+
+        # one (total, *out.shape) per output leaf
+        col_leaves, columns = _over_basis(run, total, in_leaves, None if replayed else chunk_size)
+        _, rebuild_out = flatten(columns)
+        aux = auxes[0] if has_aux else None
         flat = []
         for c in col_leaves:
             out_shape = tuple(c.shape[1:])
@@ -323,8 +434,9 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
             offset = 0
             for x in in_leaves:
                 n = x.numel()
-                block = c[offset : offset + n].reshape(n, m).transpose(0, 1)
-                blocks.append(block.reshape(*out_shape, *x.shape))
+                block = c if n == total else c[offset : offset + n]
+                block = _reshaped(block, (n, m)).transpose(0, 1)
+                blocks.append(_reshaped(block, (*out_shape, *x.shape)))
                 offset += n
             flat.append(_per_argnum(rebuild_in(blocks), argnums))
         jac = rebuild_out(flat)
@@ -343,6 +455,7 @@ def hvp(func, primals: tuple, tangents: tuple):
     (``jvp`` of ``grad``). The product is a tuple with one entry per primal, like ``jvp``."""
     from . import jvp
 
+    _check_callable(func, "hvp")
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.hvp: Expected primals and tangents to be tuples. E.g. hvp(f, (x,), (t,))"
@@ -352,7 +465,7 @@ def hvp(func, primals: tuple, tangents: tuple):
         raise RuntimeError("dualad.func.hvp: expected at least one primal")
 
     def gradient_and_value(*p):
-        return grad_and_value(func, argnums=nums)(*p)
+        return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
     (_, value), (product, _) = jvp(gradient_and_value, primals, tangents)
     return value, product
@@ -361,14 +474,57 @@ def hvp(func, primals: tuple, tangents: tuple):
 def linearize(func, *primals):
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
 
-    (This version evaluates ``func`` forward again for every ``jvp_fn`` call.)
-    """
-    from . import jvp
+    ``func`` runs once. Its reverse graph is recorded by ``vjp``; ``vjp_fn`` is linear in the
+    cotangent, so the VJP of ``vjp_fn`` itself (recorded once, at a zero cotangent) is its
+    transpose, the JVP: every ``jvp_fn`` call is one backward pass of that recorded graph.
 
-    out = func(*primals)
+    >>> import dualad
+    >>> from dualad.func import linearize
+    >>> out, jvp_fn = linearize(dualad.sin, dualad.tensor([0.0, 1.0]))
+    >>> jvp_fn(dualad.tensor([2.0, 1.0]))
+    tensor([2.        , 0.54030231])
+    """
+    from .._creation import zeros_like
+
+    _check_callable(func, "linearize")
+    out, vjp_fn = vjp(func, *primals)
+    out_leaves, rebuild_out = flatten(out)
+    in_leaves, _ = flatten(primals)
+    # outputs without a derivative (integer, boolean) get zero tangents, as in jvp
+    diff = [k for k, o in enumerate(out_leaves) if o.dtype.kind in "fc"]
+    fixed = [zeros_like(o) for o in out_leaves]
+
+    def pullback(*cotangents):
+        cts = list(fixed)
+        for k, ct in zip(diff, cotangents):
+            cts[k] = ct
+        return vjp_fn(rebuild_out(cts))
+
+    transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
 
     def jvp_fn(*tangents):
-        return jvp(func, primals, tangents)[1]
+        tangent_leaves, _ = flatten(tangents)
+        if len(tangent_leaves) != len(in_leaves):
+            raise RuntimeError(
+                "dualad.func.linearize: expected the tangents to have the structure of the "
+                f"primals ({len(in_leaves)} tensors), got {len(tangent_leaves)}"
+            )
+        for i, (tangent, primal) in enumerate(zip(tangent_leaves, in_leaves)):
+            if not isinstance(tangent, Tensor):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} must be a Tensor, got "
+                    f"{type(tangent).__name__}"
+                )
+            if tuple(tangent.shape) != tuple(primal.shape):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} has shape {tuple(tangent.shape)} but "
+                    f"its primal has shape {tuple(primal.shape)}"
+                )
+        result = [zeros_like(o) for o in out_leaves]
+        if transpose is not None:
+            for k, value in zip(diff, transpose(tuple(tangents))):
+                result[k] = value
+        return rebuild_out(result)
 
     return out, jvp_fn
 

@@ -23,10 +23,12 @@ Invariants:
 from __future__ import annotations
 
 import itertools
+import weakref
 
-from .._dispatch import Level, dispatch
+from .._dispatch import Level, _aliases, _xp, dispatch
 from .._state import GRAD, LEVELS
-from .._tensor import Tensor, _new
+from .._tensor import Tensor, _new, wrap
+from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
 
 _FREED_MESSAGE = (
@@ -110,13 +112,9 @@ class GradLevel(Level):
             else:
                 wrapped.append(grad_tensor(o, self, node, i))
         if op.view:
-            # views and in-place ops do not mix at a grad level yet (see _apply_inplace)
             source = args[0]
             if type(source) is GradTensor and source._level is self:
-                source._aliased = True
-            for w in wrapped:
-                if type(w) is GradTensor:
-                    w._aliased = True
+                _register_views(source, wrapped, op, params, multi)
         return tuple(wrapped) if multi else wrapped[0]
 
     def __repr__(self) -> str:
@@ -124,6 +122,112 @@ class GradLevel(Level):
 
 
 _NO_EDGE = (None, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# views at a grad level: which tracked tensor a view shows, rebuilt after in-place ops
+
+
+def _register_views(source: GradTensor, outputs: list, op, params: dict, multi: bool) -> None:
+    """Record ``outputs`` of the view op ``op`` as views of ``source``'s root base."""
+    if op.view == "maybe":  # (reshape) a view only when the values below share memory
+        out = next((w for w in outputs if type(w) is GradTensor), None)
+        if out is None or not _aliases(_bottom_data(out), _bottom_data(source)):
+            return
+    root = source if source._gbase is None else source._gbase
+    prefix = () if source._gchain is None else source._gchain
+    views = root._gviews
+    if views is None:
+        views = root._gviews = []
+    elif len(views) > 32:
+        views[:] = [ref for ref in views if ref() is not None]
+    for i, w in enumerate(outputs):
+        if type(w) is GradTensor:
+            w._gbase = root
+            w._gchain = (*prefix, (op, params, i if multi else None))
+            views.append(weakref.ref(w))
+
+
+def _bottom_data(value):
+    """The array under every transform wrapper of ``value``."""
+    inner = getattr(value, "_value", None)
+    while inner is not None:
+        value = inner
+        inner = getattr(value, "_value", None)
+    return value._data
+
+
+def _replay(base, chain: tuple):
+    """The view ``chain`` applied to ``base`` (recorded at the levels active now)."""
+    out = base
+    for op, params, index in chain:
+        out = dispatch(op, (out,), params)
+        if index is not None:
+            out = out[index]
+    return out
+
+
+def _write_view(base: GradTensor, chain: tuple, value):
+    """``base`` with the region that ``chain`` views replaced by ``value``, in dualad ops (so
+    recorded, differentiable and batchable): ``where(region, embed(value), base)``, where
+    ``embed`` is the transpose of the view steps (it puts value into zeros of base's shape)."""
+    from ..ops.elementwise import where
+
+    xp = _xp(_bottom_data(base))
+    stand_in = xp.zeros(tuple(base.shape), dtype=bool)
+    region = stand_in
+    shapes = []
+    for op, params, _ in chain:
+        shapes.append(tuple(region.shape))
+        region = op.impl(xp, region, **params)
+    if not region.flags.writeable or not _aliases(region, stand_in):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    region[...] = True
+    embedded = value
+    for (op, params, _), shape in zip(reversed(chain), reversed(shapes)):
+        embedded = op.vjp((embedded,), None, (ArgMeta(shape, base.dtype),), params, (True,))[0]
+    return where(wrap(stand_in), embedded, base)
+
+
+def _rebind(target: GradTensor, new) -> None:
+    """Make ``target`` stand for ``new`` (a value of target's level or a constant)."""
+    if type(new) is GradTensor and new._level is target._level:
+        target._value = new._value
+        target._gnode = new._gnode
+        target._gnr = new._gnr
+    else:
+        target._value = new
+        if GRAD.enabled:
+            target._gnode = None
+            target._gnr = 0
+        # (under no_grad the history stays, as for an eager in-place op that is not recorded)
+    target._fw = new._fw if isinstance(new, Tensor) else None
+
+
+def _refresh_views(root: GradTensor) -> None:
+    """Rebuild every live view of ``root`` from its current value and history."""
+    views = root._gviews
+    alive = []
+    for ref in list(views):
+        view = ref()
+        if view is not None:
+            alive.append(ref)
+            _rebind(view, _replay(root, view._gchain))
+    views[:] = alive  # (the rebuilt views registered themselves again: drop those)
+
+
+def _multi_output_message(chain: tuple) -> str:
+    op = next(op for op, _, index in chain if index is not None)
+    index = next(index for _, _, index in chain if index is not None)
+    return (
+        f"Output {index} of {op.node_cls.__name__} is a view and is being modified inplace. "
+        "This view is the output of a function that returns multiple views. Such functions do "
+        "not allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one."
+    )
 
 
 def active_grad_levels() -> list:
@@ -211,7 +315,9 @@ def grad_tensor(value, level: GradLevel, node, out_nr: int) -> GradTensor:
     out._level = level
     out._gnode = node
     out._gnr = out_nr
-    out._aliased = False  # a view of another tracked tensor, or has views of its own
+    out._gbase = None  # a view: the tracked tensor it views (its root base at this level)
+    out._gchain = None  # a view: the view steps from that base
+    out._gviews = None  # a base: weak references to its views
     out._rg = False
     out._node = None
     out._out_nr = 0
@@ -233,7 +339,7 @@ class GradTensor(Tensor):
     """A tensor inside ``dualad.func.grad``/``vjp``: a value one level down plus its graph edge
     at that grad level. Ops and methods see the value's (logical) shape and dtype."""
 
-    __slots__ = ("_aliased", "_gnode", "_gnr", "_level", "_value")
+    __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews", "_level", "_value")
 
     @property
     def _data(self):
@@ -329,17 +435,17 @@ class GradTensor(Tensor):
 
     def _apply_inplace(self, functional, args: tuple, params: dict) -> GradTensor:
         """``self.op_(...)`` at this level: the functional op, recorded, then ``self`` stands
-        for its result (the value below is rebound, not written: saved values stay intact).
+        for its result. Nothing is written one level down (the values saved for backward and
+        the caller's inputs stay intact): tensors are REBOUND to new values.
 
-        A view, or a tensor with views, would not see the change (no CopySlices at this level
-        yet): that is an error rather than a silently different result."""
-        if self._aliased:
-            raise NotImplementedError(
-                f"dualad.func: an in-place operation on a view (or on a tensor that has views) "
-                f"inside func.grad/func.vjp (grad level {self._level.index}) is not supported "
-                "yet; use the out-of-place op (e.g. y = y * 2 instead of y.mul_(2), or "
-                "dualad.where / index_put for writes into part of a tensor)"
-            )
+        Views (PyTorch's CopySlices, functionally): an in-place op on a view rebinds its base
+        to ``where(region, embed(result), base)`` (recorded, so the base's gradient reaches the
+        op's inputs inside the region and its old history outside), then every view of that
+        base is rebuilt from the new base, as are the views of a base changed in place.
+        """
+        root = self._gbase
+        if root is not None and any(step[2] is not None for step in self._gchain):
+            raise RuntimeError(_multi_output_message(self._gchain))
         result = functional(self, *args, **params)
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(
@@ -350,15 +456,13 @@ class GradTensor(Tensor):
             from ..ops.elementwise import astype
 
             result = astype(result, self.dtype)
-        if type(result) is GradTensor and result._level is self._level:
-            self._value = result._value
-            self._gnode = result._gnode
-            self._gnr = result._gnr
-        else:
-            self._value = result
-            self._gnode = None
-            self._gnr = 0
-        self._fw = result._fw
+        if root is None:
+            _rebind(self, result)
+            if self._gviews:
+                _refresh_views(self)
+            return self
+        _rebind(root, _write_view(root, self._gchain, result))
+        _refresh_views(root)
         return self
 
     def __repr__(self) -> str:
@@ -415,8 +519,6 @@ def backward(level: GradLevel, outputs: list, cotangents: list, leaves: list, re
     Runs with ``level`` off the stack, in the levels active now; recorded below when grad mode
     is on.
     """
-    from ..rev.engine import run
-
     roots = []
     root_grads = []
     for out, ct in zip(outputs, cotangents):

@@ -109,6 +109,12 @@ _alias_op = register(
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost)."""
+    return _make_dual(tensor, tangent, level, copy_tangent=True)
+
+
+def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent: bool) -> Tensor:
+    """``make_dual``; ``copy_tangent=False`` when the tangent is a private value of the caller
+    (``jacfwd``'s basis), which then needs no protective copy."""
     dual = _resolve(level, "make_dual")
     if dual is None:
         raise RuntimeError(
@@ -149,7 +155,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if lifted is not None:
             return lifted
     out = dispatch(_alias_op, (tensor,), {})
-    if tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
+    if copy_tangent and tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
         # laid out differently from the primal: like PyTorch, keep a private copy, so in-place
         # updates of the dual's tangent never write into the caller's tensor (differentiable)
         tangent = clone(tangent)

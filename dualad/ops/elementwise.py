@@ -848,7 +848,7 @@ def _softplus_impl(xp, x, *, beta, threshold):
 
 
 def _softplus_deriv(x, y, *, beta, threshold):
-    z = x * beta
+    z = x if beta == 1 else x * beta
     return where(z > threshold, 1.0, sigmoid(z))
 
 

@@ -21,6 +21,7 @@ from ._dims import normalize_dim
 from ._helpers import linear
 from .einsum import contract
 from .elementwise import conj, mul
+from .shape import matrix_transpose, reshape, unsqueeze
 
 __all__ = [
     "matmul",
@@ -46,8 +47,6 @@ def _shape(x) -> tuple:
 
 
 def _mH(x):
-    from .shape import matrix_transpose
-
     return conj(matrix_transpose(x))
 
 
@@ -107,14 +106,18 @@ def _matmul_vjp(cts, outs, args, params, needs):
             grad_b = ct * conj(a)
         return grad_a, grad_b
     if needs[0]:
-        if a_vector:  # (n,) @ (..., n, m) -> (..., m): grad (..., n), summed by the engine
+        if a_vector and b.ndim == 2:  # (n,) @ (n, m) -> (m,): one matrix-vector product
+            grad_a = matmul(conj(b), ct)
+        elif a_vector:  # (n,) @ (..., n, m) -> (..., m): grad (..., n), summed by the engine
             grad_a = _drop_last(matmul(conj(b), _unsqueeze(ct, -1)))
         elif b_vector:  # (..., n, m) @ (m,) -> (..., n)
             grad_a = _unsqueeze(ct, -1) * conj(b)
         else:
             grad_a = matmul(ct, _mH(b))
     if needs[1]:
-        if b_vector:
+        if b_vector and a.ndim == 2:  # (k, n) @ (n,) -> (k,): ct @ conj(a), no transpose
+            grad_b = matmul(ct, conj(a))
+        elif b_vector:
             grad_b = _drop_last(matmul(_mH(a), _unsqueeze(ct, -1)))
         elif a_vector:
             grad_b = _unsqueeze(conj(a), -1) * _unsqueeze(ct, -2)
@@ -125,14 +128,10 @@ def _matmul_vjp(cts, outs, args, params, needs):
 
 
 def _drop_last(x):
-    from .shape import reshape
-
     return reshape(x, tuple(x.shape[:-1]))
 
 
 def _unsqueeze(x, dim):
-    from .shape import unsqueeze
-
     return unsqueeze(x, dim)
 
 
@@ -177,8 +176,6 @@ def _matmul_shape(sa: tuple, sb: tuple) -> tuple:
 def _matmul_batch(op, args, bdims, params):
     """Batch dim first; a batched vector becomes a one-row (column) matrix; batched operands are
     padded to the largest logical rank so their batch dim broadcasts against nothing else."""
-    from .shape import matrix_transpose, reshape
-
     moved, logical = [], []
     for x, bdim in zip(args, bdims):
         x = move_bdim_to_front(x, bdim)
@@ -193,6 +190,11 @@ def _matmul_batch(op, args, bdims, params):
             return matmul(a, b), 0
         rows = reshape(a, (size * la[0], la[1]))  # (B*k, n) @ (n, m)
         return reshape(matmul(rows, b), (size, la[0], lb[1])), 0
+    if len(lb) == 1 and len(la) == 1:  # dot products: (B, n) @ (n,) or (n,) @ (B, n) -> (B,)
+        if bdims[1] is None:
+            return matmul(a, b), 0
+        if bdims[0] is None:
+            return matmul(b, a), 0
     if bdims[0] is None and len(la) == 2 and len(lb) == 1:  # (k, n) @ (B, n) -> (B, k)
         return matmul(b, matrix_transpose(a)), 0
     if bdims[0] is None and len(la) == 2 and len(lb) == 2:  # (k, n) @ (B, n, m) -> (B, k, m)
@@ -444,8 +446,6 @@ def outer(a, b) -> Tensor:
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    from .shape import unsqueeze
-
     a, b = _as_tensor(a), _as_tensor(b)
     for name, x in (("self", a), ("vec2", b)):
         if x.ndim != 1:
@@ -533,8 +533,6 @@ def kron(a, b) -> Tensor:
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    from .shape import reshape
-
     a, b = _as_tensor(a), _as_tensor(b)
     ndim = max(a.ndim, b.ndim)
     if ndim == 0:
@@ -557,7 +555,6 @@ def _real_dtype(dtype):
 
 def _trace_transpose(ct, x):
     from .._creation import eye
-    from .shape import reshape
 
     n, m = x.shape[-2:]
     ct = reshape(ct, (*ct.shape, 1, 1))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._dispatch import EMPTY, OpDef, dispatch, register
 from .._tensor import Tensor
-from .shape import IndexKey, _device_key, _normalize_key, getitem
+from .shape import IndexKey, _device_key, _normalize_key, getitem, split_tensor_key
 
 
 def _fill_impl(xp, x, value):
@@ -143,5 +143,14 @@ index_put_op = register(
 
 def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
-    index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
+    if isinstance(key, IndexKey):
+        index = key
+    else:
+        normalized = _normalize_key(key, tensor_args=True)
+        if normalized is None:  # index tensors are arguments (they may be batched, saved...)
+            from .tensor_index import index_put_tensors
+
+            template, tensors = split_tensor_key(key)
+            return index_put_tensors(x, value, tensors, template)
+        index = IndexKey(normalized)
     return dispatch(index_put_op, (x, value), {"index": index})

@@ -58,7 +58,7 @@ def expand_reduced(ct, x_shape, dims, keepdim):
     """Broadcast a reduction's cotangent back to the input's shape."""
     from .shape import broadcast_to, reshape
 
-    if not keepdim and dims:
+    if not keepdim and dims and ct.ndim:  # (a 0-d cotangent broadcasts as it is)
         ct = reshape(ct, _keepdim_shape(x_shape, dims))
     return broadcast_to(ct, x_shape)
 

@@ -322,8 +322,11 @@ def _sequence_as_tuple(key: list) -> bool:
     return len(key) < 32 and any(isinstance(k, _SEQUENCE_ITEM_TYPES) for k in key)
 
 
-def _normalize_key(key):
-    """Index keys as NumPy understands them: tensors become arrays, lists of ints arrays."""
+def _normalize_key(key, tensor_args: bool = False):
+    """Index keys as NumPy understands them: tensors become arrays, lists of ints arrays.
+
+    With ``tensor_args``, a key holding a tensor gives None instead: its tensors are to be op
+    arguments (``split_tensor_key``)."""
     if isinstance(key, list) and _sequence_as_tuple(key):
         key = tuple(key)
     elif not isinstance(key, tuple):
@@ -331,6 +334,8 @@ def _normalize_key(key):
     out = []
     for k in key:
         if isinstance(k, Tensor):
+            if tensor_args:
+                return None
             k = k._data
             if k.dtype.kind not in "iub":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -381,6 +386,65 @@ class IndexKey:
 
     def __repr__(self) -> str:
         return f"IndexKey({self.key!r})"
+
+
+class _Slot:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<tensor>"
+
+
+SLOT = _Slot()  # where an index tensor goes in a TensorKey
+
+
+class TensorKey:
+    """The static part of an index key whose tensors are op arguments (``SLOT`` marks them)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key
+
+    def fill(self, xp, arrays: tuple) -> tuple:
+        """The array-module key with ``arrays`` (the index tensors' data) in the slots."""
+        it = iter(arrays)
+        out = []
+        for k in self.key:
+            if k is SLOT:
+                k = next(it)
+                if k.dtype == np.uint8:
+                    k = k.astype(bool)  # torch: a byte tensor is a mask
+            out.append(k)
+        return _device_key(xp, tuple(out))
+
+    def with_batch_index(self, position: int) -> TensorKey:
+        """This key with one more slot (the batch's arange) before element ``position``."""
+        return TensorKey((*self.key[:position], SLOT, *self.key[position:]))
+
+    def __repr__(self) -> str:
+        return f"TensorKey({self.key!r})"
+
+
+def split_tensor_key(key):
+    """``(TensorKey, index tensors)`` for a key that holds tensors, None for any other key."""
+    if isinstance(key, Tensor):
+        parts = (key,)
+    elif isinstance(key, tuple):
+        parts = key
+    elif isinstance(key, list) and _sequence_as_tuple(key):
+        parts = tuple(key)
+    else:
+        return None
+    tensors = [k for k in parts if isinstance(k, Tensor)]
+    if not tensors:
+        return None
+    for t in tensors:
+        if t.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    static = iter(_normalize_key(tuple(k for k in parts if not isinstance(k, Tensor))))
+    template = tuple(SLOT if isinstance(k, Tensor) else next(static) for k in parts)
+    return TensorKey(template), tensors
 
 
 def _device_key(xp, key):
@@ -503,7 +567,16 @@ def getitem(x, key):
     tensor([[2., 0.],
             [5., 3.]])
     """
-    index = key if isinstance(key, IndexKey) else IndexKey(_normalize_key(key))
+    if isinstance(key, IndexKey):
+        index = key
+    else:
+        normalized = _normalize_key(key, tensor_args=True)
+        if normalized is None:  # index tensors are arguments (they may be batched, saved...)
+            from .tensor_index import index_tensors
+
+            template, tensors = split_tensor_key(key)
+            return index_tensors(x, tensors, template)
+        index = IndexKey(normalized)
     op = _getitem_view_op if index.basic else _getitem_copy_op
     return dispatch(op, (x,), {"index": index})
 

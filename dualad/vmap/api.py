@@ -60,6 +60,10 @@ def vmap(
     tensor([[10., 30.],
             [20., 40.]])
     """
+    if not callable(func):
+        raise TypeError(
+            f"dualad.vmap: expected a function as the first argument, got {type(func).__name__}"
+        )
     if randomness not in _RANDOMNESS:
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
@@ -141,8 +145,6 @@ def _unwrap(leaf, out_dim, level: VmapLevel, name: str):
 
 def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
     """The batch of ``value`` (at ``bdim``, or absent when None) moved to ``out_dim``."""
-    from ..ops.shape import broadcast_to, movedim, unsqueeze
-
     rank = value.ndim + (bdim is None)
     if not -rank <= out_dim < rank:
         raise ValueError(
@@ -151,13 +153,15 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
             f"be in range of [{-rank}, {rank - 1}], but got {out_dim})"
         )
     out_dim %= rank
+    if bdim == out_dim:
+        return value
+    from ..ops.shape import broadcast_to, movedim, unsqueeze
+
     if bdim is None:
         # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
         shape = list(value.shape)
         shape.insert(out_dim, size)
         return broadcast_to(unsqueeze(value, out_dim), tuple(shape))
-    if bdim == out_dim:
-        return value
     return movedim(value, bdim, out_dim)
 
 
@@ -309,7 +313,10 @@ def _broadcast_dims(dims, tree, out: list) -> bool:
     """Append one dim per leaf of ``tree`` (the leaf order of ``_tree.flatten``); a non-container
     ``dims`` applies to a whole subtree. False when the structures do not match."""
     if not isinstance(dims, (tuple, list, dict)):
-        out.extend([dims] * _count_leaves(tree))
+        if isinstance(tree, Tensor):  # the common case: one dim for one tensor
+            out.append(dims)
+        else:
+            out.extend([dims] * _count_leaves(tree))
         return True
     if isinstance(tree, dict):
         if not isinstance(dims, dict) or set(dims) != set(tree):

@@ -71,10 +71,13 @@ class VmapLevel(Level):
             else:
                 values.append(a)
                 bdims.append(None)
+        rule = op.batch
+        if rule is None:
+            rule = self._fallback
         if LEVELS[-1] is self:  # the common case: this is the innermost level
             LEVELS.pop()
             try:
-                out, out_bdims = self._batch(op, tuple(values), tuple(bdims), params)
+                out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
             finally:
                 LEVELS.append(self)
         else:
@@ -82,20 +85,35 @@ class VmapLevel(Level):
             removed = LEVELS[position:]
             del LEVELS[position:]
             try:
-                out, out_bdims = self._batch(op, tuple(values), tuple(bdims), params)
+                out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
             finally:
                 LEVELS.extend(removed)
+        if type(out) is Tensor and type(out_bdims) is int:  # the common case: one plain tensor
+            shape = out._data.shape
+            if out_bdims < 0:
+                out_bdims += len(shape)
+            if not 0 <= out_bdims < len(shape) or shape[out_bdims] != self.size:
+                raise self._bad_rule(op, shape, out_bdims)
+            result = _new(BatchedTensor)
+            result._value = out
+            result._bdim = out_bdims
+            result._level = self
+            result._rg = False
+            result._node = None
+            result._out_nr = 0
+            result._meta = None
+            result._fw = None
+            result._vc = None
+            result._view = None
+            return result
         if isinstance(out, tuple):
             if not isinstance(out_bdims, (tuple, list)):
                 out_bdims = (out_bdims,) * len(out)
             return tuple(self._wrap(op, o, b) for o, b in zip(out, out_bdims))
         return self._wrap(op, out, out_bdims)
 
-    def _batch(self, op, values: tuple, bdims: tuple, params: dict):
-        """The op's batching rule (or the loop fallback) one level down."""
-        rule = op.batch
-        if rule is not None:
-            return rule(op, values, bdims, params)
+    def _fallback(self, op, values: tuple, bdims: tuple, params: dict):
+        """An op without a batching rule: the loop fallback for ops marked so, else an error."""
         from .rules import LOOP_BATCHED
 
         if op.name not in LOOP_BATCHED:
@@ -103,6 +121,13 @@ class VmapLevel(Level):
                 f"dualad.vmap: no batching rule for '{op.name}' at vmap level {self.index}"
             )
         return self._loop(op, values, bdims, params)
+
+    def _bad_rule(self, op, shape, bdim) -> RuntimeError:
+        return RuntimeError(
+            f"dualad.vmap: the batching rule of '{op.name}' returned an output of shape "
+            f"{tuple(shape)} with batch dim {bdim}, but the batch size at vmap level "
+            f"{self.index} is {self.size} (a bug in that rule)"
+        )
 
     def _wrap(self, op, value, bdim):
         """``value`` (one level down) as this level's BatchedTensor when it carries the batch."""
@@ -112,11 +137,7 @@ class VmapLevel(Level):
         if bdim < 0:
             bdim += len(shape)
         if not 0 <= bdim < len(shape) or shape[bdim] != self.size:
-            raise RuntimeError(
-                f"dualad.vmap: the batching rule of '{op.name}' returned an output of shape "
-                f"{tuple(shape)} with batch dim {bdim}, but the batch size at vmap level "
-                f"{self.index} is {self.size} (a bug in that rule)"
-            )
+            raise self._bad_rule(op, shape, bdim)
         return batched(value, bdim, self)
 
     def _loop(self, op, values: tuple, bdims: tuple, params: dict):
@@ -552,9 +573,8 @@ class _LogicalData:
         return RuntimeError(
             f"dualad.vmap: this operation needs the array data of a batched tensor "
             f"({_level_of(owner)}, logical shape {owner.shape}) ({what}), which inside vmap "
-            "stands for a whole batch. Tensor values used as static arguments (e.g. an index "
-            "tensor in x[idx] or x[idx] = v) cannot be batched; use gather, index_select, "
-            "take_along_dim or scatter, which accept batched indices."
+            "stands for a whole batch. Tensor values used as static arguments (a shape or a "
+            "size given as a tensor, say) cannot be batched."
         )
 
     def __getattr__(self, name: str):

@@ -21,10 +21,28 @@ def move_bdim_to_front(x, bdim):
     return movedim(x, bdim, 0)
 
 
+def _aligned(args, bdims) -> bool:
+    """Whether NumPy's broadcasting of two arguments already lines up their logical dims: each
+    batched one has its batch first, and an unbatched one has fewer dims than a batched one
+    (both batched: equal ranks). The common case of the elementwise rule (nothing to move)."""
+    ba, bb = bdims
+    a, b = args
+    if ba == 0:
+        if bb == 0:
+            return a.ndim == b.ndim
+        return bb is None and (not isinstance(b, Tensor) or b.ndim < a.ndim)
+    return bb == 0 and ba is None and (not isinstance(a, Tensor) or a.ndim < b.ndim)
+
+
 def elementwise(op, args, bdims, params):
     """Broadcasting elementwise ops: batch dims go first and batched arguments are padded to
     the largest logical rank, so that NumPy's right-aligned broadcasting lines up the logical
     dimensions (an unbatched argument of higher rank would otherwise meet the batch dim)."""
+    if len(args) == 2 and _aligned(args, bdims):
+        if not LEVELS and not params and op.fast is not None:
+            return op.fast(*args), 0  # nothing below but eager autograd: the op's fast path
+        out = dispatch(op, args, params)
+        return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
     logical_rank = 0
     for a, b in zip(args, bdims):
         if isinstance(a, Tensor):

@@ -119,3 +119,78 @@ def test_jacobians_under_vmap_and_of_vmap(rng):
     v = rng.normal(size=3)
     _, dj = jvp(jacrev(dualad.sin), (t(X[0]),), (t(v),))
     np.testing.assert_allclose(dj.numpy(), np.diag(-np.sin(X[0]) * v))
+
+
+def test_linearize_runs_the_function_once_and_matches_jvp(rng):
+    calls = []
+
+    def f(x, pair):
+        calls.append(1)
+        a, b = pair
+        return {"u": dualad.sin(x) * a, "v": (x @ b).exp(), "n": (x > 0).sum()}
+
+    x, a, b = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(3, 2))
+    primals = (t(x), (t(a), t(b)))
+    out, jvp_fn = linearize(f, *primals)
+    assert len(calls) == 1
+    reference = f(*primals)
+    for key in ("u", "v"):
+        np.testing.assert_allclose(out[key].numpy(), reference[key].numpy())
+    for _ in range(3):
+        tangents = (t(rng.normal(size=3)), (t(rng.normal(size=3)), t(rng.normal(size=(3, 2)))))
+        got = jvp_fn(*tangents)
+        expected = jvp(f, primals, tangents)[1]
+        np.testing.assert_allclose(got["u"].numpy(), expected["u"].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got["v"].numpy(), expected["v"].numpy(), rtol=1e-12)
+        assert got["n"].numpy() == 0  # an integer output has a zero tangent
+    assert len(calls) == 5  # (the three jvp references)
+
+
+def test_linearize_under_vmap_gives_the_jacobian_and_handles_complex(rng):
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return dualad.tanh(x) * x.sum()
+
+    x = rng.normal(size=4)
+    _, jvp_fn = linearize(f, t(x))
+    jac = vmap(jvp_fn)(dualad.eye(4)).numpy().T  # columns J e_i
+    np.testing.assert_allclose(jac, jacfwd(f)(t(x)).numpy(), rtol=1e-12)
+    assert len(calls) == 2  # linearize once, jacfwd once
+    for g in (lambda z: z**2 * dualad.sin(z), lambda z: z * z.conj() + z.real):
+        z = rng.normal(size=3) + 1j * rng.normal(size=3)
+        dz = rng.normal(size=3) + 1j * rng.normal(size=3)
+        _, jvp_fn = linearize(g, dualad.tensor(z))
+        expected = jvp(g, (dualad.tensor(z),), (dualad.tensor(dz),))[1]
+        np.testing.assert_allclose(jvp_fn(dualad.tensor(dz)).numpy(), expected.numpy(), rtol=1e-12)
+
+
+def test_linearize_tangent_errors():
+    _, jvp_fn = linearize(dualad.sin, t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match=r"tangent 0 has shape \(3,\) but its primal has shape"):
+        jvp_fn(t([1.0, 2.0, 3.0]))
+    with pytest.raises(RuntimeError, match="structure of the primals"):
+        jvp_fn(t([1.0, 2.0]), t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="tangent 0 must be a Tensor"):
+        jvp_fn(1.0)
+
+
+def test_jacrev_of_a_one_element_output_is_one_backward_pass(rng):
+    # (no vmap level: a scalar loss, or one element spread over leaves, some of them empty)
+    x = rng.normal(size=(2, 3))
+
+    def f(v):
+        return {
+            "s": (v**2).sum().reshape(1, 1),
+            "empty": v[:0].sum(1),
+            "i": (v > 0).sum()[None][:0],
+        }
+
+    jac = jacrev(f)(t(x))
+    np.testing.assert_allclose(jac["s"].numpy(), (2 * x).reshape(1, 1, 2, 3))
+    assert jac["empty"].shape == (0, 2, 3)
+    assert jac["i"].shape == (0, 2, 3)
+    g, aux = jacrev(lambda v: ((v**3).sum(), v.mean()), has_aux=True)(t(x))
+    np.testing.assert_allclose(g.numpy(), 3 * x**2)
+    np.testing.assert_allclose(aux.numpy(), x.mean())

@@ -626,11 +626,16 @@ def test_setitem_on_a_leaf_under_no_grad():
     assert_values_close(w.grad, [10.0, 4.0, 4.0])
 
 
-def test_index_tensor_changed_after_indexing_does_not_change_the_gradient():
+def test_index_tensor_changed_after_indexing_is_detected():
+    # as in torch: the index tensor is saved for backward, so changing it in place is an error
+    # (never a gradient scattered to the new positions)
     x = _x(3, 2, requires_grad=True)
     index = dualad.tensor([0, 0])
     out = x[index]
     index[0] = 2
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+    out = x[dualad.tensor([0, 0])]
     out.sum().backward()
     assert_values_close(x.grad, [[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]])
 

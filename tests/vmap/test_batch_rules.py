@@ -19,9 +19,10 @@ call must equal the loop ``stack([fn(example b) for b])`` (shapes, dtypes and va
 - complex128 samples (entries that claim it): dims 0 and -1.
 
 Everything runs with ``LOOP_BATCHED`` emptied unless the entry exercises one of its ops, so an op
-that silently needed the per-example fallback fails here. ``UNSUPPORTED`` lists the entries
-whose batched integer/boolean tensors are static keys (``x[idx]``): they must raise a clear
-``dualad.vmap`` error instead. Data-dependent ops (``LOOP_BATCHED``) may raise the
+that silently needed the per-example fallback fails here. Index tensors are op arguments
+(``x[idx]``, ``x[idx] = v``), so batched integer indices batch like anything else; a batched
+boolean mask selects a data-dependent number of elements and must raise the clear
+``dualad.vmap`` error instead (``MASKED``). Data-dependent ops (``LOOP_BATCHED``) may raise the
 "different shapes" error when the examples disagree.
 """
 
@@ -45,11 +46,10 @@ from dualad.vmap import PerformanceWarning, rules
 INFOS = all_ops()
 SIZE = 3
 
-# entries whose index tensors become static ``x[key]`` keys: a batched index raises a clear
-# error (tensor values cannot be static arguments under vmap)
-UNSUPPORTED = {"getitem", "take", "masked_select", "setitem"}
+# entries with boolean mask tensors: a batched mask raises the data-dependent-shape error
+MASKED = {"masked_select", "getitem_tensors", "setitem_tensors"}
 # entries that write in place into their first argument
-INPLACE = {"setitem", "fill_", "copy_"}
+INPLACE = {"setitem", "setitem_tensors", "fill_", "copy_"}
 
 
 def _dtype(info) -> np.dtype:
@@ -144,8 +144,8 @@ def _expect_failure(info, sample: Sample, dims, exc: Exception) -> bool:
     batched_kinds = {
         sample.flats[0][p].dtype.kind for p, d in zip(sample.positions, dims) if d is not None
     }
-    if info.name in UNSUPPORTED and batched_kinds & set("iub"):
-        return isinstance(exc, RuntimeError) and "dualad.vmap" in str(exc)
+    if info.name in MASKED and batched_kinds & {"b"}:
+        return isinstance(exc, RuntimeError) and "batched boolean mask" in str(exc)
     if "is not possible because there exists a Tensor `other`" in str(exc):
         # as in torch: an in-place write of batched values into an unbatched tensor
         return info.name in INPLACE and dims[0] is None

@@ -321,11 +321,14 @@ def test_per_example_values_raise(use):
         dualad.vmap(use)(t(X))
 
 
-def test_tensor_values_as_static_keys_raise_clearly():
-    index = t(np.array([[0], [1], [2]]))
+def test_tensor_values_as_static_arguments_raise_clearly():
+    # a shape given as a batched tensor has no value per call (index tensors are arguments and
+    # batch: test_batched_index.py)
+    shape = t(np.array([[4], [4], [4]]))
     with pytest.raises(RuntimeError, match="Tensor values used as static arguments"):
-        dualad.vmap(lambda r, i: r[i])(t(X), index)
-    # gather/take_along_dim accept batched indices
+        dualad.vmap(lambda r, s: r.reshape(tuple(s._data)))(t(X), shape)
+    index = t(np.array([[0], [1], [2]]))
+    close(dualad.vmap(lambda r, i: r[i])(t(X), index), X[np.arange(3), [0, 1, 2]][:, None])
     out = dualad.vmap(lambda r, i: dualad.take_along_dim(r, i, dim=0))(t(X), index)
     close(out, X[np.arange(3), [0, 1, 2]][:, None])
 

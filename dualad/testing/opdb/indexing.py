@@ -212,6 +212,87 @@ def _index_put_ref(x, value, key):
     return out
 
 
+# Keys with index TENSORS (dualad/ops/tensor_index.py): a sample is ``(x, template, *indices)``
+# (``(x, value, template, *indices)`` for writes) with ``INDEX`` in the template where each
+# index goes. Every index is an argument of its own, so vmap batches each one (a different
+# selection per example, every NumPy placement rule of the index dims), and the composition
+# tests differentiate through ops whose index is a saved tensor argument.
+INDEX = "<index>"
+
+
+def _fill(template: tuple, indices) -> tuple:
+    it = iter(indices)
+    return tuple(next(it) if isinstance(k, str) else k for k in template)
+
+
+def _tensor_getitem(x, template, *indices):
+    return x[_fill(template, indices)]
+
+
+def _tensor_getitem_ref(x, template, *indices):
+    return x[_fill(template, indices)]
+
+
+def _tensor_getitem_samples(rng, dtype):
+    def ints(high, *shape):
+        return rng.integers(-high, high, size=shape)
+
+    calls = [
+        ((4, 3), (INDEX,), [ints(4, 3)], "one"),
+        ((3, 4, 5), (slice(None), INDEX), [ints(4, 2, 2)], "after-slice"),
+        ((3, 4, 5), (INDEX, slice(None), INDEX), [ints(3, 2), ints(5, 2)], "separated"),
+        ((3, 4, 5), (1, slice(None), INDEX), [ints(5, 3)], "int-separated"),
+        ((3, 4, 5), (slice(None), 2, INDEX), [ints(5, 2)], "int-adjacent"),
+        ((3, 4), (None, INDEX), [ints(3, 2)], "newaxis"),
+        ((3, 4, 5), (Ellipsis, INDEX), [ints(5, 2)], "ellipsis"),
+        ((3, 4, 5), (INDEX, Ellipsis, INDEX), [ints(3, 2), ints(5, 2)], "ellipsis-between"),
+        ((3, 4), (INDEX, INDEX), [ints(3, 2, 1), ints(4, 1, 3)], "broadcast"),
+        ((3, 4, 5), (slice(1, 3), INDEX, np.array([0, 4])), [ints(4, 2)], "static-array"),
+        ((3, 4), (INDEX,), [np.array(rng.integers(0, 3))], "0d"),
+        ((2, 3), (INDEX,), [rng.uniform(size=(2, 3)) < 0.5], "mask"),
+        ((2, 3, 2), (slice(None), INDEX), [ints(3, 2)], "mask-free-after-slice"),
+    ]
+    return [
+        SampleInput((uniform(rng, shape, dtype), template, *indices), note=note)
+        for shape, template, indices, note in calls
+    ]
+
+
+def _tensor_setitem(x, value, template, *indices):
+    out = x.clone()
+    out[_fill(template, indices)] = value
+    return out
+
+
+def _tensor_setitem_ref(x, value, template, *indices):
+    out = x.copy()
+    out[_fill(template, indices)] = value
+    return out
+
+
+def _tensor_setitem_samples(rng, dtype):
+    # distinct targets: with repeated ones the surviving write (and its gradient) is unspecified
+    def distinct(n, k):
+        return rng.permutation(n)[:k]
+
+    calls = [
+        ((3, 4), (2, 4), (INDEX,), [distinct(3, 2)], "rows"),
+        ((3, 4), (4,), (INDEX,), [distinct(3, 1)], "broadcast-value"),
+        ((3, 4, 5), (3, 2), (slice(None), INDEX, 1), [distinct(4, 2)], "adjacent-int"),
+        ((3, 4, 5), (), (INDEX, slice(None), INDEX), [distinct(3, 2), distinct(5, 2)], "separated"),
+        ((3, 4), (2, 2), (INDEX, INDEX), [np.array([[0], [2]]), np.array([[1, 3]])], "broadcast"),
+        ((2, 3), (), (INDEX,), [rng.uniform(size=(2, 3)) < 0.5], "mask"),
+    ]
+    return [
+        SampleInput(
+            (uniform(rng, shape, dtype), uniform(rng, vshape, dtype), template, *indices),
+            diff=(0, 1),
+            note=note,
+        )
+        for shape, vshape, template, indices, note in calls
+    ]
+
+
 def _setitem(x, value, key):
     out = x.clone()
     out[key] = value
@@ -303,7 +384,7 @@ OPS = [
         ref=lambda x, mask: np.broadcast_to(x, np.broadcast_shapes(x.shape, mask.shape))[
             np.broadcast_to(mask, np.broadcast_shapes(x.shape, mask.shape))
         ],
-        ops=("index", "broadcast_to"),
+        ops=("index_tensors", "broadcast_to"),
     ),
     OpInfo(
         "take",
@@ -314,7 +395,7 @@ OPS = [
         ],
         dtypes=ALL_DIFF,
         ref=lambda x, index, axis=None: np.take(x, index, axis=axis),
-        ops=("index", "reshape"),
+        ops=("index_tensors", "reshape"),
     ),
     OpInfo(
         "nonzero",
@@ -341,6 +422,22 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=_index_put_ref,
         ops=("index_put", "clone"),
+    ),
+    OpInfo(
+        "getitem_tensors",
+        _tensor_getitem,
+        _tensor_getitem_samples,
+        dtypes=ALL_DIFF,
+        ref=_tensor_getitem_ref,
+        ops=("index_tensors", "index_accumulate"),
+    ),
+    OpInfo(
+        "setitem_tensors",
+        _tensor_setitem,
+        _tensor_setitem_samples,
+        dtypes=ALL_DIFF,
+        ref=_tensor_setitem_ref,
+        ops=("index_put_tensors", "index_tensors", "clone"),
     ),
     # the other in-place writes of the mutation module, through their Tensor methods
     OpInfo(
