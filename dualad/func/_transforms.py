@@ -450,15 +450,30 @@ def hessian(func, argnums=0):
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def hvp(func, primals: tuple, tangents: tuple):
+def hvp(func, primals, tangents):
     """``(func(*primals), H·tangents)`` for a scalar ``func``: forward mode over the gradient
-    (``jvp`` of ``grad``). The product is a tuple with one entry per primal, like ``jvp``."""
+    (``jvp`` of ``grad``). With tuples the product is a tuple with one entry per primal, like
+    ``jvp``; a single Tensor primal and tangent give a single Tensor product, as in
+    ``torch.autograd.functional.hvp``.
+
+    >>> import dualad
+    >>> from dualad.func import hvp
+    >>> cube = lambda x: (x**3).sum()
+    >>> hvp(cube, (dualad.tensor([1.0, 2.0]),), (dualad.tensor([1.0, 1.0]),))[1]
+    (tensor([ 6., 12.]),)
+    >>> hvp(cube, dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 1.0]))[1]
+    tensor([ 6., 12.])
+    """
     from . import jvp
 
     _check_callable(func, "hvp")
+    single = isinstance(primals, Tensor) and isinstance(tangents, Tensor)
+    if single:
+        primals, tangents = (primals,), (tangents,)
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
-            "dualad.func.hvp: Expected primals and tangents to be tuples. E.g. hvp(f, (x,), (t,))"
+            "dualad.func.hvp: Expected primals and tangents to be tuples (or both single "
+            "Tensors). E.g. hvp(f, (x,), (t,))"
         )
     nums = tuple(range(len(primals)))
     if not nums:
@@ -468,7 +483,7 @@ def hvp(func, primals: tuple, tangents: tuple):
         return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
     (_, value), (product, _) = jvp(gradient_and_value, primals, tangents)
-    return value, product
+    return value, (product[0] if single else product)
 
 
 def linearize(func, *primals):

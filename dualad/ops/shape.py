@@ -638,7 +638,8 @@ def _multi_output_batch(op, args, bdims, params):
 
 
 def _unbind_impl(xp, x, *, dim):
-    return tuple(x[(slice(None),) * dim + (i,)] for i in range(x.shape[dim]))
+    # the trailing Ellipsis keeps 0-d results views (x[i] of a 1-d array is a NumPy scalar copy)
+    return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
 
 
 def _unbind_vjp(cts, outs, args, params, needs):

@@ -31,6 +31,19 @@ def refresh_view_node(view: Tensor):
     current = 0 if box is None else box[0]
     if info.version == current:
         return view._node
+    if info.multi_output and (view._rg or base._rg):
+        # the outputs of unbind/split/chunk cannot be replayed one by one: using one after its
+        # base changed in place would silently differentiate the old values (PyTorch raises too)
+        if not GRAD.enabled:
+            return view._node  # nothing is recorded now; checked again when it is
+        node = view._node
+        name = node.name() if node is not None else "a multi-output view op"
+        raise RuntimeError(
+            f"Output {view._out_nr} of {name} is a view and its base or another view of its base "
+            "has been modified inplace. This view is the output of a function that returns "
+            "multiple views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one."
+        )
     info.version = current
     if base._rg and not info.created_without_grad and not info.multi_output:
         previous = GRAD.enabled

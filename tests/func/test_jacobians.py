@@ -103,6 +103,15 @@ def test_hvp_and_linearize(rng):
     np.testing.assert_allclose(jvp_fn(t(w)).numpy(), np.cos(x) * w)
 
 
+def test_hvp_of_single_tensors(rng):
+    # a bare Tensor primal and tangent give a bare Tensor product (torch.autograd.functional form)
+    x, v = rng.normal(size=4), rng.normal(size=4)
+    value, product = hvp(lambda a: (dualad.exp(a) * a).sum(), t(x), t(v))
+    assert isinstance(product, dualad.Tensor)
+    assert value.item() == pytest.approx((np.exp(x) * x).sum())
+    np.testing.assert_allclose(product.numpy(), np.exp(x) * (x + 2) * v, rtol=1e-12)
+
+
 def test_jacobians_under_vmap_and_of_vmap(rng):
     X = rng.uniform(-1, 1, size=(5, 3))
     per = vmap(jacrev(dualad.exp))(t(X)).numpy()

@@ -256,6 +256,32 @@ def test_inplace_on_view_multi_output_safe():
             s1.mul_(s2)
 
 
+def test_multi_output_view_used_after_base_modified_raises():
+    # using an unbind/split output after its base changed in place would differentiate the old
+    # values (the view cannot be replayed on its own): PyTorch raises, and so does dualad
+    for f in (lambda t: t.unbind(), lambda t: t.split(1), lambda t: t.chunk(3)):
+        x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = x * 1.0
+        parts = f(b)
+        b.mul_(2)
+        with pytest.raises(RuntimeError, match=_MULTI_VIEW):
+            (parts[0] * 3 + parts[1]).backward()
+        with pytest.raises(RuntimeError, match=_MULTI_VIEW):
+            parts[0].grad_fn  # noqa: B018
+        with dualad.no_grad():  # nothing recorded: the new values are simply read
+            assert_equal(parts[0] * 3, [6.0] if parts[0].ndim else 6.0)
+
+
+def test_unbind_of_a_vector_gives_views():
+    # 0-d outputs of unbind share memory and the version counter with their base
+    y = dualad.tensor([1.0, 2.0])
+    first, second = y.unbind()
+    y.mul_(2)
+    assert_equal(first, 2.0)
+    assert_equal(second, 4.0)
+    assert first._version == y._version == 1
+
+
 def test_inplace_on_view_makes_base_require_grad():
     # in-place modification to view makes base require grad
     rng = np.random.default_rng(3)
