@@ -32,7 +32,16 @@ from .._dispatch import find_level
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
 from ..func.grad_level import _FREED_MESSAGE as _GRAD_FREED_MESSAGE
-from ..func.grad_level import GradLevel, GradTensor, enter, grad_tensor, leave, track
+from ..func.grad_level import (
+    GradLevel,
+    GradTensor,
+    check_inplace_view,
+    enter,
+    grad_tensor,
+    leave,
+    propagate_inplace,
+    track,
+)
 from ..func.grad_level import _sequence as _grad_sequence
 from ..func.grad_level import backward as level_backward
 from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
@@ -437,10 +446,12 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
             if kind == DIRTY:
                 arg = args[j]
                 if type(arg) is GradTensor and arg._level is level:
+                    check_inplace_view(arg)
                     arg._value = o
                     arg._gnode = node
                     arg._gnr = i
                     wrapped[i] = arg
+                    propagate_inplace(arg)  # a dirty view changes its base, as an in-place op
                     continue
             if kind in (NORMAL, INPUT, VIEW, DIRTY):
                 wrapped[i] = grad_tensor(o, level, node, i)

@@ -219,6 +219,26 @@ def _refresh_views(root: GradTensor) -> None:
     views[:] = alive  # (the rebuilt views registered themselves again: drop those)
 
 
+def check_inplace_view(target: GradTensor) -> None:
+    """Refuse to change a multi-output view in place (as PyTorch does)."""
+    if target._gbase is not None and any(step[2] is not None for step in target._gchain):
+        raise RuntimeError(_multi_output_message(target._gchain))
+
+
+def propagate_inplace(target: GradTensor) -> None:
+    """After ``target`` was rebound to the result of an in-place change (an in-place op, or a
+    custom Function that marked it dirty): its root base, when ``target`` is a view, becomes
+    ``where(region, embed(target), base)`` (PyTorch's CopySlices, functionally), and every view
+    of that base is rebuilt from it."""
+    root = target._gbase
+    if root is None:
+        if target._gviews:
+            _refresh_views(target)
+        return
+    _rebind(root, _write_view(root, target._gchain, target))
+    _refresh_views(root)
+
+
 def _multi_output_message(chain: tuple) -> str:
     op = next(op for op, _, index in chain if index is not None)
     index = next(index for _, _, index in chain if index is not None)
@@ -443,9 +463,7 @@ class GradTensor(Tensor):
         op's inputs inside the region and its old history outside), then every view of that
         base is rebuilt from the new base, as are the views of a base changed in place.
         """
-        root = self._gbase
-        if root is not None and any(step[2] is not None for step in self._gchain):
-            raise RuntimeError(_multi_output_message(self._gchain))
+        check_inplace_view(self)
         result = functional(self, *args, **params)
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(
@@ -456,13 +474,8 @@ class GradTensor(Tensor):
             from ..ops.elementwise import astype
 
             result = astype(result, self.dtype)
-        if root is None:
-            _rebind(self, result)
-            if self._gviews:
-                _refresh_views(self)
-            return self
-        _rebind(root, _write_view(root, self._gchain, result))
-        _refresh_views(root)
+        _rebind(self, result)
+        propagate_inplace(self)
         return self
 
     def __repr__(self) -> str:

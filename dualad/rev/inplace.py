@@ -15,6 +15,7 @@ import numpy as np
 from .._dispatch import _sequence
 from .._state import GRAD, LEVELS, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
+from ..fwd.levels import FORWARD_GRAD_ENABLED
 from .node import ArgMeta, Node, _validate
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -145,7 +146,10 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
     levels = dict.fromkeys(result._fw or ())
     levels.update(dict.fromkeys(x._fw or ()))
     for level in levels:
-        if not getattr(level, "alive", False):
+        if not getattr(level, "alive", False) or level not in LEVELS or not FORWARD_GRAD_ENABLED[0]:
+            # a suspended level (a rule running one level down, e.g. a custom Function's
+            # forward) or forward grad switched off: this write is not seen at that level, whose
+            # tangent stays as it is
             continue
         new = None if result._fw is None else result._fw.get(level)
         current = None if x._fw is None else x._fw.get(level)
