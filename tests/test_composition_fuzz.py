@@ -1,0 +1,834 @@
+"""Differential fuzzing of compositions: random small programs mixing elementwise ops,
+reductions, matmul, views, in-place writes (on views and bases, setitem with slices, integer
+arrays and masks), custom ``Function``s, ``detach``, ``no_grad`` and ``clone``; every program's
+derivative is computed along many routes (eager ``backward``, ``autograd.grad``,
+``is_grads_batched``, ``func.vjp``/``grad``/``jacrev``/``jacfwd``/``hessian``, ``vmap`` of them
+against a Python loop, dual levels, nested dual levels, ``create_graph`` double backward,
+``jvp`` of ``grad``) and each number is checked against central finite differences.
+
+A route may raise only with an error PyTorch raises for the same program (``_ALLOWED_ERRORS``);
+a number that differs from finite differences is a failure. ``DUALAD_HYPOTHESIS_PROFILE=dev``
+runs many more programs (see conftest.py).
+
+Programs are lists of instructions over a register file ``R`` (``R[0]`` is the input ``x``,
+``R[1] = x * 1`` a non-leaf copy that in-place ops may write). ``detach``, ``no_grad`` results
+and non-differentiable Function outputs are constants to the derivative: the finite-difference
+oracle replays the program with those values frozen at the point of evaluation (for forward mode,
+``no_grad`` does not stop tangents, as in PyTorch, so only detach and non-differentiable outputs
+are frozen there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+import dualad
+import dualad.func as F
+from dualad import fwd
+from dualad.autograd import Function, once_differentiable
+
+# ---------------------------------------------------------------------------------------------
+# custom Functions the programs call
+
+
+class Cube(Function):
+    """Saves its input, has a jvp."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t * 3 * x * x
+
+
+class SinNoJvp(Function):
+    """Saves its output; no jvp (forward mode raises, as in PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = dualad.sin(x)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * dualad.cos(x)
+
+
+class ScaleInplace(Function):
+    """Marks its input dirty (``x *= 1.5`` in place) and returns it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(1.5)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 1.5
+
+    @staticmethod
+    def jvp(ctx, t):
+        t.mul_(1.5)
+        return t
+
+
+class TanhAndConst(Function):
+    """Two outputs, the second marked non-differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = dualad.tanh(x)
+        z = x * 3
+        ctx.mark_non_differentiable(z)
+        ctx.save_for_backward(y)
+        ctx.save_for_forward(y)
+        return y, z
+
+    @staticmethod
+    def backward(ctx, g, gz):
+        (y,) = ctx.saved_tensors
+        return g * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (y,) = ctx.saved_tensors
+        return t * (1 - y * y), None
+
+
+class ExpOnce(Function):
+    """``once_differentiable`` backward: differentiating it twice raises."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = dualad.exp(x * 0.5)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * 0.5
+
+
+class TailView(Function):
+    """Returns a view of its input (``x[1:]``, or ``x`` itself for a 0-d input)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x.shape
+        return x[1:] if x.ndim else x
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.shape:
+            return g
+        out = dualad.zeros(ctx.shape, dtype=g.dtype)
+        out[1:] = g
+        return out
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t[1:] if t.ndim else t
+
+
+# ---------------------------------------------------------------------------------------------
+# the program language
+
+UNARY = {
+    "sin": dualad.sin,
+    "cos": dualad.cos,
+    "tanh": dualad.tanh,
+    "sigmoid": dualad.sigmoid,
+    "square": lambda a: a * a,
+    "exp_half": lambda a: dualad.exp(a * 0.5),
+    "recip": lambda a: 1.0 / (1.0 + a * a),
+    "neg": lambda a: -a,
+    "clone": lambda a: a.clone(),
+}
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (1.0 + b * b),
+}
+REDUCE = {
+    "sum": lambda a, d, k: a.sum(dim=d, keepdim=k),
+    "mean": lambda a, d, k: a.mean(dim=d, keepdim=k),
+    "prod": lambda a, d, k: a.prod(dim=d, keepdim=k),
+    "logsumexp": lambda a, d, k: dualad.logsumexp(a, dim=d, keepdim=k),
+    "var": lambda a, d, k: a.var(dim=d, keepdim=k),
+}
+INPLACE_UNARY = {
+    "sin_": lambda a: a.sin_(),
+    "tanh_": lambda a: a.tanh_(),
+    "mul_c": lambda a: a.mul_(0.7),
+    "add_c": lambda a: a.add_(0.3),
+    "exp_half_": lambda a: a.mul_(0.5).exp_(),
+    "zero_": lambda a: a.zero_(),
+}
+INPLACE_BINARY = {
+    "add_": lambda a, b: a.add_(b),
+    "sub_": lambda a, b: a.sub_(b),
+    "mul_": lambda a, b: a.mul_(b),
+    "copy_": lambda a, b: a.copy_(b),
+    "iadd": lambda a, b: a.__iadd__(b),
+}
+FUNCTIONS = {
+    "Cube": lambda a: Cube.apply(a),
+    "SinNoJvp": lambda a: SinNoJvp.apply(a),
+    "ExpOnce": lambda a: ExpOnce.apply(a),
+    "TanhAndConst": lambda a: TanhAndConst.apply(a),
+    "TailView": lambda a: TailView.apply(a),
+}
+
+# routes may raise only with these (each is an error PyTorch raises for the same program)
+_ALLOWED_ERRORS = [
+    # a value saved for backward was changed in place
+    "has been modified by an inplace operation",
+    # a view that one of several outputs (unbind/split/chunk) or a Function gave was written,
+    # or used after its base was written
+    "is a view and",
+    "is a view of a leaf Variable",
+    # once_differentiable backward differentiated again
+    "trying to differentiate twice a function that was marked with @once_differentiable",
+    # a Function without jvp under forward mode / jacfwd
+    "jvp",
+    # writes into an expanded tensor
+    "more than one element of the written-to tensor refers to a single memory location",
+    # vmap of a Function without a vmap rule (PyTorch asks for generate_vmap_rule or vmap)
+    "vmap",
+]
+
+
+@dataclass
+class Program:
+    shape: tuple
+    instrs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    uses_nograd: bool = False
+    uses_functions: set = field(default_factory=set)
+
+    def __repr__(self) -> str:
+        lines = [f"Program(shape={self.shape})"]
+        lines += [f"  {i + 2}: {ins}" for i, ins in enumerate(self.instrs)]
+        lines.append(f"  outputs: {self.outputs}")
+        return "\n".join(lines)
+
+
+class _Frozen:
+    """How a replay treats constants: ``record`` stores them, ``replay`` reuses the stored ones
+    for the instruction kinds in ``kinds``."""
+
+    def __init__(self, mode=None, store=None, kinds=()):
+        self.mode = mode
+        self.store = {} if store is None else store
+        self.kinds = kinds
+
+    def value(self, key, kind, compute):
+        if self.mode == "replay" and kind in self.kinds:
+            return dualad.tensor(self.store[key])
+        v = compute()
+        if self.mode == "record":
+            self.store[key] = np.array(_plain(v))
+        return v
+
+
+def _plain(t):
+    """The value of ``t`` as a NumPy array (no tracking of any level)."""
+    while True:
+        if isinstance(t, dualad.Tensor):
+            return t.detach().numpy()
+        return np.asarray(t)
+
+
+def step(R, k, ins, frozen):
+    """Apply instruction ``ins`` (number ``k``) to the register file ``R``."""
+    kind = ins[0]
+    if kind == "unary":
+        R.append(UNARY[ins[1]](R[ins[2]]))
+    elif kind == "binary":
+        R.append(BINARY[ins[1]](R[ins[2]], R[ins[3]]))
+    elif kind == "reduce":
+        R.append(REDUCE[ins[1]](R[ins[2]], ins[3], ins[4]))
+    elif kind == "matmul":
+        a, b = R[ins[1]], R[ins[2]]
+        R.append(a @ (b.mT if ins[3] else b))
+    elif kind == "view":
+        R.append(_view(R[ins[2]], ins[1], ins[3]))
+    elif kind == "multiview":
+        name, i, arg, dim = ins[1:]
+        outs = getattr(R[i], name)(*((arg, dim) if name != "unbind" else (dim,)))
+        R.extend(outs)
+    elif kind == "inplace_unary":
+        INPLACE_UNARY[ins[1]](R[ins[2]])
+    elif kind == "inplace_binary":
+        INPLACE_BINARY[ins[1]](R[ins[2]], R[ins[3]])
+    elif kind == "setitem":
+        _, i, index, value = ins
+        R[i][_index(index)] = _value(R, value)
+    elif kind == "function":
+        out = FUNCTIONS[ins[1]](R[ins[2]])
+        if isinstance(out, tuple):
+            y, z = out
+            R.append(y)
+            R.append(frozen.value(k, "nondiff", lambda: z))
+        else:
+            R.append(out)
+    elif kind == "dirty":
+        R.append(ScaleInplace.apply(R[ins[1]]))
+    elif kind == "detach":
+        R.append(frozen.value(k, "detach", lambda: R[ins[1]].detach()))
+    elif kind == "nograd":
+
+        def compute():
+            with dualad.no_grad():
+                return BINARY[ins[1]](R[ins[2]], R[ins[3]])
+
+        R.append(frozen.value(k, "nograd", compute))
+    elif kind == "nograd_inplace":
+
+        def compute():
+            with dualad.no_grad():
+                return dualad.sin(R[ins[2]]) * 0.5
+
+        c = frozen.value(k, "nograd", compute)
+        with dualad.no_grad():
+            R[ins[1]].add_(c)
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+
+
+def _view(a, name, p):
+    if name == "slice":
+        return a[tuple(slice(*s) for s in p)]
+    if name == "reshape":
+        return a.reshape(p)
+    if name == "transpose":
+        return a.transpose(*p)
+    if name == "expand":
+        return a.unsqueeze(0).expand(p, *a.shape)
+    if name == "select":
+        return a.select(*p)
+    if name == "narrow":
+        return a.narrow(*p)
+    if name == "diagonal":
+        return a.diagonal(offset=p)
+    if name == "unsqueeze":
+        return a.unsqueeze(p)
+    if name == "T":
+        return a.mT
+    raise AssertionError(name)  # pragma: no cover
+
+
+def _index(index):
+    kind, p = index
+    if kind == "slices":
+        return tuple(slice(*s) for s in p)
+    if kind == "ints":
+        return dualad.tensor(np.asarray(p, dtype=np.int64))
+    if kind == "mask":
+        return dualad.tensor(np.asarray(p, dtype=bool))
+    if kind == "int":
+        return p
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _value(R, value):
+    if value[0] == "const":
+        return value[1]
+    if value[0] == "reg":
+        return R[value[1]]
+    if value[0] == "mean":
+        return R[value[1]].mean()
+    raise AssertionError(value)  # pragma: no cover
+
+
+def run(prog, x, frozen=None):
+    """The program's output at ``x``: the chosen registers, flattened and concatenated."""
+    frozen = frozen or _Frozen()
+    R = [x, x * 1]
+    for k, ins in enumerate(prog.instrs):
+        step(R, k, ins, frozen)
+    return dualad.cat([R[i].reshape(-1) for i in prog.outputs])
+
+
+# ---------------------------------------------------------------------------------------------
+# generation (shapes and aliasing tracked on a shadow run of plain tensors)
+
+
+@dataclass
+class _Reg:
+    shape: tuple
+    storage: int  # registers with equal storage share memory
+    writable: bool  # in-place ops may write it (no leaf, no expanded view, no Function view)
+    multi: bool = False  # an output of unbind/split/chunk
+
+
+def _slices_for(draw, shape):
+    out = []
+    for n in shape:
+        start = draw(st.integers(0, n - 1))
+        stop = draw(st.integers(start + 1, n))
+        step_ = draw(st.sampled_from([1, 1, 2]))
+        out.append((start, stop, step_))
+    return out
+
+
+@st.composite
+def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
+    shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3)]))
+    prog = Program(shape=shape)
+    x0 = dualad.tensor(np.random.default_rng(0).standard_normal(shape))
+    R = [x0, x0 * 1]
+    regs = [_Reg(shape, 0, False), _Reg(shape, 1, True)]
+    detached_storages = set()
+    n = draw(st.integers(*n_instr))
+    kinds = ["unary", "binary", "reduce", "matmul", "view", "view", "multiview", "inplace_unary"]
+    kinds += ["inplace_binary", "inplace_binary", "setitem", "setitem", "dirty", "detach"]
+    if allow_functions:
+        kinds += ["function", "function"]
+    if allow_nograd:
+        kinds += ["nograd", "nograd_inplace"]
+    new_storage = [2]
+
+    def fresh():
+        new_storage[0] += 1
+        return new_storage[0]
+
+    def writable(i):
+        r = regs[i]
+        return r.writable and r.storage not in detached_storages and r.shape != ()
+
+    for _ in range(n):
+        kind = draw(st.sampled_from(kinds))
+        i = draw(st.integers(0, len(R) - 1))
+        _a, ra = R[i], regs[i]
+        ins = None
+        new_regs = []
+        if kind == "unary":
+            ins = ("unary", draw(st.sampled_from(sorted(UNARY))), i)
+            new_regs = [_Reg(ra.shape, fresh(), True)]
+        elif kind == "binary":
+            js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) is not None]
+            j = draw(st.sampled_from(js))
+            ins = ("binary", draw(st.sampled_from(sorted(BINARY))), i, j)
+            new_regs = [_Reg(_broadcast(ra.shape, regs[j].shape), fresh(), True)]
+        elif kind == "reduce" and ra.shape:
+            d = draw(st.integers(-1, len(ra.shape) - 1))
+            ins = ("reduce", draw(st.sampled_from(sorted(REDUCE))), i, None if d < 0 else d)
+            ins = (*ins, draw(st.booleans()))
+        elif kind == "matmul" and len(ra.shape) == 2:
+            js = [j for j in range(len(R)) if len(regs[j].shape) in (1, 2)]
+            j = draw(st.sampled_from(js))
+            other = regs[j].shape
+            if other[-1] == ra.shape[1] and len(other) == 2:
+                ins = ("matmul", i, j, True)
+            elif other[0] == ra.shape[1]:
+                ins = ("matmul", i, j, False)
+            else:
+                ins = ("matmul", i, i, True)
+        elif kind == "view" and ra.shape:
+            ins = _draw_view(draw, i, ra.shape)
+            if ins is not None:
+                new_regs = [
+                    _Reg(None, ra.storage, ra.writable and ins[1] != "expand", multi=ra.multi)
+                ]
+        elif kind == "multiview" and ra.shape:
+            dim = draw(st.integers(0, len(ra.shape) - 1))
+            name = draw(st.sampled_from(["unbind", "split", "chunk"]))
+            arg = draw(st.integers(1, max(1, ra.shape[dim] - 1))) if name != "unbind" else None
+            ins = ("multiview", name, i, arg, dim)
+        elif kind == "inplace_unary" and writable(i):
+            ins = ("inplace_unary", draw(st.sampled_from(sorted(INPLACE_UNARY))), i)
+        elif kind == "inplace_binary" and writable(i):
+            js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) == ra.shape]
+            j = draw(st.sampled_from(js))
+            ins = ("inplace_binary", draw(st.sampled_from(sorted(INPLACE_BINARY))), i, j)
+        elif kind == "setitem" and writable(i):
+            ins = _draw_setitem(draw, i, ra.shape, R, regs)
+        elif kind == "function" and (True):
+            name = draw(st.sampled_from(sorted(FUNCTIONS)))
+            ins = ("function", name, i)
+            prog.uses_functions.add(name)
+        elif kind == "dirty" and writable(i):
+            ins = ("dirty", i)
+            prog.uses_functions.add("ScaleInplace")
+        elif kind == "detach":
+            ins = ("detach", i)
+        elif kind == "nograd":
+            js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) is not None]
+            ins = ("nograd", draw(st.sampled_from(sorted(BINARY))), i, draw(st.sampled_from(js)))
+            prog.uses_nograd = True
+        elif kind == "nograd_inplace" and writable(i):
+            js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) == ra.shape]
+            ins = ("nograd_inplace", i, draw(st.sampled_from(js)))
+            prog.uses_nograd = True
+        if ins is None:
+            continue
+        before = len(R)
+        try:
+            step(R, len(prog.instrs), ins, _Frozen())
+        except Exception as exc:  # an invalid draw (e.g. a view that cannot be reshaped)
+            note(f"skipped {ins}: {exc}")
+            del R[before:]
+            return draw(st.nothing())
+        prog.instrs.append(ins)
+        added = len(R) - before
+        for k in range(added):
+            t = R[before + k]
+            if kind == "view":
+                reg = _Reg(t.shape, ra.storage, new_regs[0].writable, ra.multi)
+            elif kind == "multiview":
+                reg = _Reg(t.shape, ra.storage, ra.writable, True)
+            elif kind == "detach":
+                reg = _Reg(t.shape, ra.storage, False)
+                detached_storages.add(ra.storage)
+            elif kind == "function" and ins[1] == "TailView":
+                reg = _Reg(t.shape, ra.storage, False)
+            elif kind == "dirty":
+                reg = _Reg(t.shape, ra.storage, ra.writable, ra.multi)
+            else:
+                reg = _Reg(t.shape, fresh(), True)
+            regs.append(reg)
+    # outputs: the last register and a random subset of the others
+    chosen = draw(st.lists(st.integers(0, len(R) - 1), max_size=3, unique=True))
+    prog.outputs = sorted(set(chosen) | {0, len(R) - 1})
+    out = run(prog, x0)
+    if out.shape[0] == 0 or not np.all(np.abs(_plain(out)) < 1e4):
+        return draw(st.nothing())
+    return prog
+
+
+def _broadcast(a, b):
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return None
+
+
+def _draw_view(draw, i, shape):
+    name = draw(
+        st.sampled_from(
+            ["slice", "reshape", "transpose", "expand", "select", "narrow", "diagonal", "unsqueeze"]
+            + (["T"] if len(shape) >= 2 else [])
+        )
+    )
+    nd = len(shape)
+    if name == "slice":
+        return ("view", name, i, _slices_for(draw, shape))
+    if name == "reshape":
+        numel = int(np.prod(shape))
+        options = [(numel,), (1, numel), (numel, 1)]
+        options += [(d, numel // d) for d in range(2, numel) if numel % d == 0]
+        return ("view", name, i, draw(st.sampled_from(options)))
+    if name == "transpose":
+        if nd < 2:
+            return None
+        d0 = draw(st.integers(0, nd - 1))
+        d1 = draw(st.integers(0, nd - 1))
+        return ("view", name, i, (d0, d1))
+    if name == "expand":
+        return ("view", name, i, 2)
+    if name == "select":
+        d = draw(st.integers(0, nd - 1))
+        return ("view", name, i, (d, draw(st.integers(-shape[d], shape[d] - 1))))
+    if name == "narrow":
+        d = draw(st.integers(0, nd - 1))
+        start = draw(st.integers(0, shape[d] - 1))
+        return ("view", name, i, (d, start, draw(st.integers(1, shape[d] - start))))
+    if name == "diagonal":
+        if nd < 2:
+            return None
+        return ("view", name, i, draw(st.integers(-1, 1)))
+    if name == "unsqueeze":
+        return ("view", name, i, draw(st.integers(0, nd)))
+    if name == "T":
+        return ("view", name, i, None)
+    raise AssertionError(name)  # pragma: no cover
+
+
+def _draw_setitem(draw, i, shape, R, regs):
+    kind = draw(st.sampled_from(["slices", "ints", "mask", "int"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if kind == "slices":
+        index = ("slices", _slices_for(draw, shape))
+    elif kind == "ints":
+        n = draw(st.integers(1, shape[0]))
+        index = ("ints", sorted(rng.choice(shape[0], size=n, replace=False).tolist()))
+    elif kind == "mask":
+        mask = rng.random(shape) < 0.5
+        index = ("mask", mask.tolist())
+    else:
+        index = ("int", draw(st.integers(-shape[0], shape[0] - 1)))
+    target = np.empty(shape)[_index_np(index)].shape
+    vkind = draw(st.sampled_from(["const", "reg", "mean"]))
+    if vkind == "const":
+        value = ("const", draw(st.sampled_from([0.0, 1.5, -0.5])))
+    else:
+        js = [j for j in range(len(R)) if _broadcast(target, regs[j].shape) == target]
+        if vkind == "mean" or not js:
+            value = ("mean", draw(st.integers(0, len(R) - 1)))
+        else:
+            value = ("reg", draw(st.sampled_from(js)))
+    return ("setitem", i, index, value)
+
+
+def _index_np(index):
+    kind, p = index
+    if kind == "slices":
+        return tuple(slice(*s) for s in p)
+    if kind == "ints":
+        return np.asarray(p, dtype=np.int64)
+    if kind == "mask":
+        return np.asarray(p, dtype=bool)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# the oracle and the routes
+
+EPS = 1e-6
+
+
+def fd_jacobian(fn, x0):
+    """Central finite-difference Jacobian of ``fn`` (array -> array) at ``x0``."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    cols = []
+    for k in range(x0.size):
+        e = np.zeros(x0.size)
+        e[k] = EPS
+        e = e.reshape(x0.shape)
+        cols.append((fn(x0 + e) - fn(x0 - e)).reshape(-1) / (2 * EPS))
+    return np.stack(cols, axis=-1)
+
+
+def frozen_fn(prog, x0, kinds):
+    """``x -> run(prog, x)`` with the constants of ``kinds`` frozen at their values at ``x0``."""
+    rec = _Frozen("record")
+    run(prog, dualad.tensor(x0), rec)
+    return lambda x: _plain(run(prog, dualad.tensor(x), _Frozen("replay", rec.store, kinds)))
+
+
+REV_FROZEN = ("detach", "nograd", "nondiff")
+FWD_FROZEN = ("detach", "nondiff")
+
+
+def _allowed(exc) -> bool:
+    msg = str(exc)
+    return any(s in msg for s in _ALLOWED_ERRORS)
+
+
+class Checker:
+    def __init__(self, prog, x0, rtol=1e-5, atol=1e-6):
+        self.prog, self.x0 = prog, x0
+        self.rtol, self.atol = rtol, atol
+        self.errors = {}
+        self.J_rev = fd_jacobian(frozen_fn(prog, x0, REV_FROZEN), x0)
+        self.J_fwd = fd_jacobian(frozen_fn(prog, x0, FWD_FROZEN), x0)
+        rng = np.random.default_rng(1)
+        self.m = self.J_rev.shape[0]
+        self.u = rng.standard_normal(self.m)
+        self.U = rng.standard_normal((3, self.m))
+        self.v = rng.standard_normal(x0.shape)
+        self.w = rng.standard_normal(x0.shape)
+
+    def route(self, name, compute, expected):
+        try:
+            got = compute()
+        except Exception as exc:
+            if not _allowed(exc):
+                raise AssertionError(f"route {name} raised an unexpected error") from exc
+            self.errors[name] = f"{type(exc).__name__}: {exc}"
+            return None
+        if expected is None:  # no oracle for this route: it only must not raise otherwise
+            return got
+        got = np.asarray(_plain(got) if not isinstance(got, np.ndarray) else got)
+        expected = np.asarray(expected)
+        scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+        np.testing.assert_allclose(
+            got.reshape(expected.shape),
+            expected,
+            rtol=self.rtol,
+            atol=self.atol * scale,
+            err_msg=f"route {name} disagrees with finite differences\n{self.prog!r}",
+        )
+        return got
+
+    # ---- first order
+    def first_order(self):
+        prog, x0, J, Jf = self.prog, self.x0, self.J_rev, self.J_fwd
+        u = dualad.tensor(self.u)
+        f = lambda x: run(prog, x)
+
+        def eager():
+            x = dualad.tensor(x0, requires_grad=True)
+            f(x).backward(u)
+            return x.grad if x.grad is not None else np.zeros(x0.shape)
+
+        def autograd_grad():
+            x = dualad.tensor(x0, requires_grad=True)
+            (g,) = dualad.autograd.grad(f(x), x, u, allow_unused=True, materialize_grads=True)
+            return g
+
+        def grads_batched():
+            x = dualad.tensor(x0, requires_grad=True)
+            out = f(x)
+            (g,) = dualad.autograd.grad(
+                out,
+                x,
+                dualad.tensor(self.U),
+                is_grads_batched=True,
+                allow_unused=True,
+                materialize_grads=True,
+            )
+            return g
+
+        def func_vjp():
+            _out, fn = F.vjp(f, dualad.tensor(x0))
+            return fn(u)[0]
+
+        def func_grad():
+            return F.grad(lambda x: (f(x) * u).sum())(dualad.tensor(x0))
+
+        def dual():
+            with fwd.dual_level():
+                x = fwd.make_dual(dualad.tensor(x0), dualad.tensor(self.v))
+                t = fwd.unpack_dual(f(x)).tangent
+                return np.zeros(Jf.shape[0]) if t is None else t
+
+        def func_jvp():
+            return F.jvp(f, (dualad.tensor(x0),), (dualad.tensor(self.v),))[1]
+
+        vflat = self.v.reshape(-1)
+        self.route("eager backward", eager, self.u @ J)
+        self.route("autograd.grad", autograd_grad, self.u @ J)
+        self.route("is_grads_batched", grads_batched, self.U @ J)
+        self.route("func.vjp", func_vjp, self.u @ J)
+        self.route("func.grad", func_grad, self.u @ J)
+        self.route("jacrev", lambda: F.jacrev(f)(dualad.tensor(x0)), J)
+        self.route("jacfwd", lambda: F.jacfwd(f)(dualad.tensor(x0)), Jf)
+        self.route("dual_level", dual, Jf @ vflat)
+        self.route("func.jvp", func_jvp, Jf @ vflat)
+
+    # ---- vmap against a loop
+    def batched(self):
+        prog, x0 = self.prog, self.x0
+        u = dualad.tensor(self.u)
+        X = np.stack([x0, x0 * 0.9 + 0.1])
+        f = lambda x: run(prog, x)
+        g = F.grad(lambda x: (f(x) * u).sum())
+        loop_rev = [self.u @ fd_jacobian(frozen_fn(prog, xb, REV_FROZEN), xb) for xb in X]
+        self.route("vmap(grad)", lambda: F.vmap(g)(dualad.tensor(X)), np.stack(loop_rev))
+        if not prog.uses_nograd:
+            Js = [fd_jacobian(frozen_fn(prog, xb, FWD_FROZEN), xb) for xb in X]
+            self.route("vmap(jacfwd)", lambda: F.vmap(F.jacfwd(f))(dualad.tensor(X)), np.stack(Js))
+        self.route(
+            "vmap(f)",
+            lambda: F.vmap(f)(dualad.tensor(X)),
+            np.stack([f(dualad.tensor(xb)).numpy() for xb in X]),
+        )
+
+    # ---- second order, of L(x) = <u, f(x)>
+    def second_order(self):
+        prog, x0 = self.prog, self.x0
+        u = dualad.tensor(self.u)
+        f = lambda x: run(prog, x)
+        L = lambda x: (f(x) * u).sum()
+        g = F.grad(L)
+        # the Hessian of L by finite differences of the (already checked) gradient; when the
+        # gradient itself raises an allowed error (a saved value written in place), there is no
+        # oracle and the routes only must not raise anything else
+        n = x0.size
+        try:
+            H = fd_jacobian(lambda x: _plain(g(dualad.tensor(x))), x0).reshape(n, n)
+        except Exception as exc:
+            if not _allowed(exc):
+                raise
+            H = None
+        v, w = self.v.reshape(-1), self.w.reshape(-1)
+
+        def double_backward():
+            x = dualad.tensor(x0, requires_grad=True)
+            (gx,) = dualad.autograd.grad(
+                L(x), x, create_graph=True, allow_unused=True, materialize_grads=True
+            )
+            if gx.grad_fn is None:
+                return np.zeros(n)
+            (hv,) = dualad.autograd.grad(
+                (gx * dualad.tensor(self.v)).sum(), x, allow_unused=True, materialize_grads=True
+            )
+            return hv
+
+        def nested_duals():
+            with fwd.dual_level() as a:
+                xa = fwd.make_dual(dualad.tensor(x0), dualad.tensor(self.v), level=a)
+                with fwd.dual_level() as b:
+                    xb = fwd.make_dual(xa, dualad.tensor(self.w), level=b)
+                    tb = fwd.unpack_dual(L(xb), level=b).tangent
+                if tb is None:
+                    return np.zeros(())
+                tab = fwd.unpack_dual(tb, level=a).tangent
+                return np.zeros(()) if tab is None else tab
+
+        x = dualad.tensor(x0)
+        Hx = None if H is None else H.reshape(x0.shape * 2)
+        Hv = None if H is None else H @ v
+        # once_differentiable under create_graph: PyTorch (spec FN-20) routes the backward's
+        # result through an error node only when an incoming gradient requires grad; here the
+        # seed <u, .> does not, so the result is returned plain and its dependence on x through
+        # the saved tensors is (knowingly) lost: double backward has no finite-difference oracle
+        once = "ExpOnce" in prog.uses_functions
+        self.route("hessian", lambda: F.hessian(L)(x), Hx)
+        self.route("jacrev(jacrev)", lambda: F.jacrev(F.jacrev(L))(x), Hx)
+        self.route("jacfwd(jacfwd)", lambda: F.jacfwd(F.jacfwd(L))(x), Hx)
+        self.route("double backward", double_backward, None if once else Hv)
+        self.route("jvp(grad)", lambda: F.jvp(g, (x,), (dualad.tensor(self.v),))[1], Hv)
+        self.route("nested dual levels", nested_duals, None if H is None else w @ H @ v)
+
+
+# ---------------------------------------------------------------------------------------------
+# the properties
+
+
+@given(programs(allow_nograd=False, allow_functions=False))
+def test_views_and_inplace_first_order(prog):
+    note(repr(prog))
+    x0 = np.random.default_rng(2).standard_normal(prog.shape)
+    Checker(prog, x0).first_order()
+
+
+@given(programs())
+def test_all_first_order_and_vmap(prog):
+    note(repr(prog))
+    x0 = np.random.default_rng(3).standard_normal(prog.shape)
+    c = Checker(prog, x0)
+    c.first_order()
+    c.batched()
+
+
+@given(programs(n_instr=(1, 5)))
+def test_second_order(prog):
+    note(repr(prog))
+    x0 = np.random.default_rng(4).standard_normal(prog.shape)
+    c = Checker(prog, x0, rtol=1e-4, atol=1e-5)
+    if prog.uses_nograd:
+        return  # reverse and forward mode legitimately see no_grad differently at second order
+    c.second_order()
