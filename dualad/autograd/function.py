@@ -409,6 +409,10 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._rg = True
         o._node = node
         o._out_nr = i
+        if o._view is not None:
+            # its grad_fn is this node as of now (in-place changes inside forward, e.g. of a
+            # local clone it views, are not changes made after it: PyTorch's set_gradient_edge)
+            o._view.version = o._vc[0]
     if n == 1:
         # one output: shared kinds and meta tuples (a chain of Function calls keeps no
         # per-call tuples for the garbage collector to walk)

@@ -33,6 +33,7 @@ from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
 from ..func.grad_level import _FREED_MESSAGE as _GRAD_FREED_MESSAGE
 from ..func.grad_level import (
+    CustomView,
     GradLevel,
     GradTensor,
     check_inplace_view,
@@ -40,6 +41,7 @@ from ..func.grad_level import (
     grad_tensor,
     leave,
     propagate_inplace,
+    register_steps,
     track,
 )
 from ..func.grad_level import _sequence as _grad_sequence
@@ -455,6 +457,12 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
                     continue
             if kind in (NORMAL, INPUT, VIEW, DIRTY):
                 wrapped[i] = grad_tensor(o, level, node, i)
+                if kind != NORMAL and type(args[j]) is GradTensor and args[j]._level is level:
+                    # it shows the memory of that argument: in-place changes of either must
+                    # reach the other (the level rebinds values instead of writing them)
+                    steps = _view_steps(values[j], o)
+                    marker = CustomView(node._name, i, steps is not None)
+                    register_steps(args[j], wrapped[i], steps or (), marker)
     else:
         for i, (kind, j) in enumerate(kinds):
             if kind == DIRTY:
@@ -464,6 +472,42 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
         return wrapped, is_tuple, None, kinds  # (a level above that needs one makes its own)
     lift = _lift_map(values, args, outputs, wrapped)
     return wrapped, is_tuple, LevelCtx(ctx, wrapped, lift, needs_input_grad), kinds
+
+
+def _view_steps(source, view):
+    """The view steps ``(op, params, None)`` that give ``view`` from ``source`` (values one
+    level below a grad level), or None where the levels there do not say."""
+    if type(view) is GradTensor:  # an outer grad level registered it
+        if view._gbase is None or type(source) is not GradTensor:
+            return None
+        prefix = source._gchain or ()
+        root = source if source._gbase is None else source._gbase
+        chain = view._gchain
+        if view._gbase is not root or chain[: len(prefix)] != prefix:
+            return None
+        return chain[len(prefix) :]
+    if type(view) is not Tensor or type(source) is not Tensor:
+        return None
+    info = view._view
+    if info is None or info.multi_output:
+        return None
+    stop = None
+    if source._view is None:
+        if info.base is not source:
+            return None
+    else:
+        if info.base is not source._view.base:
+            return None
+        stop = source._view.chain
+    steps = []
+    link = info.chain
+    while link is not stop:
+        if link is None:
+            return None  # source's chain is not a prefix of view's
+        link, op, params = link
+        steps.append((op, params, None))
+    steps.reverse()
+    return tuple(steps)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -83,6 +83,10 @@ class GradLevel(Level):
             GRAD.enabled = mode
             LEVELS.extend(removed)
         if not (mode and op.differentiable and True in needs):
+            if op.view and type(args[0]) is GradTensor and args[0]._level is self:
+                # a view made without recording still shows its base's memory: wrapped (a
+                # constant here) and registered, so that in-place changes of the base reach it
+                return _constant_views(self, args[0], out, op, params)
             return out  # a constant at this level
         multi = isinstance(out, tuple)
         outs = out if multi else (out,)
@@ -128,7 +132,48 @@ _NO_EDGE = (None, 0)
 # views at a grad level: which tracked tensor a view shows, rebuilt after in-place ops
 
 
-def _register_views(source: GradTensor, outputs: list, op, params: dict, multi: bool) -> None:
+# A view's chain holds its view steps ``(op, params, index)`` (``index``: which output of a
+# multi-output view op) and, where the view was made without recording or returned by a custom
+# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView): views of such a
+# view inherit the marker with the chain prefix, as PyTorch propagates a view's creation meta.
+NOGRAD = "no_grad"
+
+
+class CustomView:
+    """The marker of a view that custom Function ``name`` returned as output ``out_nr``."""
+
+    __slots__ = ("known", "name", "out_nr")
+
+    def __init__(self, name: str, out_nr: int, known: bool) -> None:
+        self.name = name
+        self.out_nr = out_nr
+        self.known = known  # False: the view steps (from the values below) are not known
+
+
+def _marker(chain) -> object:
+    """The creation marker of a view chain (the innermost one), or None."""
+    kind = None
+    for op, params, _ in chain or ():
+        if op is None:
+            kind = params
+    return kind
+
+
+def _constant_views(level: GradLevel, source: GradTensor, out, op, params: dict):
+    """The outputs of view op ``op`` on ``source`` made without recording, wrapped as constants
+    of ``level`` and registered as views of source's base (marked as made without grad)."""
+    multi = isinstance(out, tuple)
+    wrapped = [
+        grad_tensor(o, level, None, i) if isinstance(o, Tensor) and o.dtype.kind in "fc" else o
+        for i, o in enumerate(out if multi else (out,))
+    ]
+    _register_views(source, wrapped, op, params, multi, marker=NOGRAD)
+    return tuple(wrapped) if multi else wrapped[0]
+
+
+def _register_views(
+    source: GradTensor, outputs: list, op, params: dict, multi: bool, marker=None
+) -> None:
     """Record ``outputs`` of the view op ``op`` as views of ``source``'s root base."""
     if op.view == "maybe":  # (reshape) a view only when the values below share memory
         out = next((w for w in outputs if type(w) is GradTensor), None)
@@ -136,6 +181,8 @@ def _register_views(source: GradTensor, outputs: list, op, params: dict, multi: 
             return
     root = source if source._gbase is None else source._gbase
     prefix = () if source._gchain is None else source._gchain
+    if marker is not None:
+        prefix = (*prefix, (None, marker, None))
     views = root._gviews
     if views is None:
         views = root._gviews = []
@@ -157,10 +204,25 @@ def _bottom_data(value):
     return value._data
 
 
+def register_steps(source: GradTensor, output: GradTensor, steps: tuple, marker) -> None:
+    """Record ``output`` as the view of ``source`` that the view ``steps`` (``(op, params,
+    index)``) give, marked ``marker``."""
+    root = source if source._gbase is None else source._gbase
+    prefix = () if source._gchain is None else source._gchain
+    output._gbase = root
+    output._gchain = (*prefix, (None, marker, None), *steps)
+    views = root._gviews
+    if views is None:
+        views = root._gviews = []
+    views.append(weakref.ref(output))
+
+
 def _replay(base, chain: tuple):
     """The view ``chain`` applied to ``base`` (recorded at the levels active now)."""
     out = base
     for op, params, index in chain:
+        if op is None:
+            continue  # a marker
         out = dispatch(op, (out,), params)
         if index is not None:
             out = out[index]
@@ -177,6 +239,7 @@ def _write_view(base: GradTensor, chain: tuple, value):
     stand_in = xp.zeros(tuple(base.shape), dtype=bool)
     region = stand_in
     shapes = []
+    chain = tuple([step for step in chain if step[0] is not None])  # (no markers)
     for op, params, _ in chain:
         shapes.append(tuple(region.shape))
         region = op.impl(xp, region, **params)
@@ -196,8 +259,9 @@ def _rebind(target: GradTensor, new) -> None:
     """Make ``target`` stand for ``new`` (a value of target's level or a constant)."""
     if type(new) is GradTensor and new._level is target._level:
         target._value = new._value
-        target._gnode = new._gnode
-        target._gnr = new._gnr
+        if new._gnode is not None or GRAD.enabled:  # (a constant made under no_grad: as below)
+            target._gnode = new._gnode
+            target._gnr = new._gnr
     else:
         target._value = new
         if GRAD.enabled:
@@ -215,14 +279,71 @@ def _refresh_views(root: GradTensor) -> None:
         view = ref()
         if view is not None:
             alive.append(ref)
-            _rebind(view, _replay(root, view._gchain))
+            marker = _marker(view._gchain)
+            if marker is None:
+                _rebind(view, _replay(root, view._gchain))
+            else:
+                _rebind_marked(view, root, marker)
     views[:] = alive  # (the rebuilt views registered themselves again: drop those)
 
 
+def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
+    """Give ``view`` (made without grad, or returned by a custom Function) the values of its
+    base changed in place. Its history is not rebuilt from the base's: a view made without grad
+    stays a constant; a custom Function's view keeps the Function's backward when the change was
+    not recorded, and otherwise differentiating it raises PyTorch's error (rebuilding its history
+    from the base would silently replace the Function's backward)."""
+    if marker is not NOGRAD and not marker.known:
+        raise RuntimeError(
+            f"dualad.func: output {marker.out_nr} of {marker.name} is a view of a tensor that "
+            f"was changed in place at grad level {root._level.index}, and dualad cannot rebuild "
+            "that view (the Function ran on values of another transform, whose view relation "
+            "is not tracked here). Clone the output of the custom Function."
+        )
+    previous = GRAD.enabled
+    GRAD.enabled = False
+    try:
+        new = _replay(root, view._gchain)
+    finally:
+        GRAD.enabled = previous
+    view._value = new._value if type(new) is GradTensor else new
+    view._fw = new._fw if isinstance(new, Tensor) else None
+    if marker is NOGRAD:
+        view._gnode = None
+        view._gnr = 0
+    elif previous and (view._gnode is not None or root._gnode is not None):
+        from ..rev.node import ErrorNode
+        from ..rev.views import custom_view_message
+
+        message = custom_view_message(marker.name, marker.out_nr, indirect=True)
+        # (edges to the histories it stands between, so that backward passes reach it)
+        edges = tuple(
+            [(n, nr) for n, nr in ((view._gnode, view._gnr), (root._gnode, root._gnr)) if n]
+        )
+        view._gnode = ErrorNode(message, edges)
+        view._gnode._nout = 1
+        view._gnr = 0
+
+
 def check_inplace_view(target: GradTensor) -> None:
-    """Refuse to change a multi-output view in place (as PyTorch does)."""
-    if target._gbase is not None and any(step[2] is not None for step in target._gchain):
-        raise RuntimeError(_multi_output_message(target._gchain))
+    """Refuse in-place changes that PyTorch refuses on views: of one output of a multi-output
+    view op, and (when recorded) of a view that a custom Function returned or that was made
+    without grad."""
+    chain = target._gchain
+    if target._gbase is None:
+        return
+    if any(step[2] is not None for step in chain):
+        raise RuntimeError(_multi_output_message(chain))
+    marker = _marker(chain)
+    if marker is None or not GRAD.enabled:
+        return
+    if target._gnode is None and target._gbase._gnode is None:
+        return  # nothing tracked: nothing to corrupt
+    from ..rev.views import custom_view_message, nograd_view_message
+
+    if marker is NOGRAD:
+        raise RuntimeError(nograd_view_message(None, 0, indirect=False))
+    raise RuntimeError(custom_view_message(marker.name, marker.out_nr, indirect=False))
 
 
 def propagate_inplace(target: GradTensor) -> None:

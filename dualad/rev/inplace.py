@@ -17,6 +17,7 @@ from .._state import GRAD, LEVELS, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
 from ..fwd.levels import FORWARD_GRAD_ENABLED
 from .node import ArgMeta, Node, _validate
+from .views import _node_name, custom_view_message, nograd_view_message
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MESSAGE = (
@@ -68,15 +69,7 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
     view = x._view
     if view is not None:
         if view.in_custom_function:
-            node = x._node
-            prefix = f"Output {x._out_nr} of {node.name()} is a view and" if node else "A view"
-            raise RuntimeError(
-                f"{prefix} is being modified inplace. This view was created inside a custom "
-                "Function (or because an input was returned as-is) and the autograd logic to "
-                "handle view+inplace would override the custom backward associated with the "
-                "custom Function, leading to incorrect gradients. This behavior is forbidden. You "
-                "can fix this by cloning the output of the custom Function."
-            )
+            raise RuntimeError(custom_view_message(_node_name(x), x._out_nr, indirect=False))
         if view.multi_output:
             node = x._node
             name = node.name() if node is not None else "UnbindBackward0"
@@ -88,20 +81,7 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
                 "one."
             )
         if view.created_without_grad:
-            node = x._node
-            if node is not None:
-                prefix = (
-                    f"Output {x._out_nr} of {node.name()} is a view of a view which was created in"
-                )
-            else:
-                prefix = "A view was created in"
-            raise RuntimeError(
-                f"{prefix} no_grad mode and is being modified inplace with grad mode enabled. "
-                "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
-                "clarify your code by moving both the view and the inplace either both inside "
-                "the no_grad block (if you don't want the inplace to be tracked) or both outside "
-                "(if you want the inplace to be tracked)."
-            )
+            raise RuntimeError(nograd_view_message(_node_name(x), x._out_nr, indirect=False))
         if x_requires and view.base._node is None:
             raise RuntimeError(_VIEW_OF_LEAF_MESSAGE)
         return

@@ -31,6 +31,12 @@ def refresh_view_node(view: Tensor):
     current = 0 if box is None else box[0]
     if info.version == current:
         return view._node
+    if info.in_custom_function and (view._rg or base._rg):
+        # replaying the view ops on the base would replace the Function's own backward (which
+        # need not be the view's derivative): PyTorch refuses, as for an in-place op on it
+        if not GRAD.enabled:
+            return view._node
+        raise RuntimeError(custom_view_message(_node_name(view), view._out_nr, indirect=True))
     if info.multi_output and (view._rg or base._rg):
         # the outputs of unbind/split/chunk cannot be replayed one by one: using one after its
         # base changed in place would silently differentiate the old values (PyTorch raises too)
@@ -61,3 +67,41 @@ def refresh_view_node(view: Tensor):
 
             move_retain_grad(view, (view._node, view._out_nr))
     return view._node
+
+
+def _node_name(view: Tensor):
+    node = view._node
+    return None if node is None else node.name()
+
+
+def custom_view_message(name: str | None, out_nr: int, indirect: bool) -> str:
+    """PyTorch's error for a view that a custom Function (``name``: its backward node) returned,
+    or a view of one, when it or (``indirect``) its base or another view of its base is modified
+    in place."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    prefix = f"Output {out_nr} of {name} is a view and" if name else "A view"
+    return (
+        f"{prefix} {what} modified inplace. This view was created inside a custom Function (or "
+        "because an input was returned as-is) and the autograd logic to handle view+inplace "
+        "would override the custom backward associated with the custom Function, leading to "
+        "incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+        "output of the custom Function."
+    )
+
+
+def nograd_view_message(name: str | None, out_nr: int, indirect: bool) -> str:
+    """PyTorch's error for a view made in no_grad mode (``name``: the grad_fn of the view it
+    is a view of, if any) modified, or (``indirect``) whose base is modified, in place with grad
+    mode enabled."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if name:
+        prefix = f"Output {out_nr} of {name} is a view of a view which was created in"
+    else:
+        prefix = "A view was created in"
+    return (
+        f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled. Given that "
+        "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+        "by moving both the view and the inplace either both inside the no_grad block (if you "
+        "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+        "tracked)."
+    )

@@ -429,3 +429,42 @@ def test_dirty_function_under_jacfwd():
     a = dualad.tensor([1.0, 2.0, 3.0])
     jacobian = dualad.func.jacfwd(lambda t: _ScaleDirty.apply(t * 1.0))(a)
     np.testing.assert_allclose(jacobian.numpy(), 2 * np.eye(3))
+
+
+class _TailDoubled(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = dualad.zeros(3, dtype=g.dtype)
+        out[1:] = 2 * g
+        return out
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_custom_function_view_used_after_its_base_changed_raises(recorded):
+    # PyTorch's handle_view_on_rebase (indirect): replaying the view on the changed base would
+    # replace the Function's backward (here deliberately not the view's: it doubles); this
+    # used to differentiate through the replayed slice silently (gradient 1 instead of 2)
+    x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    v = _TailDoubled.apply(y)
+    if recorded:
+        y.add_(1.0)
+    else:
+        with dualad.no_grad():
+            y.add_(1.0)
+    with dualad.no_grad():
+        assert_equal(v * 1, [3.0, 4.0])  # the values are the base's
+    with pytest.raises(
+        RuntimeError,
+        match="Output 0 of _TailDoubledBackward is a view and its base or another view of its "
+        "base has been modified inplace. This view was created inside a custom Function",
+    ):
+        dualad.cos(v)
+    # without the write the Function's backward is used
+    x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    _TailDoubled.apply(x * 1).sum().backward()
+    assert_equal(x.grad, [0.0, 2.0, 2.0])

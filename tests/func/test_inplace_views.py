@@ -230,3 +230,92 @@ def test_unbind_outputs_follow_a_write_to_their_base():
         e[i] = eps
         fd[i] = (value(f, x0 + e) - value(f, x0 - e)) / (2 * eps)
     np.testing.assert_allclose(grad(f)(t(x0)).numpy(), fd, rtol=1e-6, atol=1e-9)
+
+
+def test_a_view_made_under_no_grad_sees_later_writes_to_its_base():
+    # the view is a constant (made without grad) but shows its base's memory: after y.add_ it
+    # holds the new values, at a grad level as in eager mode (it used to keep the old ones)
+    seen = {}
+
+    def f(x):
+        y = x * 1
+        with dualad.no_grad():
+            v = y[1:]
+        y.add_(1.0)
+        seen["v"] = v.detach().numpy().copy()
+        return (v * y[1:]).sum()
+
+    x0 = np.array([0.0, 1.0, 2.0, 3.0])
+    g = grad(f)(t(x0)).numpy()
+    np.testing.assert_allclose(seen["v"], [2.0, 3.0, 4.0])
+    np.testing.assert_allclose(g, [0.0, 2.0, 3.0, 4.0])  # d/dx <const v, x[1:] + 1> = v
+    np.testing.assert_allclose(g, eager_grad(f, x0))
+
+
+def test_writing_a_view_made_under_no_grad_with_grad_mode_raises():
+    def f(x):
+        y = x * 1
+        with dualad.no_grad():
+            v = y[1:]
+        v.mul_(x[1:])
+        return y.sum()
+
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being"):
+        grad(f)(t([1.0, 2.0, 3.0]))
+
+
+class _Tail(dualad.autograd.Function):
+    """Returns the view ``x[1:]``; its backward is deliberately not the view's (it doubles)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.n = x.shape[0]
+        return x[1:]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = dualad.zeros(ctx.n, dtype=g.dtype)
+        out[1:] = 2 * g
+        return out
+
+
+def test_a_custom_function_view_sees_writes_to_its_base():
+    # at a grad level the Function's output used to keep the old values of its base
+    seen = {}
+
+    def f(x):
+        y = x * 1
+        v = _Tail.apply(y)
+        with dualad.no_grad():
+            y.add_(dualad.sin(x))  # not recorded: v keeps the Function's backward
+        seen["v"] = v.detach().numpy().copy()
+        return (v * v).sum()
+
+    x0 = np.array([0.5, 1.0, 2.0])
+    g = grad(f)(t(x0)).numpy()
+    v = x0[1:] + np.sin(x0[1:])
+    np.testing.assert_allclose(seen["v"], v)
+    np.testing.assert_allclose(g, np.concatenate([[0.0], 2 * (2 * v)]))
+
+
+def test_a_custom_function_view_after_a_recorded_write_to_its_base_raises():
+    # rebuilding its history from the base would drop the Function's (doubling) backward
+    def f(x):
+        y = x * 1
+        v = _Tail.apply(y)
+        y.mul_(x)
+        return (v * v).sum()
+
+    with pytest.raises(RuntimeError, match="Output 0 of _TailBackward is a view and its base"):
+        grad(f)(t([0.5, 1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Output 0 of _TailBackward is a view and its base"):
+        eager_grad(f, np.array([0.5, 1.0, 2.0]))
+
+    def g(x):
+        y = x * 1
+        v = _Tail.apply(y)
+        v.mul_(2.0)
+        return y.sum()
+
+    with pytest.raises(RuntimeError, match="Output 0 of _TailBackward is a view and is being"):
+        grad(g)(t([0.5, 1.0, 2.0]))
