@@ -460,8 +460,8 @@ def test_custom_function_view_used_after_its_base_changed_raises(recorded):
         assert_equal(v * 1, [3.0, 4.0])  # the values are the base's
     with pytest.raises(
         RuntimeError,
-        match="Output 0 of _TailDoubledBackward is a view and its base or another view of its "
-        "base has been modified inplace. This view was created inside a custom Function",
+        match=r"Output 0 of _TailDoubledBackward is a view and its base or another view of its "
+        r"base has been modified inplace\. This view was created inside a custom Function",
     ):
         dualad.cos(v)
     # without the write the Function's backward is used
