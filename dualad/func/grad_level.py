@@ -106,7 +106,14 @@ class GradLevel(Level):
             node._args = tuple(
                 [ArgMeta(tuple(v.shape), v.dtype) if isinstance(v, Tensor) else v for v in values]
             )
-        node._outs = outs if op.save_out else None
+        if op.save_out:
+            # (a custom Function that marks a value dirty writes one level down: check these)
+            node._outs = outs
+            node._out_versions = tuple(
+                [o._version if isinstance(o, Tensor) else None for o in outs]
+            )
+        else:
+            node._outs = node._out_versions = None
         node._out_meta = tuple((tuple(o.shape), o.dtype) for o in outs) if multi else None
         nondiff = op.nondiff_outputs
         wrapped = []
@@ -388,6 +395,7 @@ class GradNode(Node):
         "_needs",
         "_op",
         "_out_meta",
+        "_out_versions",
         "_outs",
         "_params",
         "_versions",
@@ -407,6 +415,11 @@ class GradNode(Node):
             for i, version in enumerate(self._versions):
                 if version is not None and args[i]._version != version:
                     raise RuntimeError(_modified_message(args[i], i, self, version))
+        if self._out_versions is not None:
+            outs = self._outs
+            for i, version in enumerate(self._out_versions):
+                if version is not None and outs[i]._version != version:
+                    raise RuntimeError(_modified_message(outs[i], i, self, version, "output"))
         if needs is None:
             needs = self._needs
         if self._nout > 1:
@@ -420,10 +433,10 @@ class GradNode(Node):
         self._outs = None
 
 
-def _modified_message(value, index: int, node: GradNode, expected: int) -> str:
+def _modified_message(value, index: int, node: GradNode, expected: int, what="input") -> str:
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [dualad.Tensor {list(value.shape)}, dtype={value.dtype}], which is input "
+        f"operation: [dualad.Tensor {list(value.shape)}, dtype={value.dtype}], which is {what} "
         f"{index} of {node.name()} (recorded by dualad.func grad level), is at version "
         f"{value._version}; expected version {expected} instead."
     )

@@ -468,3 +468,24 @@ def test_custom_function_view_used_after_its_base_changed_raises(recorded):
     x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
     _TailDoubled.apply(x * 1).sum().backward()
     assert_equal(x.grad, [0.0, 2.0, 2.0])
+
+
+def test_dirty_function_on_a_saved_output_under_func_grad_raises():
+    # exp saves its output; the Function doubles it in place one level below the grad level.
+    # The grad level used to run exp's backward on the doubled value (a gradient of 2 e^a for
+    # e^a); it must refuse, as the eager tape does
+    def saved(a):
+        return _ScaleDirty.apply(dualad.exp(a)).sum()
+
+    a = dualad.tensor([0.5, 1.0])
+    for transform in (dualad.func.grad, dualad.func.jacrev):
+        with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0"):
+            transform(saved)(a)
+    leaf = a.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0"):
+        saved(leaf).backward()
+
+    def not_saved(a):  # sin saves its input, not its output: nothing to refuse
+        return _ScaleDirty.apply(dualad.sin(a)).sum()
+
+    np.testing.assert_allclose(dualad.func.grad(not_saved)(a).numpy(), 2 * np.cos([0.5, 1.0]))
