@@ -43,6 +43,7 @@ def unary_op(
     uses: str = "x",
     node_name: str | None = None,
     takes_params: bool = False,
+    kernel: Callable | None = None,
 ) -> OpDef:
     """The OpDef of an elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
 
@@ -83,6 +84,7 @@ def unary_op(
             save_args="x" in uses,
             save_out="y" in uses,
             node_name=node_name,
+            kernel=kernel,
         )
     )
 
@@ -95,9 +97,11 @@ def unary(
     uses: str = "x",
     doc: str | None = None,
     node_name: str | None = None,
+    kernel: Callable | None = None,
 ):
     """The public function of an elementwise unary op without parameters (see ``unary_op``)."""
-    return unary_caller(unary_op(name, impl, deriv, uses=uses, node_name=node_name), doc=doc)
+    op = unary_op(name, impl, deriv, uses=uses, node_name=node_name, kernel=kernel)
+    return unary_caller(op, doc=doc)
 
 
 def binary(
@@ -109,10 +113,12 @@ def binary(
     doc: str | None = None,
     node_name: str | None = None,
     save_mask: Callable | None = None,
+    kernel: Callable | None = None,
 ):
     """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
 
-    A partial of None means the op is not differentiable in that argument.
+    A partial of None means the op is not differentiable in that argument. ``impl`` may be None
+    when ``kernel`` (the impl without the array module, e.g. ``operator.add``) is given.
     """
     da, db = partials
 
@@ -147,6 +153,7 @@ def binary(
             save_out="y" in uses,
             node_name=node_name,
             save_mask=save_mask,
+            kernel=kernel,
         )
     )
     return binary_caller(op, doc=doc)
@@ -190,7 +197,14 @@ def _broadcast_to_output(tangent, y):
     return tangent
 
 
-def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: str | None = None):
+def bilinear(
+    name: str,
+    impl: Callable | None,
+    *,
+    doc: str | None = None,
+    node_name: str | None = None,
+    kernel: Callable | None = None,
+):
     """A broadcasting op linear in each argument (``mul``): d/da = b, d/db = a."""
     return binary(
         name,
@@ -199,6 +213,7 @@ def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: st
         doc=doc,
         node_name=node_name,
         save_mask=_bilinear_saves,  # a is read only for b's gradient and vice versa
+        kernel=kernel,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _math
+import operator as _operator
 
 import numpy as np
 
@@ -79,19 +80,21 @@ def _reject_complex(name: str, *values) -> None:
 
 add = binary(
     "add",
-    lambda xp, a, b: a + b,
+    None,
     (lambda a, b, y: 1, lambda a, b, y: 1),
     uses="",
     doc="``a + b`` with broadcasting.",
+    kernel=_operator.add,
 )
 sub = binary(
     "sub",
-    lambda xp, a, b: a - b,
+    None,
     (lambda a, b, y: 1, lambda a, b, y: -1),
     uses="",
     doc="``a - b`` with broadcasting.",
+    kernel=_operator.sub,
 )
-mul = bilinear("mul", lambda xp, a, b: a * b, doc="``a * b`` with broadcasting.")
+mul = bilinear("mul", None, doc="``a * b`` with broadcasting.", kernel=_operator.mul)
 
 
 def _div_vjp(cts, outs, args, params, needs):
@@ -124,7 +127,8 @@ def _div_jvp(tangents, outs, args, params):
 _div_op = register(
     OpDef(
         "div",
-        lambda xp, a, b: a / b,
+        None,
+        kernel=_operator.truediv,
         vjp=_div_vjp,
         jvp=_div_jvp,
         batch=batching.elementwise,
@@ -167,7 +171,7 @@ def _power(xp, a, b):
     return xp.power(a, b)
 
 
-neg = unary("neg", lambda xp, x: -x, lambda x, y: -1, uses="", doc="``-x``.")
+neg = unary("neg", None, lambda x, y: -1, uses="", doc="``-x``.", kernel=_operator.neg)
 negative = neg
 reciprocal = unary(
     "reciprocal", lambda xp, x: 1 / _floating(x), lambda x, y: -(y * y), uses="y", doc="``1 / x``."

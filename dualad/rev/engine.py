@@ -523,8 +523,7 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                     dependencies[child] = count + 1
 
     # ---- restricted runs: which nodes execute, which are only capture points
-    captures = None
-    needed = None
+    captures = needed = masks = None
     if capture is not None or inputs is not None:
         captures = {}
         for index, (node, nr) in enumerate(capture or ()):
@@ -558,10 +557,19 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     previous_mode = GRAD.enabled
     GRAD.enabled = bool(create_graph)
     release = not retain_graph
-    get = dependencies.get
-    successor = None  # a node made ready by the last one that may run next without the heap
     anomaly = ANOMALY[0]  # anomaly mode: nodes made inside a node's backward record it as parent
-    check_nan = anomaly and ANOMALY[1]
+    # Nodes that need more than "apply, release, pass gradients on" take the careful path
+    # (``_run_careful``): nodes with hooks or retain-grad captures (``_extra`` set), leaves
+    # (AccumulateGrad always has ``_extra``), capture points and masked nodes of restricted
+    # runs, and every node in anomaly mode. The plain path is one test per node.
+    special = None
+    if captures is not None:
+        special = set(captures)
+        special.update(masks)
+    careful = _Careful(captures, needed, masks, results, accumulate, create_graph, release, anomaly)
+    get = dependencies.get
+    pop = buffers.pop
+    successor = None  # a node made ready by the last one that may run next without the heap
     node = None
     try:
         while True:
@@ -574,37 +582,15 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 node = heappop(ready)[1]
             else:
                 break
-            grads = buffers.pop(node, None)
-            leaf_node = type(node) is AccumulateGrad
-            if grads is not None and (leaf_node or node._extra is not None):
-                _run_tensor_hooks(node, grads)
-            needs = None
-            if captures is not None:
-                if grads is not None:
-                    hits = captures.get(node)
-                    if hits is not None:
-                        for nr, index in hits:
-                            results[index] = grads[nr]
-                if node not in needed:
-                    continue  # only a capture point
-                needs = masks.get(node)
-            elif leaf_node and not accumulate:
-                continue
-            out = None
-            if grads is not None:
-                extra = node._extra
-                if extra is not None and extra.pre_hooks:
-                    grads = _run_pre_hooks(node, grads)
-                if anomaly:
-                    out = _apply_in_anomaly_mode(node, grads, needs, create_graph, check_nan)
-                else:
-                    out = node._apply(grads, needs, create_graph)
-                    if extra is not None and extra.post_hooks:
-                        out = _run_post_hooks(node, out, grads)
-            if release:
-                node._release()
-            if leaf_node:
-                continue
+            grads = pop(node, None)
+            if node._extra is None and not anomaly and (special is None or node not in special):
+                out = None if grads is None else node._apply(grads, None, create_graph)
+                if release:
+                    node._release()
+            else:
+                out = careful.run(node, grads)
+                if out is _SKIP:
+                    continue
             for (child, nr), g in zip(node._edges, repeat(None) if out is None else out):
                 if child is None:
                     continue
@@ -614,8 +600,11 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * child._nout
-                        buf[nr] = g
+                        if nr == 0 and child._nout == 1:
+                            buffers[child] = [g]
+                        else:
+                            buf = buffers[child] = [None] * child._nout
+                            buf[nr] = g
                     else:
                         previous = buf[nr]
                         buf[nr] = g if previous is None else previous + g
@@ -637,6 +626,74 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     finally:
         GRAD.enabled = previous_mode
     return results
+
+
+_SKIP = object()  # _Careful.run: the node does not pass gradients on
+
+
+class _Careful:
+    """The engine's per-node path for nodes that need more than apply-and-release: tensor
+    hooks, retain-grad captures, pre/post hooks, leaves (AccumulateGrad), capture points and
+    masks of restricted runs, anomaly mode. ``run`` returns the node's input gradients (None
+    when it got none) or ``_SKIP`` when nothing goes on to its edges."""
+
+    __slots__ = (
+        "accumulate",
+        "anomaly",
+        "captures",
+        "check_nan",
+        "create_graph",
+        "masks",
+        "needed",
+        "release",
+        "results",
+    )
+
+    def __init__(
+        self, captures, needed, masks, results, accumulate, create_graph, release, anomaly
+    ):
+        self.captures = captures
+        self.needed = needed
+        self.masks = masks
+        self.results = results
+        self.accumulate = accumulate
+        self.create_graph = create_graph
+        self.release = release
+        self.anomaly = anomaly
+        self.check_nan = anomaly and ANOMALY[1]
+
+    def run(self, node, grads):
+        leaf_node = type(node) is AccumulateGrad
+        if grads is not None and (leaf_node or node._extra is not None):
+            _run_tensor_hooks(node, grads)
+        needs = None
+        captures = self.captures
+        if captures is not None:
+            if grads is not None:
+                hits = captures.get(node)
+                if hits is not None:
+                    results = self.results
+                    for nr, index in hits:
+                        results[index] = grads[nr]
+            if node not in self.needed:
+                return _SKIP  # only a capture point
+            needs = self.masks.get(node)
+        elif leaf_node and not self.accumulate:
+            return _SKIP
+        out = None
+        if grads is not None:
+            extra = node._extra
+            if extra is not None and extra.pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if self.anomaly:
+                out = _apply_in_anomaly_mode(node, grads, needs, self.create_graph, self.check_nan)
+            else:
+                out = node._apply(grads, needs, self.create_graph)
+                if extra is not None and extra.post_hooks:
+                    out = _run_post_hooks(node, out, grads)
+        if self.release:
+            node._release()
+        return _SKIP if leaf_node else out
 
 
 def _apply_in_anomaly_mode(node, grads: list, needs, create_graph: bool, check_nan: bool):
