@@ -432,14 +432,14 @@ def _device_error(op: OpDef, args: tuple) -> RuntimeError:
 # public callers with the fast path
 
 
-def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
+def _record_one(op: OpDef, x: Tensor, result: Tensor, params: dict = EMPTY) -> None:
     """``record_node`` specialised to one plain tensor argument that requires grad."""
     node = _new(op.node_cls)
     node._seq = next(_sequence)
     node._extra = None
     node._nout = 1
     node._op = op
-    node._params = EMPTY
+    node._params = params
     node._freed = False
     node._out_data = None
     node._out_meta = None
@@ -669,13 +669,7 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if (
-        type(x) is Tensor
-        and not LEVELS
-        and x._view is None
-        and not op.view
-        and (not x._rg or not GRAD.enabled)
-    ):
+    if type(x) is Tensor and not LEVELS and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)
@@ -684,6 +678,14 @@ def apply1(op: OpDef, x, params: dict):
         if op.nout == 1:
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
-            return wrap(out)
-        return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+            result = wrap(out)
+            if x._rg and op.differentiable and GRAD.enabled:
+                if op.save_mask is None:
+                    _record_one(op, x, result, params)
+                else:
+                    record_node(op, (x,), params, (result,))
+            return result
+        if not x._rg or not GRAD.enabled:
+            return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+        return dispatch(op, (x,), params)  # several outputs recorded: the general path
     return dispatch(op, (x,), params)

@@ -377,9 +377,7 @@ _clone_op = register(
 )
 
 
-def clone(x):
-    """A copy of ``x`` with its own memory (differentiable)."""
-    return dispatch(_clone_op, (x,), EMPTY)
+clone = unary_caller(_clone_op, doc="A copy of ``x`` with its own memory (differentiable).")
 
 
 def _to_device_impl(xp, x, *, device):

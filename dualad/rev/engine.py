@@ -36,6 +36,7 @@ import warnings
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 
+from .._creation import as_tensor, ones_like
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
 from .anomaly import MODE as ANOMALY
@@ -92,8 +93,6 @@ def _calculate_shape(output, grad, is_grads_batched: bool) -> tuple:
 
 
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool) -> list:
-    from .._creation import as_tensor, ones_like
-
     if len(grads) != len(outputs):
         raise RuntimeError(
             f"Mismatch in number of gradients: got {len(grads)} gradients for "
@@ -834,34 +833,51 @@ def _accumulate_retained(t: Tensor, g, create_graph: bool) -> None:
             meta.grad = meta.grad + g.detach()
 
 
+def _clone(g):
+    """``ops.elementwise.clone`` (bound on first use: the ops import the engine's package)."""
+    global _clone
+    from ..ops.elementwise import clone
+
+    _clone = clone
+    return clone(g)
+
+
 def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
     """AccumulateGrad: add ``g`` into ``variable.grad`` (PyTorch's rules on copying and aliasing).
 
     Returns the new ``.grad`` tensor when this call created it (``.grad`` was None), else None.
     """
-    from ..ops.elementwise import astype
-
     var = node.variable
     if g is None:
         return
-    if g.dtype != var.dtype:
-        if g.dtype.kind == "c" and var.dtype.kind != "c":
-            from ..ops.elementwise import real
+    data, var_data = g._data, var._data
+    if data.dtype != var_data.dtype:
+        from ..ops.elementwise import astype, real
 
+        if data.dtype.kind == "c" and var_data.dtype.kind != "c":
             g = real(g)
-        g = astype(g, var.dtype)
-    if g.shape != var.shape:
+        g = astype(g, var_data.dtype)
+    if data.shape != var_data.shape:
         from ..ops.reductions import sum_to
 
-        g = sum_to(g, var.shape)
-    meta = get_meta(var)
+        g = sum_to(g, var_data.shape)
+    meta = var._meta
+    if meta is None:
+        meta = get_meta(var)
     created = None
     with _accumulate_lock:
         current = meta.grad
         if current is None:
             # clone() keeps forward-mode tangents (forward-over-reverse gives dual grads);
-            # without create_graph grad mode is off here, so it records nothing
-            meta.grad = created = g.clone() if create_graph or g._fw else g.detach().clone()
+            # without create_graph grad mode is off here, so it records nothing (nor does
+            # the plain clone: a copy that shares no version counter with g)
+            if create_graph or g._fw:
+                created = g.clone()
+            elif LEVELS:
+                created = g.detach().clone()
+            else:
+                created = _clone(g)
+            meta.grad = created
         elif create_graph or current._rg or g._fw or current._fw:
             meta.grad = current + g
         else:

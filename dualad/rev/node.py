@@ -102,6 +102,11 @@ class NodeExtra:
         self.tensor_hooks = None
 
 
+# what every AccumulateGrad starts with (never written to: the first write of a hook or the
+# like gives the node its own NodeExtra)
+_LEAF_EXTRA = NodeExtra()
+
+
 def _extra_slot(name: str):
     """A property stored on the node's NodeExtra (made on first write)."""
 
@@ -111,7 +116,7 @@ def _extra_slot(name: str):
 
     def set(self, value):
         extra = self._extra
-        if extra is None:
+        if extra is None or extra is _LEAF_EXTRA:
             extra = self._extra = NodeExtra()
         setattr(extra, name, value)
 
@@ -605,19 +610,19 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor) -> None:
         # the highest priority, as in PyTorch: a leaf's gradient is accumulated (and its hooks
         # run) as soon as it is complete, before other ready nodes
-        self._init_base(_LEAF_SEQUENCE_NR)
+        self._seq = _LEAF_SEQUENCE_NR
+        self._edges = ()
+        self._nout = 1
         self.variable = variable
-        # always set: the engine's one per-node test (``_extra is None``) then sends leaves to
+        # never None: the engine's one per-node test (``_extra is None``) then sends leaves to
         # its careful path (leaf tensor hooks, accumulate or not), plain op nodes to the fast one
-        self._extra = NodeExtra()
+        self._extra = _LEAF_EXTRA
 
     def name(self) -> str:
         return "AccumulateGrad"
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        from .engine import accumulate_into_leaf
-
-        created = accumulate_into_leaf(self, grads[0], create_graph)
+        created = _accumulate_into_leaf(self, grads[0], create_graph)
         if created is not None:
             # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks
             # of this node see grad_outputs[0] is variable.grad (HOOK-14)
@@ -626,6 +631,15 @@ class AccumulateGrad(Node):
 
 
 AccumulateGrad.__qualname__ = "AccumulateGrad"
+
+
+def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
+    """``rev.engine.accumulate_into_leaf`` (bound on first use: the engine imports this module)."""
+    global _accumulate_into_leaf
+    from .engine import accumulate_into_leaf
+
+    _accumulate_into_leaf = accumulate_into_leaf
+    return accumulate_into_leaf(node, g, create_graph)
 
 
 class ErrorNode(Node):
