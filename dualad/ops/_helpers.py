@@ -114,20 +114,34 @@ def binary(
     node_name: str | None = None,
     save_mask: Callable | None = None,
     kernel: Callable | None = None,
+    rules: tuple[Callable, Callable] | None = None,
 ):
     """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
 
-    A partial of None means the op is not differentiable in that argument. ``impl`` may be None
-    when ``kernel`` (the impl without the array module, e.g. ``operator.add``) is given.
+    A partial is a function, a constant (``1`` or ``-1``: add, sub) or None (the op is not
+    differentiable in that argument). ``impl`` may be None when ``kernel`` (the impl without
+    the array module, e.g. ``operator.add``) is given. ``rules``: a ``(vjp, jvp)`` pair written
+    out for speed, computing what the partials give (``bilinear``).
     """
     da, db = partials
+    const_a = da if type(da) is int else None
+    const_b = db if type(db) is int else None
 
     def vjp(cts, outs, args, params, needs):
         ct = cts[0]
-        a, b = args
-        y = outs[0] if outs else None
-        grad_a = _times_partial(ct, da, a, b, y) if needs[0] and da is not None else None
-        grad_b = _times_partial(ct, db, a, b, y) if needs[1] and db is not None else None
+        grad_a = grad_b = None
+        if needs[0] and da is not None:
+            if const_a == 1:
+                grad_a = ct
+            else:
+                a, b = args
+                grad_a = _cotangent_term(ct, const_a or da(a, b, outs[0] if outs else None))
+        if needs[1] and db is not None:
+            if const_b == 1:
+                grad_b = ct
+            else:
+                a, b = args
+                grad_b = _cotangent_term(ct, const_b or db(a, b, outs[0] if outs else None))
         return grad_a, grad_b
 
     def jvp(tangents, outs, args, params):
@@ -136,11 +150,14 @@ def binary(
         t_a, t_b = tangents
         total = None
         if t_a is not None and da is not None:
-            total = _tangent_times(t_a, da(a, b, y))
+            total = _tangent_times(t_a, const_a or da(a, b, y))
         if t_b is not None and db is not None:
-            term = _tangent_times(t_b, db(a, b, y))
+            term = _tangent_times(t_b, const_b or db(a, b, y))
             total = term if total is None else total + term
         return _broadcast_to_output(total, y)
+
+    if rules is not None:
+        vjp, jvp = rules
 
     op = register(
         OpDef(
@@ -159,9 +176,12 @@ def binary(
     return binary_caller(op, doc=doc)
 
 
-def _times_partial(ct, partial, a, b, y):
-    d = partial(a, b, y)
-    if type(d) is int:  # constant partials (add, sub) cost at most a negation
+def _cotangent_term(ct, d):
+    """``ct * conj(d)``; constant partials (add, sub) cost at most a negation."""
+    if type(d) is Tensor:
+        if d._data.dtype.kind != "c":
+            return ct * d
+    elif type(d) is int:
         if d == 1:
             return ct
         if d == -1:
@@ -214,7 +234,36 @@ def bilinear(
         node_name=node_name,
         save_mask=_bilinear_saves,  # a is read only for b's gradient and vice versa
         kernel=kernel,
+        rules=(_bilinear_vjp, _bilinear_jvp),
     )
+
+
+def _bilinear_vjp(cts, outs, args, params, needs):
+    # the partials b and a, without the generic binary rule's calls (mul is the hottest op)
+    ct = cts[0]
+    a, b = args
+    grad_a = grad_b = None
+    if needs[0]:
+        if type(b) is Tensor and b._data.dtype.kind != "c":
+            grad_a = ct * b
+        else:
+            grad_a = _cotangent_term(ct, b)
+    if needs[1]:
+        if type(a) is Tensor and a._data.dtype.kind != "c":
+            grad_b = ct * a
+        else:
+            grad_b = _cotangent_term(ct, a)
+    return grad_a, grad_b
+
+
+def _bilinear_jvp(tangents, outs, args, params):
+    a, b = args
+    t_a, t_b = tangents
+    if t_a is None:
+        total = None if t_b is None else t_b * a
+    else:
+        total = t_a * b if t_b is None else t_a * b + t_b * a
+    return _broadcast_to_output(total, outs[0])
 
 
 def _bilinear_saves(needs):

@@ -534,6 +534,31 @@ def _validate(result, args, needs, node) -> tuple:
             gdtype, adtype = gdata.dtype, a.dtype
             if (gdtype is adtype or gdtype == adtype) and gdata.shape == a.shape:
                 return result
+    elif len(result) == 2:  # two inputs (binary ops): the same test, unrolled
+        ga, gb = result
+        a, b = args
+        if type(a) is Tensor:
+            a = a._data
+        if type(b) is Tensor:
+            b = b._data
+        if (
+            ga is None
+            or (
+                needs[0]
+                and type(ga) is Tensor
+                and ga._data.shape == a.shape
+                and ga._data.dtype == a.dtype
+            )
+        ) and (
+            gb is None
+            or (
+                needs[1]
+                and type(gb) is Tensor
+                and gb._data.shape == b.shape
+                and gb._data.dtype == b.dtype
+            )
+        ):
+            return result
     conformed = None
     for i in range(len(result)):
         g = result[i]
@@ -711,6 +736,16 @@ def _release_nothing(self) -> None:
     """``_release`` of a node that saved nothing: it can run again."""
 
 
+def _release_args(self) -> None:
+    self._freed = True  # first: see OpNode._unpack_args
+    self._args = None
+
+
+def _release_output(self) -> None:
+    self._freed = True
+    self._out_data = None
+
+
 def make_node_class(name: str, op=None) -> type:
     """A Node subclass whose ``__name__`` is ``name`` (``type(node).__name__ == node.name()``).
 
@@ -723,8 +758,10 @@ def make_node_class(name: str, op=None) -> type:
             pass  # the general OpNode._apply
         elif op.save_args:
             namespace["_apply"] = _apply_saved_args
+            namespace["_release"] = _release_args
         elif op.save_out:
             namespace["_apply"] = _apply_saved_output
+            namespace["_release"] = _release_output
         else:
             namespace["_apply"] = _apply_unsaved
             namespace["_release"] = _release_nothing
