@@ -216,9 +216,11 @@ def as_arg(value):
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
     if LEVELS:
-        level = find_level(args)
-        if level is not None:
-            return level.process(op, args, params)
+        for level in reversed(LEVELS):  # find_level, inline
+            owns = level.owns
+            for a in args:
+                if owns(a):
+                    return level.process(op, args, params)
     return eager(op, args, params)
 
 
