@@ -307,6 +307,7 @@ def eager(cls, args: tuple):
     to_save = node.to_save
     if to_save is not None:
         node._saved = SavedTensors.pack(node, to_save, outputs, executable)
+        node.to_save = None  # (it may hold an output: output -> node -> output)
     saved_for_forward = node.saved_for_forward
     if saved_for_forward is not None:
         node.saved_for_forward = tuple(saved_for_forward)
@@ -409,10 +410,16 @@ def _process_outputs(node, args: tuple, raw: tuple, executable: bool, grad_mode:
         o._node = node
         o._out_nr = i
     if n == 1:
-        # one output: shared kinds tuple; no output meta (the engine only runs a node that got
-        # a gradient, so a single output never needs zeros materialised)
+        # one output: shared kinds and meta tuples (a chain of Function calls keeps no
+        # per-call tuples for the garbage collector to walk)
         kind = kinds[0]
-        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), _NO_META
+        meta = out_meta[0]
+        shared_meta = _ONE_META.get(meta)
+        if shared_meta is None:
+            if len(_ONE_META) >= 1024:
+                _ONE_META.clear()  # (bounded: programs with ever new shapes)
+            shared_meta = _ONE_META[meta] = (meta,)
+        return tuple(outputs), _ONE_KIND.get(kind) or (kind,), shared_meta
     return tuple(outputs), tuple(kinds), tuple(out_meta)
 
 
@@ -423,7 +430,7 @@ _RANGES = [tuple(range(n)) for n in range(16)]
 _ALL_TRUE = [(True,) * n for n in range(16)]
 _ALL_FALSE = [(False,) * n for n in range(16)]
 _ONE_KIND = {pair: (pair,) for pair in _CONSTANT_KIND.values()}
-_NO_META = (None,)
+_ONE_META: dict = {}  # (shape, dtype) of a single output -> the shared ((shape, dtype),)
 
 
 def _viewed_input(o: Tensor, args: tuple) -> int:

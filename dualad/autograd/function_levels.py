@@ -176,6 +176,7 @@ def _ctx_by_setup(cls, level, values: tuple, outputs: tuple, is_tuple: bool, nee
         FORWARD_GRAD_ENABLED[0] = fw_enabled
     if node.to_save is not None:
         node._saved = SavedTensors.pack(node, node.to_save, outputs, False)
+        node.to_save = None
     return node
 
 
@@ -362,6 +363,8 @@ class FunctionGradNode(Node):
         "_out_meta",
         "_positions",
     )
+
+    _runs_undefined = True  # backward runs even when no output received a gradient (PyTorch)
 
     def name(self) -> str:
         return self._name

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtypes
 from .._dispatch import (
     EMPTY,
+    SCALAR_TYPES,
     OpDef,
     apply,
     apply1,
@@ -157,13 +158,36 @@ def _pow_dexponent(a, b, y):
     return y * (complex(np.log(complex(a))) if isinstance(a, complex) else float(np.log(a)))
 
 
-pow = binary(
+_pow_tensor = binary(
     "pow",
     lambda xp, a, b: _power(xp, a, b),
     (_pow_dbase, _pow_dexponent),
     uses="aby",
-    doc="``a ** b`` elementwise.",
 )
+# a Python-scalar exponent (x ** 2): the gradient needs the base only, so only the base is
+# saved (the exponent's derivative, which reads the result, is never asked for)
+_pow_scalar = binary(
+    "pow_scalar_exponent",
+    lambda xp, a, b: _power(xp, a, b),
+    (_pow_dbase, None),
+    uses="ab",
+    node_name="PowBackward0",
+)
+
+
+def pow(a, b):
+    """``a ** b`` elementwise (with broadcasting; either may be a Python scalar).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x ** 2).grad_fn.name()
+    'PowBackward0'
+    >>> dualad.autograd.grad((x ** 3).sum(), x)
+    (tensor([ 3., 12.]),)
+    """
+    if type(b) in SCALAR_TYPES:
+        return _pow_scalar(a, b)
+    return _pow_tensor(a, b)
 
 
 def _power(xp, a, b):

@@ -16,6 +16,9 @@ Invariants:
   ``backward(inputs=...)`` a non-leaf input retains its grad and its node runs (PyTorch).
 - Tensor hooks run only for nodes that execute or capture; saved values are freed only for nodes
   that executed (so ``grad()`` towards an intermediate leaves the graph below it intact).
+- A node reached without any gradient (all undefined) runs as in PyTorch where that shows: its
+  tensor hooks see None and a custom Function's backward runs (with zeros, or None when it
+  does not materialize grads); an op node's result would be undefined too, so it is skipped.
 - Each pass is a GraphTask on this thread's stack (``GRAD.tasks``): hooks and custom backwards
   see it (``queue_callback``, per-pass hook state, checkpoint recomputation). A pass started
   inside another (reentrant) finishes first; past half the recursion limit it runs on a fresh
@@ -558,9 +561,9 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     release = not retain_graph
     anomaly = ANOMALY[0]  # anomaly mode: nodes made inside a node's backward record it as parent
     # Nodes that need more than "apply, release, pass gradients on" take the careful path
-    # (``_run_careful``): nodes with hooks or retain-grad captures (``_extra`` set), leaves
-    # (AccumulateGrad always has ``_extra``), capture points and masked nodes of restricted
-    # runs, and every node in anomaly mode. The plain path is one test per node.
+    # (``_Careful.run``): nodes reached without gradients, nodes with hooks or retain-grad
+    # captures (``_extra`` set), leaves (AccumulateGrad always has ``_extra``), capture points
+    # and masked nodes of restricted runs, and every node in anomaly mode.
     special = None
     if captures is not None:
         special = set(captures)
@@ -582,8 +585,13 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
             else:
                 break
             grads = pop(node, None)
-            if node._extra is None and not anomaly and (special is None or node not in special):
-                out = None if grads is None else node._apply(grads, None, create_graph)
+            if (
+                grads is not None
+                and node._extra is None
+                and not anomaly
+                and (special is None or node not in special)
+            ):
+                out = node._apply(grads, None, create_graph)
                 if release:
                     node._release()
             else:
@@ -663,7 +671,10 @@ class _Careful:
 
     def run(self, node, grads):
         leaf_node = type(node) is AccumulateGrad
-        if grads is not None and (leaf_node or node._extra is not None):
+        if grads is None:
+            if leaf_node or node._extra is not None or node._runs_undefined:
+                grads = _undefined_grads(node)
+        elif leaf_node or node._extra is not None:
             _run_tensor_hooks(node, grads)
         needs = None
         captures = self.captures
@@ -764,6 +775,21 @@ def _restricted_dependencies(needed, captures) -> tuple:
     for node in captures:
         counts.setdefault(node, 0)
     return counts, masks
+
+
+def _undefined_grads(node) -> list | None:
+    """The gradients of a node none of whose outputs received one (all undefined), or None
+    when it has nothing to run. PyTorch still runs such a node: its tensor hooks see None, a
+    custom Function's backward runs (with zeros, or None after ``set_materialize_grads(False)``);
+    an op node's or a leaf's result is undefined in turn unless a hook gave a gradient."""
+    grads = [None] * node._nout
+    _run_tensor_hooks(node, grads)
+    if node._runs_undefined:
+        return grads
+    for g in grads:
+        if g is not None:
+            return grads
+    return None
 
 
 def _run_tensor_hooks(node, grads: list) -> None:

@@ -6,10 +6,11 @@ Invariants:
   when the call is recorded, the grad_fn of its differentiable outputs.
 - ``_edges`` has one entry per TENSOR argument of forward (non-tensor arguments have no slot, as
   in PyTorch); ``_positions`` says which forward arguments those are.
-- What forward saved lives in one ``SavedTensors`` record (``pack`` / ``unpack`` / ``free``):
-  inputs and intermediates are kept with their version, outputs as their array (an output
-  pointing back at its own node would be a reference cycle) and rebuilt on unpack. Everything
-  saved for backward goes through this one class.
+- What forward saved lives in one ``SavedTensors`` record (``pack`` / ``unpack`` / ``free``) of
+  ``SavedTensor`` entries (rev/saved.py, so saved-tensor hooks, ``save_on_cpu`` and
+  checkpointing see them): inputs and intermediates are kept with their version, outputs as
+  their array (an output pointing back at its own node would be a reference cycle) and rebuilt
+  on unpack. Everything saved for backward goes through this one class.
 - ``run_backward`` is the single place that turns a Function's backward into input gradients
   (zero materialisation, count/position/shape checks, dtype casts); the eager node and the
   node a ``func.grad`` level records for a Function both use it.
@@ -17,9 +18,10 @@ Invariants:
 
 from __future__ import annotations
 
-from .._state import DUAL_LEVELS
+from .._state import DUAL_LEVELS, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
-from .node import _FREED_MESSAGE, ArgMeta, Node, _validate, _version_message
+from .node import _FREED_MESSAGE, ArgMeta, Node, _saved_output, _validate
+from .saved import modified_message, pack, saved_none
 
 # kinds of forward outputs (``kinds[i] = (kind, input_index)``)
 NONTENSOR = 0  # not a Tensor: passed through, its gradient slot is always None
@@ -101,6 +103,7 @@ class FunctionNode(FunctionCtx, Node):
     )
 
     _forward_cls = None  # set on each per-Function subclass
+    _runs_undefined = True  # backward runs even when no output received a gradient (PyTorch)
 
     def name(self) -> str:
         return type(self).__name__
@@ -116,6 +119,16 @@ class FunctionNode(FunctionCtx, Node):
                 raise RuntimeError(_FREED_MESSAGE)
             return ()
         return saved.unpack(self)
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The saved tensors as ``SavedTensor`` objects (to ``register_hooks`` on them)."""
+        saved = self._saved
+        if saved is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MESSAGE)
+            return ()
+        return saved.raw(self)
 
     def _saved_entries(self) -> list:
         """``[(value, output_index or -1)]`` for the saved tensors (used by transform levels)."""
@@ -144,58 +157,68 @@ class FunctionNode(FunctionCtx, Node):
             saved.free()
 
 
-def _entry_of(t, outputs, node, recorded: bool):
-    """One saved value: None, an output (kept as its array when recorded) or a tensor."""
-    if t is None:
-        return None
-    for i, o in enumerate(outputs):
-        if o is t:
-            if recorded and t._node is node:
-                box = t._vc
-                if box is None:
-                    box = t._vc = [0]
-                fw = t._fw
-                if fw is None and DUAL_LEVELS:
-                    # tangents are attached after this node is made: share the tensor's tangent
-                    # dict so the unpacked output sees them (forward-over-reverse)
-                    fw = t._fw = {}
-                return (_OUTPUT, i, t._data, box, box[0], fw)
-            return (_OUTPUT_OBJECT, i, t, None, t._version, None)
-    box = t._vc
-    return (_TENSOR, -1, t, None, 0 if box is None else box[0], None)
-
-
-_TENSOR = 0
-_OUTPUT = 1  # (kind, index, data, box, version, fw): rebuilt with grad_fn = the node
-_OUTPUT_OBJECT = 2  # an output of a call that recorded nothing: kept as the object
-
-
 class SavedTensors:
     """The tensors one custom Function call saved for backward.
 
-    Inputs and intermediates are kept as the objects with their version at save time; outputs
-    of a recorded call as their array (see the module invariant). ``unpack`` checks versions;
-    ``free`` drops everything (later unpacking raises the "Specify retain_graph=True" error).
+    An output of the call whose grad_fn is this node is kept as an output (its array only: an
+    output pointing back at its own node would be a reference cycle; unpacked with the node as
+    its grad_fn); anything else as the tensor, with its version at save time. While saved-tensor
+    hooks are active (a recorded call only: PyTorch saves nothing for a call without backward)
+    each entry is a ``SavedTensor`` of rev/saved.py packed by them; otherwise a plain record,
+    turned into a ``SavedTensor`` only when ``_raw_saved_tensors`` asks (as op nodes do: the
+    path without hooks pays nothing for them). ``unpack`` checks versions (or runs the unpack
+    hooks); ``free`` drops everything (later unpacking raises the "Specify retain_graph=True"
+    error, also through a ``SavedTensor`` the user holds).
+
+    ``entries[i]`` is None or ``(kind, output index or -1, value, box, version, fw)``: kind
+    ``_TENSOR`` (value the tensor), ``_OUTPUT`` (value its array, ``box``/``fw`` its version
+    counter and tangents) or ``_PACKED`` (value a ``SavedTensor``).
     """
 
     __slots__ = ("entries",)
 
     @classmethod
     def pack(cls, node, tensors: tuple, outputs: tuple, recorded: bool) -> SavedTensors:
+        hooks = recorded and RECORD_HOOKS and GRAD.saved_hooks
+        entries = []
         for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
+            if t is None:
+                entries.append(None)
+                continue
+            if not isinstance(t, Tensor):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
                     f"{i} is of type {type(t).__name__}"
                 )
+            nr = -1
+            for k, o in enumerate(outputs):
+                if o is t:
+                    nr = k
+                    break
+            is_output = nr >= 0 and recorded and t._node is node
+            if is_output and t._fw is None and DUAL_LEVELS:
+                # tangents are attached after this node is made: share the tensor's tangent
+                # dict so the unpacked output sees them (forward-over-reverse)
+                t._fw = {}
+            if hooks:
+                entries.append((_PACKED, nr, pack(t, is_output=is_output), None, 0, None))
+                continue
+            box = t._vc
+            if is_output:
+                if box is None:
+                    box = t._vc = [0]
+                entries.append((_OUTPUT, nr, t._data, box, box[0], t._fw))
+            else:
+                entries.append((_TENSOR, nr, t, None, 0 if box is None else box[0], None))
         saved = _new(cls)
-        saved.entries = tuple([_entry_of(t, outputs, node, recorded) for t in tensors])
+        saved.entries = entries
         return saved
 
     def unpack(self, node) -> tuple:
         return tuple([value for value, _ in self.entries_of(node)])
 
     def entries_of(self, node) -> list:
+        """``[(value, output index or -1)]``, one per saved tensor."""
         entries = self.entries
         if entries is None:
             raise RuntimeError(_FREED_MESSAGE)
@@ -205,27 +228,56 @@ class SavedTensors:
                 out.append((None, -1))
                 continue
             kind, nr, value, box, version, fw = entry
+            if kind == _PACKED:
+                out.append((value.unpack(node, nr if value._is_output else index), nr))
+                continue
             if kind == _OUTPUT:
-                t = _new(Tensor)
-                t._data = value
-                t._rg = True
-                t._node = node
-                t._out_nr = nr
-                t._meta = None
-                t._fw = fw or None
-                t._vc = box
-                t._view = None
-                value = t
-            current = value._version
-            if current != version:
-                raise RuntimeError(
-                    _version_message(value, index, node, version, output=kind != _TENSOR)
-                )
+                value = _saved_output(node, value, nr, box, fw)
+            if value._version != version:
+                raise RuntimeError(_version_message(value, index, nr, node, version))
             out.append((value, nr))
         return out
 
+    def raw(self, node) -> tuple:
+        """The entries as ``SavedTensor`` objects (a placeholder for each saved None)."""
+        entries = self.entries
+        if entries is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        raw = []
+        for i, entry in enumerate(entries):
+            if entry is None:
+                raw.append(saved_none())
+                continue
+            kind, nr, value, box, version, fw = entry
+            if kind != _PACKED:
+                if kind == _OUTPUT:
+                    value = _saved_output(node, value, nr, box, fw)
+                value = pack(value, is_output=kind == _OUTPUT, use_hooks=False)
+                value._version = version  # as saved: a later in-place change is still caught
+                entries[i] = (_PACKED, nr, value, None, 0, None)
+            raw.append(value)
+        return tuple(raw)
+
     def free(self) -> None:
+        entries = self.entries
         self.entries = None
+        if entries is not None:
+            for entry in entries:
+                if entry is not None and entry[0] == _PACKED:
+                    entry[2].release()
+
+
+_TENSOR = 0
+_OUTPUT = 1
+_PACKED = 2
+
+
+def _version_message(t: Tensor, index: int, nr: int, node, expected: int) -> str:
+    """The in-place error for saved entry ``index``, named as output ``nr`` if it is one."""
+    output = nr >= 0
+    return modified_message(
+        t.shape, t.dtype, t._version, nr if output else index, node, expected, output
+    )
 
 
 # ---------------------------------------------------------------------------------------------

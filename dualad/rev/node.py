@@ -137,6 +137,10 @@ class Node:
 
     __slots__ = ("__weakref__", "_edges", "_extra", "_nout", "_seq")
 
+    # whether the engine runs this node when none of its outputs received a gradient (custom
+    # Functions, as in PyTorch); other nodes' results are then undefined too, so they are skipped
+    _runs_undefined = False
+
     _pre_hooks = _extra_slot("pre_hooks")
     _post_hooks = _extra_slot("post_hooks")
     _tensor_hooks = _extra_slot("tensor_hooks")
@@ -213,7 +217,7 @@ class Node:
         n = self._num_outputs
         if len(grad_outputs) != n:
             raise TypeError(f"expected {n} arguments, got {len(grad_outputs)} instead")
-        if all(g is None for g in grad_outputs):
+        if not self._runs_undefined and all(g is None for g in grad_outputs):
             return None if len(self._edges) == 1 else (None,) * len(self._edges)
         grads = self._apply(list(grad_outputs), None, GRAD.enabled)
         return grads[0] if len(grads) == 1 else tuple(grads)

@@ -7,6 +7,13 @@ time; the node keeps only what the hook returned, in a ``SavedTensor``, and call
 on it at each use. Python scalars are never packed. Without hooks nothing here runs: the
 recording path only reads ``_state.RECORD_HOOKS``.
 
+What the eager graph saves goes through the hooks: op nodes and custom Functions (their
+``ctx.save_for_backward``). The nodes a ``dualad.func.grad``/``vjp`` level records keep their
+values themselves: a checkpoint there recomputes nothing (gradients are right, memory is not
+saved). Packing them would not be sound: their backward runs after the level left the stack,
+where a checkpoint's recomputation could not record at that level again. (PyTorch refuses
+saved-tensor hooks inside torch.func transforms altogether.)
+
 The API for code that saves tensors for a backward (op nodes here; custom Functions'
 ``ctx.save_for_backward``):
 
@@ -88,6 +95,7 @@ class Packed(tuple):
 
 
 _FREED = object()  # SavedTensor._packed after release()
+_NONE = object()  # SavedTensor._packed of a saved None (a custom Function's save_for_backward)
 
 
 class SavedTensor:
@@ -114,10 +122,12 @@ class SavedTensor:
     def __new__(cls, *args, **kwargs):
         raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
 
-    def unpack(self, node=None, index: int = 0) -> Tensor:
+    def unpack(self, node=None, index: int = 0) -> Tensor | None:
         packed = self._packed
         if packed is _FREED:
             raise RuntimeError(FREED_MESSAGE)
+        if packed is _NONE:
+            return None
         box = self._box
         unpack = self._unpack
         if unpack is None:
@@ -192,8 +202,15 @@ class SavedTensor:
         """``register_hooks(pack_hook, unpack_hook)``: pack this saved tensor with ``pack_hook``
         now, unpack it with ``unpack_hook`` at each use."""
         if len(hooks) != 2 or not all(callable(h) for h in hooks):
-            raise TypeError("register_hooks expects two callables: (pack_hook, unpack_hook)")
+            raise TypeError(
+                "register_hooks(): incompatible function arguments: it expects two callables "
+                "(pack_hook, unpack_hook)"
+            )
         pack_hook, unpack_hook = hooks
+        if self._packed is _NONE:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
         if self._unpack is not None:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor whose hooks have already been set. "
@@ -209,8 +226,20 @@ class SavedTensor:
         self._unpack = unpack_hook
 
     def __repr__(self) -> str:
+        if self._packed is _NONE:
+            return "<SavedTensor None>"
         state = "freed" if self._packed is _FREED else "packed" if self._unpack else "saved"
         return f"<SavedTensor {state} shape={tuple(self._shape)} dtype={self._dtype}>"
+
+
+def saved_none() -> SavedTensor:
+    """The SavedTensor standing for a saved None (``_raw_saved_tensors``); hooks are refused."""
+    saved = _new(SavedTensor)
+    saved._packed = _NONE
+    saved._unpack = None
+    saved._is_output = False
+    saved._shape = saved._dtype = None
+    return saved
 
 
 def hooks_active() -> bool:

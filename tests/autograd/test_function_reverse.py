@@ -302,7 +302,8 @@ def _undefined_grad(t):
 
 
 def test_materialize_grads():
-    # test_materialize_grads (FN-18)
+    # test_materialize_grads (FN-18): a Function whose output gets an undefined gradient still
+    # runs its backward, with zeros
     seen = []
 
     class MyFunction(Function):
@@ -316,10 +317,14 @@ def test_materialize_grads():
             return grad
 
     x = dualad.ones(1, requires_grad=True)
-    y = MyFunction.apply(x)
-    # a direct call with an undefined gradient (Node.__call__ passes None through) ...
-    assert y.grad_fn(None) is None
-    # ... and through the engine: a two-output Function whose first output gets no gradient
+    _undefined_grad(MyFunction.apply(x)).backward()
+    assert len(seen) == 1
+    assert_equal(seen[0], np.zeros(1))
+    assert_equal(x.grad, np.zeros(1))
+    # a direct call with an undefined gradient materializes it the same way
+    assert_equal(MyFunction.apply(x).grad_fn(None), np.zeros(1))
+    assert_equal(seen[-1], np.zeros(1))
+    # and a two-output Function whose first output gets no gradient
     TwoOut = _two_outputs(materialize=True, seen=seen)
     _a, b = TwoOut.apply(x)
     b.sum().backward()
@@ -344,15 +349,8 @@ def _two_outputs(materialize: bool, seen: list):
 
 
 def test_dont_materialize_grads():
-    # test_dont_materialize_grads (FN-18) and seed 002 MaterializingGradFunction
+    # test_dont_materialize_grads (FN-18): backward receives None for an undefined gradient
     seen = []
-    TwoOut = _two_outputs(materialize=False, seen=seen)
-    x = dualad.ones(2, requires_grad=True)
-    _a, b = TwoOut.apply(x)
-    b.sum().backward()
-    assert seen[-1][0] is None
-    assert_equal(seen[-1][1], np.ones(2))
-    assert_equal(x.grad, np.ones(2))
 
     class MyFunction(Function):
         @staticmethod
@@ -366,10 +364,57 @@ def test_dont_materialize_grads():
             return grad
 
     x = dualad.ones(1, requires_grad=True)
+    _undefined_grad(MyFunction.apply(x)).backward()
+    assert seen == [None]
+    assert x.grad is None  # None in, None out
+    assert MyFunction.apply(x).grad_fn(None) is None
+    assert seen == [None, None]
+
+    # with a defined gradient it is passed as it is
     out = MyFunction.apply(_undefined_grad(x))
     out.backward()
     assert_equal(seen[-1], np.ones(1))
     assert x.grad is None  # UndefinedGrad sends None on
+
+    # seed 002 MaterializingGradFunction: one output of two gets a gradient
+    seen.clear()
+    TwoOut = _two_outputs(materialize=False, seen=seen)
+    x = dualad.ones(2, requires_grad=True)
+    _a, b = TwoOut.apply(x)
+    b.sum().backward()
+    assert seen[-1][0] is None
+    assert_equal(seen[-1][1], np.ones(2))
+    assert_equal(x.grad, np.ones(2))
+
+
+def test_undefined_gradients_reach_functions_through_a_chain():
+    # a Function upstream of a node that produced no gradient runs as well (PyTorch's engine
+    # runs every node it reaches): zeros flow on from a materializing Function
+    calls = []
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, materialize):
+            ctx.set_materialize_grads(materialize)
+            return 3 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(g)
+            return (None if g is None else 3 * g), None
+
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    y = Scale.apply(x * 2, True)
+    _undefined_grad(Scale.apply(y, False)).sum().backward()
+    assert calls[0] is None  # the outer one does not materialize: its result is None
+    assert_equal(calls[1], np.zeros(2))  # the inner one gets zeros, returns zeros
+    assert_equal(x.grad, np.zeros(2))
+    # op nodes between them stay skipped (their result would be undefined too)
+    calls.clear()
+    z = dualad.tensor([1.0, 2.0], requires_grad=True)
+    _undefined_grad(Scale.apply((z * 2).sin(), False)).sum().backward()
+    assert calls == [None]
+    assert z.grad is None
 
 
 def test_materializing_grad_function_values():

@@ -141,6 +141,42 @@ def test_grad_of_a_function_saving_its_output():
     assert_equal(g2, np.exp(x.numpy()))
 
 
+@pytest.mark.parametrize("materialize", [True, False])
+def test_grad_level_runs_a_function_that_gets_no_gradient(materialize):
+    # as in the eager engine: a Function whose outputs receive no gradient still runs its
+    # backward, with zeros (or None when it does not materialize grads)
+    seen = []
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(g)
+            return None if g is None else 2 * g
+
+    class Undefined(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = dualad.tensor([1.0, 2.0])
+    g = grad(lambda t: Undefined.apply(Scale.apply(t)).sum() + t.sum())(x)
+    assert_equal(g, [1.0, 1.0])
+    assert len(seen) == 1
+    if materialize:
+        assert_equal(seen[0], [0.0, 0.0])
+    else:
+        assert seen[0] is None
+
+
 def test_grad_level_needs_input_grad_and_constants():
     seen = []
 

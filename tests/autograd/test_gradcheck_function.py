@@ -2,13 +2,11 @@
 
 ``tests/autograd/test_gradcheck.py`` ports the same tests with registry ``OpDef``s, which exist
 today. These versions use ``dualad.autograd.Function`` (staticmethod ``forward``/``backward``
-(alias ``vjp``)/``jvp``, ``ctx.set_materialize_grads``) and are skipped until it exists, so they
-turn on by themselves when it lands.
+(alias ``vjp``)/``jvp``, ``ctx.set_materialize_grads``), as the seeds do.
 
-``test_gradcheck_undefined_grad`` (both versions) also needs the engine to run a node whose
-incoming gradients are all undefined, passing ``None`` to tensor hooks and to custom functions
-that do not materialize grads (PyTorch's behaviour); dualad's engine skips such nodes today, so
-those tests are expected failures (strict: they flag the day the engine changes).
+``test_gradcheck_undefined_grad`` (both versions) relies on the engine running a node whose
+incoming gradients are all undefined, passing ``None`` to its tensor hooks and to a custom
+Function that does not materialize grads (PyTorch's behaviour).
 """
 
 from __future__ import annotations
@@ -23,32 +21,7 @@ from dualad.testing import gradcheck, gradgradcheck
 
 F64 = dualad.float64
 FAST = [True, False]
-Function = getattr(autograd, "Function", None)
-
-needs_function = pytest.mark.skipif(
-    Function is None, reason="dualad.autograd.Function does not exist yet"
-)
-
-
-def _engine_passes_undefined_grads() -> bool:
-    """Whether a node that receives only undefined gradients still runs, with ``None`` (its
-    tensor hooks see ``None``), as in PyTorch."""
-    from dualad.autograd.gradcheck import _undefined_grad
-
-    seen = []
-    x = dualad.ones(1, dtype=F64, requires_grad=True)
-    y = x * 2
-    y.register_hook(lambda g: seen.append(g))
-    autograd.grad(_undefined_grad(y), x, dualad.ones(1, dtype=F64), allow_unused=True)
-    return bool(seen) and seen[0] is None
-
-
-needs_undefined_grads = pytest.mark.xfail(
-    not _engine_passes_undefined_grads(),
-    reason="the engine skips a node whose incoming gradients are all undefined, so neither a "
-    "tensor hook nor a custom Function's backward sees the undefined (None) grad",
-    strict=True,
-)
+Function = autograd.Function
 
 
 def rand(*shape, requires_grad=True, seed=0):
@@ -60,7 +33,6 @@ def rand(*shape, requires_grad=True, seed=0):
 # check_undefined_grad
 
 
-@needs_undefined_grads
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_undefined_grad(fast_mode):
     def fn(x):
@@ -81,8 +53,6 @@ def test_gradcheck_undefined_grad(fast_mode):
         assert not gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
 
 
-@needs_function
-@needs_undefined_grads
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_undefined_grad_custom_function(fast_mode):
     class F(Function):
@@ -107,6 +77,91 @@ def test_gradcheck_undefined_grad_custom_function(fast_mode):
         assert not gradcheck(F.apply, (x,), raise_exception=False, **kwargs)
 
 
+def _two_outputs(backward):
+    class TwoOut(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return backward(g1, g2)
+
+    return TwoOut
+
+
+@pytest.mark.parametrize("fast_mode", FAST)
+def test_gradcheck_undefined_grad_two_outputs(fast_mode):
+    # all output gradients undefined, then each one in turn: a backward that handles a missing
+    # gradient passes; one that refuses when all are missing fails the check
+    def careful(g1, g2):
+        total = None
+        for g, k in ((g1, 2), (g2, 3)):
+            if g is not None:
+                total = k * g if total is None else total + k * g
+        return total
+
+    def refuses_all_missing(g1, g2):
+        if g1 is None and g2 is None:
+            raise RuntimeError("nothing to differentiate")
+        return careful(g1, g2)
+
+    x = rand(3)
+    kwargs = {"fast_mode": fast_mode, "check_batched_grad": False}
+    assert gradcheck(_two_outputs(careful).apply, (x,), **kwargs)
+    with (
+        pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient support"),
+        pytest.raises(
+            RuntimeError, match="Expected backward function to handle undefined output grads"
+        ),
+    ):
+        gradcheck(_two_outputs(refuses_all_missing).apply, (x,), **kwargs)
+    assert gradcheck(
+        _two_outputs(refuses_all_missing).apply, (x,), check_undefined_grad=False, **kwargs
+    )
+
+
+@pytest.mark.parametrize("fast_mode", FAST)
+def test_gradcheck_undefined_grad_nonzero_result(fast_mode):
+    # a backward that makes up a gradient from nothing fails the check
+    class MadeUp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return dualad.ones(1, dtype=F64) if g is None else 2 * g
+
+    x = dualad.ones(1, dtype=F64, requires_grad=True)
+    kwargs = {"fast_mode": fast_mode, "check_batched_grad": False}
+    with pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient support"):
+        with pytest.raises(
+            RuntimeError,
+            match="Expected all input grads to be undefined or zero when all output grads are",
+        ):
+            gradcheck(MadeUp.apply, (x,), **kwargs)
+        assert not gradcheck(MadeUp.apply, (x,), raise_exception=False, **kwargs)
+
+
+def test_gradcheck_undefined_grad_materialized_zeros_pass():
+    # the default (materialized zeros) handles undefined gradients by construction
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g1 + 3 * g2
+
+    assert gradcheck(Square.apply, (rand(4),), check_batched_grad=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # nondeterminism
 
@@ -126,7 +181,6 @@ def _non_det_func():
     return NonDetFunc
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_nondeterministic(fast_mode):
     NonDetFunc = _non_det_func()
@@ -142,7 +196,6 @@ def test_gradcheck_nondeterministic(fast_mode):
     assert gradgradcheck(lambda x: NonDetFunc.apply(x, 1e-12), inp, nondet_tol=1e-5, **kwargs)
 
 
-@needs_function
 def test_gradcheck_get_analytical_jacobian_not_reentrant():
     NonDetFunc = _non_det_func()
     a = rand(2, 2)
@@ -161,7 +214,6 @@ def test_gradcheck_get_analytical_jacobian_not_reentrant():
 # forward mode
 
 
-@needs_function
 def test_gradcheck_forward_ad_runs_with_no_requires_grad():
     seen = []
 
@@ -193,7 +245,6 @@ def test_gradcheck_forward_ad_runs_with_no_requires_grad():
     assert seen and not any(a or b for a, b in seen)
 
 
-@needs_function
 def test_gradcheck_forward_ad_respects_requires_grad():
     jvp_count = [0]
 
@@ -227,7 +278,6 @@ def test_gradcheck_forward_ad_respects_requires_grad():
     assert jvp_count[0] == 5  # 1 + 1 + 3
 
 
-@needs_function
 @pytest.mark.parametrize("fast_mode", FAST)
 def test_gradcheck_check_forward_or_backward_only(fast_mode):
     class UserFn(Function):
@@ -281,7 +331,6 @@ def test_gradcheck_check_forward_or_backward_only(fast_mode):
                     assert not isinstance(info.value, GradcheckError)
 
 
-@needs_function
 def test_gradcheck_forward_ad_batched_grad_random_jvp():
     class Fn(Function):
         @staticmethod

@@ -85,6 +85,33 @@ def test_anomaly_detect_nan():
     assert a.grad is None and b.grad is None  # the pass stopped at the failing node
 
 
+def test_anomaly_pow_nan_names_the_node_with_the_forward_trace():
+    # issue 6's example: PowBackward0 returns 0 * inf = nan for x ** 0.5 at 0 under a zero
+    # incoming gradient; the error names the node, the warning shows the forward line
+    x = dualad.tensor([0.0, 4.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with (
+            pytest.raises(
+                RuntimeError,
+                match=r"^Function 'PowBackward0' returned nan values in its 0th output\.$",
+            ),
+            detect_anomaly(),
+        ):
+            root = x**0.5  # the forward line of the failing node
+            (root * 0.0).sum().backward()
+    messages = user_warnings(w)
+    assert len(messages) == 2
+    assert messages[1].startswith(
+        "Error detected in PowBackward0. Traceback of forward call that caused the error:\n"
+    )
+    assert "root = x**0.5  # the forward line of the failing node" in messages[1]
+    assert x.grad is None
+    # the same graph outside anomaly mode: no check, the NaN reaches .grad
+    (x**0.5 * 0.0).sum().backward()
+    assert np.isnan(x.grad.numpy()[0]) and x.grad.numpy()[1] == 0.0
+
+
 def test_nested_anomaly_detect_nan():
     # nodes made by a create_graph backward remember the node whose backward made them
     u = dualad.tensor([0.0, 1.0], requires_grad=True)
@@ -520,3 +547,26 @@ def test_anomaly_mode_no_check_nan_function():
             ):
                 out.backward(retain_graph=True)
             out.backward()
+
+
+def test_naughty_anomaly_access():
+    # a Function node outlives its output: its metadata dict stays usable (the seed notes that
+    # PyTorch fails here, "but shouldn't")
+    class MyFunction(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = dualad.zeros(1, requires_grad=True)
+    y = MyFunction.apply(x)
+    y.backward()
+    g = y.grad_fn
+    del y
+    assert g.metadata == {}
+    g.metadata["key"] = 1
+    assert g.metadata == {"key": 1}
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])

@@ -216,6 +216,24 @@ def test_graph_freed_when_output_dies():
         assert saved() is None
 
 
+def test_variable_traverse():
+    # a graph whose views sit in an unreferenced Python cycle survives a collection of that
+    # cycle: backward through the output still reaches the leaf
+    def get_out_and_unrefed_cycle():
+        inp = dualad.randn(10, requires_grad=True)
+        tmp = inp.reshape(10, 1)
+        out = tmp.reshape(10)
+        my_list = [tmp]
+        my_list.append(my_list)
+        return inp, out
+
+    inp, out = get_out_and_unrefed_cycle()
+    gc.collect()
+    g = dualad.randn(10)
+    out.backward(g)
+    np.testing.assert_allclose(inp.grad.numpy(), g.numpy())
+
+
 def test_graph_freed_after_backward_without_cycles():
     with _GcDisabled():
         x = dualad.randn(3, requires_grad=True)

@@ -517,6 +517,30 @@ def test_grad_nonleaf_register_hook():
             assert x_list[i].grad is None
 
 
+def test_hooks_see_none_when_no_gradient_arrives():
+    # PyTorch runs every node a backward reaches, even one that gets no gradient: its tensor
+    # hooks (single-output nodes and leaves too) see None, and its result is undefined in turn
+    from dualad.autograd.gradcheck import _undefined_grad
+
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(("x", g)))
+    y = x.clone()
+    y.register_hook(lambda g: seen.append(("y", g)))
+    (g,) = autograd.grad(_undefined_grad(y).sum(), x, allow_unused=True)
+    assert seen == [("y", None), ("x", None)]
+    assert g is None
+    _undefined_grad(y).sum().backward()
+    assert seen[2:] == [("y", None), ("x", None)]
+    assert x.grad is None
+
+    # a hook that supplies a gradient makes the node run with it
+    z = x * 3
+    z.register_hook(lambda g: dualad.ones(2) if g is None else g)
+    _undefined_grad(z).sum().backward()
+    assert_equal(x.grad, [3.0, 3.0])
+
+
 # ------------------------------------------------------------------ post-accumulate-grad hooks
 
 

@@ -267,11 +267,13 @@ def test_unpack_hooks_exec_count():
         (lambda x, y: x.sum(), 0),
         (lambda x, y: x.reshape(3, 1), 0),
         (lambda x, y: x * 2, 0),
+        (lambda x, y: x**2, 1),
+        (lambda x, y: x.pow(0.5), 1),
+        (lambda x, y: x ** y.requires_grad_(), 3),  # base, exponent, result (as PyTorch)
     ],
 )
 def test_what_ops_save(fn, saved):
-    # spec 21.2: which tensors ops save, as PyTorch's counting pack hook sees them (x**2 is left
-    # out: dualad's pow also keeps its result, which the exponent's derivative reads)
+    # spec 21.2: which tensors ops save, as PyTorch's counting pack hook sees them
     count = [0]
 
     def pack_hook(x):
@@ -386,7 +388,7 @@ def test_default_saved_variable_hooks_double_backward():
         assert_equal(a.grad, 6 * 8 * value(a))
 
 
-def test_save_tensor_hook_version_counter_not_shared():
+def test_save_tensor_hook_version_counter_not_shared_op_node():
     a = dualad.tensor([1.0], requires_grad=True)
     a_replacement = a.detach().clone()
     with saved_tensors_hooks(lambda x: a_replacement, identity):
@@ -397,6 +399,29 @@ def test_save_tensor_hook_version_counter_not_shared():
         unpacked.add_(1)
     assert a._version == before
     assert_equal(a_replacement, [2.0])
+
+
+def test_no_unnecessary_unwrapping():
+    # saved inputs unpack to the very tensors saved, a saved output to an equal but distinct
+    # tensor; after backward they are gone; nothing touched the input
+    a = dualad.randn(5, requires_grad=True)
+    a_orig = a.detach().clone()
+    b = a * a
+    c = a * b
+    d = dualad.exp(a)
+
+    assert b.grad_fn._saved_self is a
+    assert b.grad_fn._saved_other is a
+    assert c.grad_fn._saved_self is a
+    assert c.grad_fn._saved_other is b
+    assert_equal(d.grad_fn._saved_result, d)
+    assert d.grad_fn._saved_result is not d
+
+    c.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        c.grad_fn._saved_self  # noqa: B018
+    assert_equal(a, a_orig)
+    assert_equal(a.grad, 3 * value(a_orig) ** 2)
 
 
 def test_saved_variable_version_counter():
@@ -540,6 +565,19 @@ def test_hooks_are_thread_local():
     assert packed_here == [1]
 
 
+def test_func_grad_levels_do_not_pack():
+    # what a dualad.func.grad/vjp level saves stays with its own nodes: the hooks see nothing
+    # and the gradient is right (PyTorch refuses saved-tensor hooks inside torch.func.grad
+    # altogether; dualad keeps them usable around eager code in the same program)
+    packed = []
+    x = dualad.tensor([0.5, 1.0])
+    with saved_tensors_hooks(lambda t: packed.append(t) or t, identity):
+        g = dualad.func.grad(lambda t: (t.sin() * t).sum())(x)
+        y = dualad.tensor([0.5, 1.0], requires_grad=True).sin()
+    assert len(packed) == 1 and y.grad_fn is not None  # only the eager sin
+    assert_equal(g, np.sin([0.5, 1.0]) + np.array([0.5, 1.0]) * np.cos([0.5, 1.0]))
+
+
 def test_graph_save_on_cpu():
     for dtype in (dualad.float32, dualad.float64):
         with save_on_cpu():
@@ -590,3 +628,339 @@ def test_identity_hooks_keep_no_reference_cycle():
         assert node_ref() is None
     finally:
         gc.enable()
+
+
+# ------------------------------------------------------------------------- custom Functions
+# what ctx.save_for_backward keeps goes through the same SavedTensor machinery as op nodes
+
+
+def test_custom_function_saved_tensors():
+    def get_fn(save):
+        class MyFn(autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return MyFn
+
+    a = dualad.randn(5, requires_grad=True)
+    y = get_fn(True).apply(a)
+    saved_values = y.grad_fn.saved_tensors
+    assert len(saved_values) == 2 and saved_values[0] is a and saved_values[1] is None
+
+    saved = y.grad_fn._raw_saved_tensors
+    assert isinstance(saved[0], autograd.SavedTensor)
+    assert isinstance(saved[1], autograd.SavedTensor)
+    with pytest.raises(RuntimeError, match="None is forbidden"):
+        saved[1].register_hooks(identity, identity)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        saved[0].register_hooks(identity)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        saved[0].register_hooks(1, 1)
+    saved[0].register_hooks(identity, identity)
+    with pytest.raises(RuntimeError, match="already been set"):
+        saved[0].register_hooks(identity, identity)
+    y.sum().backward()
+    assert_equal(a.grad, np.ones(5))
+
+    del saved
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn._raw_saved_tensors  # noqa: B018
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors  # noqa: B018
+
+    y = get_fn(False).apply(a)
+    assert y.grad_fn.saved_tensors == ()
+    assert y.grad_fn._raw_saved_tensors == ()
+
+
+def test_custom_function_raw_saved_tensor_hooks():
+    # per-tensor hooks registered on a Function's saved input: packed now, unpacked at use; a
+    # SavedTensor held past the backward fails like the node's own access
+    class Square(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    calls = []
+    a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    y = Square.apply(a)
+    (raw,) = y.grad_fn._raw_saved_tensors
+    raw.register_hooks(
+        lambda x: calls.append("pack") or 3 * x, lambda x: calls.append("unpack") or x / 3
+    )
+    assert calls == ["pack"]
+    y.sum().backward()
+    assert calls == ["pack", "unpack"]
+    assert_equal(a.grad, [2.0, 4.0])
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        raw.unpack()
+
+
+def test_custom_function_raw_saved_output_and_versions():
+    # SavedTensor objects made on demand (no hooks were active at save time) keep what the
+    # plain records knew: a saved output unpacks with the node as grad_fn, and a change in
+    # place made before they were asked for is still caught
+    x = dualad.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = _SaveAll.apply(x)
+    raw = y.grad_fn._raw_saved_tensors
+    assert [entry._is_output for entry in raw] == [False, False, True]
+    calls = []
+    raw[2].register_hooks(lambda t: calls.append("pack") or t, lambda t: calls.append(1) or t)
+    assert y.grad_fn.saved_tensors[2].grad_fn is y.grad_fn
+    y.sum().backward()
+    assert calls == ["pack", 1, 1]
+    xs = np.array([0.5, 1.0, 2.0])
+    assert_equal(x.grad, np.sin(xs) + xs * np.cos(xs))
+
+    w = dualad.tensor([1.0, 2.0])
+    y = _SaveAll.apply(w.requires_grad_())
+    with dualad.no_grad():
+        y.mul_(2)
+    y.grad_fn._raw_saved_tensors  # noqa: B018
+    with pytest.raises(
+        RuntimeError, match="which is output 0 of _SaveAllBackward, is at version 1"
+    ):
+        y.grad_fn.saved_tensors  # noqa: B018
+
+
+def test_save_tensor_hook_version_counter_not_shared():
+    # the seed's form: an in-place change of the unpacked tensor in backward does not bump the
+    # version of the tensor that was saved (the pack hook replaced it)
+    versions = []
+
+    class Test(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            before = a._version
+            x.add_(1)
+            versions.append((before, a._version))
+            return grad_output
+
+    a = dualad.tensor(1.0, requires_grad=True)
+    a_replacement = a.detach().clone()
+    with saved_tensors_hooks(lambda x: a_replacement, identity):
+        b = Test.apply(a)
+    b.backward()
+    assert versions == [(0, 0)]
+    assert_equal(a_replacement, 2.0)  # the unpacked tensor was the replacement's memory
+    assert_equal(a, 1.0)
+    assert_equal(a.grad, 1.0)
+
+
+def test_saved_tensor_hooks_custom_function_intermediates():
+    class Func(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            intermediate = x.exp()
+            ctx.save_for_backward(intermediate.clone().detach_().requires_grad_(True))
+            return x.exp()
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (intermediate,) = ctx.saved_tensors
+            return grad_out * intermediate
+
+    packed = []
+    a = dualad.tensor(1.0, requires_grad=True)
+    with saved_tensors_hooks(lambda x: packed.append(x) or x, identity):
+        out = Func.apply(a)
+    assert len(packed) == 1 and packed[0].requires_grad
+    out.backward()
+    assert_equal(a.grad, np.e)
+
+
+class _SaveAll(autograd.Function):
+    """Saves its input, an intermediate and its output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = x.sin()
+        out = s * x
+        ctx.save_for_backward(x, s, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, s, out = ctx.saved_tensors
+        assert out.grad_fn is ctx  # a saved output unpacks with this node as its grad_fn
+        return g * (s + x * x.cos())
+
+
+def test_custom_function_saved_tensors_go_through_hooks():
+    seen = []
+    unpacked = []
+
+    def pack(t):
+        seen.append((t.requires_grad, t.grad_fn))
+        return t.detach().numpy().copy()
+
+    def unpack(array):
+        unpacked.append(1)
+        return dualad.tensor(array)
+
+    x = dualad.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with saved_tensors_hooks(pack, unpack):
+        y = _SaveAll.apply(x)
+    # x as it is (a leaf that requires grad), the intermediate, and the output handed over
+    # detached (a hook that kept it would otherwise make output -> node -> output)
+    assert seen == [(True, None), (False, None), (False, None)]
+    assert y.grad_fn._raw_saved_tensors[2]._is_output
+    y.sum().backward()
+    assert len(unpacked) == 3
+    xs = np.array([0.5, 1.0, 2.0])
+    assert_equal(x.grad, np.sin(xs) + xs * np.cos(xs))
+    with pytest.raises(RuntimeError, match="Specify retain_graph=True"):
+        y.sum().backward()
+
+
+def test_custom_function_saved_output_keeps_no_reference_cycle():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        with saved_tensors_hooks(identity, identity):
+            x = dualad.tensor([1.0, 2.0], requires_grad=True)
+            y = _SaveAll.apply(x)
+        node_ref = weakref.ref(y.grad_fn)
+        assert y.grad_fn.saved_tensors[2].grad_fn is y.grad_fn
+        del y
+        assert node_ref() is None
+    finally:
+        gc.enable()
+
+
+def test_custom_function_unpack_per_access_and_retain_graph():
+    unpacks = []
+
+    class Twice(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.saved_tensors  # noqa: B018  (each access unpacks)
+            ctx.saved_tensors  # noqa: B018
+            return 2 * g
+
+    with saved_tensors_hooks(identity, lambda t: unpacks.append(1) or t):
+        x = dualad.tensor([1.0], requires_grad=True)
+        y = Twice.apply(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    assert len(unpacks) == 4
+    assert_equal(x.grad, [4.0])
+
+
+def test_custom_function_not_recorded_is_not_packed():
+    # nothing requires grad: nothing is saved for a backward, the hooks are not called
+    def fail(t):
+        raise AssertionError("pack hook called")
+
+    x = dualad.tensor([1.0, 2.0])
+    with saved_tensors_hooks(fail, fail):
+        y = _SaveAll.apply(x)
+        with dualad.no_grad():
+            _SaveAll.apply(dualad.tensor([1.0], requires_grad=True))
+    assert_equal(y, np.sin([1.0, 2.0]) * np.array([1.0, 2.0]))
+
+
+def test_custom_function_inplace_change_of_saved_input():
+    class Scale(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            return g * w, None
+
+    # without a copy the change is detected, naming the Function's node
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    w = dualad.tensor([3.0, 4.0])
+    with saved_tensors_hooks(identity, identity):
+        y = Scale.apply(x, w)
+    w.add_(1)
+    with pytest.raises(RuntimeError, match="which is input 0 of ScaleBackward"):
+        y.sum().backward()
+
+    # a hook that kept a copy has the value saved at forward time
+    w = dualad.tensor([3.0, 4.0])
+    with saved_tensors_hooks(lambda t: t.detach().clone(), identity):
+        y = Scale.apply(x, w)
+    w.add_(1)
+    y.sum().backward()
+    assert_equal(x.grad, [3.0, 4.0])
+
+
+def test_custom_function_with_allow_mutation_on_saved_tensors():
+    from dualad.autograd.graph import allow_mutation_on_saved_tensors
+
+    class Cube(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    with allow_mutation_on_saved_tensors():
+        b = a.clone()
+        out = Cube.apply(b).sum()
+        b.mul_(10)  # backward uses the value saved before the change
+        out.backward()
+    assert_equal(a.grad, [3.0, 12.0])
+
+
+def test_custom_function_save_on_cpu():
+    x = dualad.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with save_on_cpu():
+        y = _SaveAll.apply(x)
+    raw = y.grad_fn._raw_saved_tensors
+    assert all(entry._unpack is not None for entry in raw)  # packed by save_on_cpu's hooks
+    y.sum().backward()
+    xs = np.array([0.5, 1.0, 2.0])
+    assert_equal(x.grad, np.sin(xs) + xs * np.cos(xs))
+
+
+@pytest.mark.gpu
+def test_custom_function_save_on_cpu_cuda():
+    import cupy
+
+    x = dualad.tensor([0.5, 1.0, 2.0], requires_grad=True, device="cuda")
+    with save_on_cpu():
+        y = _SaveAll.apply(x)
+    for saved in y.grad_fn._raw_saved_tensors:
+        device, host = saved._packed
+        assert isinstance(host, np.ndarray) and device.type == "cuda"
+    y.sum().backward()
+    assert isinstance(x.grad._data, cupy.ndarray)
+    xs = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(x.grad.cpu().numpy(), np.sin(xs) + xs * np.cos(xs))
