@@ -44,14 +44,32 @@ def unary_op(
     node_name: str | None = None,
     takes_params: bool = False,
     kernel: Callable | None = None,
+    fused: Callable | None = None,
 ) -> OpDef:
     """The OpDef of an elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
 
     ``uses`` says what ``deriv`` reads: "x", "y" or "xy"; only that is saved for backward. With
     ``takes_params`` the op has static parameters and ``deriv`` gets them as keywords
     (``deriv(x, y, **params)``); without, the rules skip the keyword call (a hot path).
+
+    ``fused(t, v)``, a dualad op computing ``t * deriv`` from ``v`` (x or y, as ``uses`` says:
+    one of them) in one impl call (``tanh_backward``), makes the rules one op instead of
+    several. The VJP passes ``conj(v)``: the derivatives fused this way have real Taylor
+    coefficients, so ``f'(conj(v)) == conj(f'(v))``.
     """
-    if takes_params:
+    if fused is not None:
+        from_output = uses == "y"
+
+        def vjp(cts, outs, args, params, needs):
+            v = outs[0] if from_output else args[0]
+            if type(v) is not Tensor or v._data.dtype.kind == "c":
+                v = _conj_if_complex(v)
+            return (fused(cts[0], v),)
+
+        def jvp(tangents, outs, args, params):
+            return fused(tangents[0], outs[0] if from_output else args[0])
+
+    elif takes_params:
 
         def vjp(cts, outs, args, params, needs):
             d = deriv(args[0], None if outs is None else outs[0], **params)
@@ -92,15 +110,16 @@ def unary_op(
 def unary(
     name: str,
     impl: Callable,
-    deriv: Callable,
+    deriv: Callable | None,
     *,
     uses: str = "x",
     doc: str | None = None,
     node_name: str | None = None,
     kernel: Callable | None = None,
+    fused: Callable | None = None,
 ):
     """The public function of an elementwise unary op without parameters (see ``unary_op``)."""
-    op = unary_op(name, impl, deriv, uses=uses, node_name=node_name, kernel=kernel)
+    op = unary_op(name, impl, deriv, uses=uses, node_name=node_name, kernel=kernel, fused=fused)
     return unary_caller(op, doc=doc)
 
 

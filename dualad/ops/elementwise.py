@@ -250,19 +250,70 @@ log1p = unary(
 )
 
 # ---------------------------------------------------------------------------------------------
+# derivatives fused with the product by a (co)tangent: one op each for the VJP and the JVP of
+# the hottest elementwise ops (PyTorch's tanh_backward, sigmoid_backward); differentiable
+# themselves (create_graph, forward-over-reverse) through their partials
+
+
+def _scalar_math(fn, x):
+    """``fn(x)``, a Python scalar for a Python scalar ``x`` (stays weakly typed: float32 times
+    it is float32, as for ``x`` itself)."""
+    value = fn(_floating(x))
+    return value.item() if type(x) in _PY_SCALARS else value
+
+
+def _cos_of(x):
+    return cos(x) if isinstance(x, Tensor) else _scalar_math(np.cos, x)
+
+
+def _sin_of(x):
+    return sin(x) if isinstance(x, Tensor) else _scalar_math(np.sin, x)
+
+
+sin_backward = binary(
+    "sin_backward",
+    lambda xp, t, x: t * _scalar_math(xp.cos, x),
+    (lambda t, x, y: _cos_of(x), lambda t, x, y: -(t * _sin_of(x))),
+    uses="ab",
+    doc="``t * cos(x)``: sine's derivative at ``x`` times ``t``.",
+)
+cos_backward = binary(
+    "cos_backward",
+    lambda xp, t, x: -(t * _scalar_math(xp.sin, x)),
+    (lambda t, x, y: -_sin_of(x), lambda t, x, y: -(t * _cos_of(x))),
+    uses="ab",
+    doc="``-t * sin(x)``: cosine's derivative at ``x`` times ``t``.",
+)
+tanh_backward = binary(
+    "tanh_backward",
+    lambda xp, t, y: t * (1 - y * y),
+    (lambda t, y, out: 1 - y * y, lambda t, y, out: -2 * (t * y)),
+    uses="ab",
+    doc="``t * (1 - y**2)``: tanh's derivative at its output ``y`` times ``t``.",
+)
+sigmoid_backward = binary(
+    "sigmoid_backward",
+    lambda xp, t, y: t * (y * (1 - y)),
+    (lambda t, y, out: y * (1 - y), lambda t, y, out: t * (1 - 2 * y)),
+    uses="ab",
+    doc="``t * y * (1 - y)``: the logistic function's derivative at its output ``y`` times ``t``.",
+)
+
+# ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic
 
-sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), lambda x, y: cos(x), doc="Sine.")
-cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), lambda x, y: -sin(x), doc="Cosine.")
+sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), None, doc="Sine.", fused=sin_backward)
+cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), None, doc="Cosine.", fused=cos_backward)
 tan = unary(
     "tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent."
 )
 tanh = unary(
     "tanh",
     lambda xp, x: xp.tanh(_floating(x)),
-    lambda x, y: 1 - y * y,
+    None,
     uses="y",
     doc="Hyperbolic tangent.",
+    fused=tanh_backward,
 )
 sinh = unary(
     "sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine."
@@ -786,9 +837,10 @@ def _sigmoid_impl(xp, x):
 sigmoid = unary(
     "sigmoid",
     _sigmoid_impl,
-    lambda x, y: y * (1 - y),
+    None,
     uses="y",
     doc="Logistic function ``1 / (1 + exp(-x))``.",
+    fused=sigmoid_backward,
 )
 expit = sigmoid
 
