@@ -256,10 +256,9 @@ log1p = unary(
 
 
 def _scalar_math(fn, x):
-    """``fn(x)``, a Python scalar for a Python scalar ``x`` (stays weakly typed: float32 times
-    it is float32, as for ``x`` itself)."""
-    value = fn(_floating(x))
-    return value.item() if type(x) in _PY_SCALARS else value
+    """``fn(x)`` for a Python scalar ``x``, as a Python scalar (weakly typed: float32 times it
+    is float32, as for ``x`` itself)."""
+    return fn(x).item()
 
 
 def _cos_of(x):
@@ -272,14 +271,18 @@ def _sin_of(x):
 
 sin_backward = binary(
     "sin_backward",
-    lambda xp, t, x: t * _scalar_math(xp.cos, x),
+    lambda xp, t, x: (
+        t * (xp.cos(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.cos, x))
+    ),
     (lambda t, x, y: _cos_of(x), lambda t, x, y: -(t * _sin_of(x))),
     uses="ab",
     doc="``t * cos(x)``: sine's derivative at ``x`` times ``t``.",
 )
 cos_backward = binary(
     "cos_backward",
-    lambda xp, t, x: -(t * _scalar_math(xp.sin, x)),
+    lambda xp, t, x: (
+        -(t * (xp.sin(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.sin, x)))
+    ),
     (lambda t, x, y: -_sin_of(x), lambda t, x, y: -(t * _cos_of(x))),
     uses="ab",
     doc="``-t * sin(x)``: cosine's derivative at ``x`` times ``t``.",

@@ -44,7 +44,7 @@ from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
 from .anomaly import MODE as ANOMALY
 from .anomaly import check_returned_nan, report_error_node
-from .node import AccumulateGrad
+from .node import AccumulateGrad, GradSum
 
 _accumulate_lock = threading.RLock()
 
@@ -614,7 +614,10 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                             buf[nr] = g
                     else:
                         previous = buf[nr]
-                        buf[nr] = g if previous is None else previous + g
+                        if previous is None:
+                            buf[nr] = g
+                        else:
+                            _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph)
                 if remaining == 1:
                     dependencies[child] = 0
                     if successor is None:
@@ -633,6 +636,34 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     finally:
         GRAD.enabled = previous_mode
     return results
+
+
+def _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph: bool) -> None:
+    """Add a further gradient ``g`` for output ``nr`` of ``child`` to the buffered one.
+
+    Out of place, except into a sum this pass made itself for a one-output node (a ``GradSum``
+    buffer's ``owned``: nobody else holds it) when no graph is recorded and both are plain
+    arrays of one shape and dtype: then in place, which changes no value (same additions, same
+    order) and saves an array and a Tensor per gradient.
+    """
+    if (
+        type(buf) is GradSum
+        and buf.owned is previous
+        and not create_graph
+        and not LEVELS
+        and type(g) is Tensor
+        and g._fw is None
+    ):
+        total, data = previous._data, g._data
+        if type(total) is type(data) and total.shape == data.shape and total.dtype == data.dtype:
+            total += data
+            return
+    total = previous + g
+    if child._nout == 1:
+        if type(buf) is not GradSum:
+            buf = buffers[child] = GradSum(buf)
+        buf.owned = total
+    buf[nr] = total
 
 
 _SKIP = object()  # _Careful.run: the node does not pass gradients on
@@ -868,9 +899,11 @@ def _clone(g):
     return clone(g)
 
 
-def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
+def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool = False):
     """AccumulateGrad: add ``g`` into ``variable.grad`` (PyTorch's rules on copying and aliasing).
 
+    ``owned``: ``g`` is a sum this pass made (nobody else holds it), so a first ``.grad`` can be
+    ``g`` itself, as PyTorch steals an incoming buffer no one else references.
     Returns the new ``.grad`` tensor when this call created it (``.grad`` was None), else None.
     """
     var = node.variable
@@ -901,6 +934,8 @@ def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
                 created = g.clone()
             elif LEVELS:
                 created = g.detach().clone()
+            elif owned and type(g) is Tensor and g._rg is False:
+                created = g
             else:
                 created = _clone(g)
             meta.grad = created

@@ -651,7 +651,9 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        created = _accumulate_into_leaf(self, grads[0], create_graph)
+        g = grads[0]
+        owned = type(grads) is GradSum and grads.owned is g
+        created = _accumulate_into_leaf(self, g, create_graph, owned)
         if created is not None:
             # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks
             # of this node see grad_outputs[0] is variable.grad (HOOK-14)
@@ -662,13 +664,21 @@ class AccumulateGrad(Node):
 AccumulateGrad.__qualname__ = "AccumulateGrad"
 
 
-def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
+def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool):
     """``rev.engine.accumulate_into_leaf`` (bound on first use: the engine imports this module)."""
     global _accumulate_into_leaf
     from .engine import accumulate_into_leaf
 
     _accumulate_into_leaf = accumulate_into_leaf
-    return accumulate_into_leaf(node, g, create_graph)
+    return accumulate_into_leaf(node, g, create_graph, owned)
+
+
+class GradSum(list):
+    """An engine buffer whose entry ``owned`` is a sum the engine made itself (a one-output
+    node's gradient that arrived along several edges): nobody else holds it, so further
+    gradients may be added into it in place and a leaf may keep it as its first ``.grad``."""
+
+    __slots__ = ("owned",)
 
 
 class ErrorNode(Node):
