@@ -652,7 +652,14 @@ class AccumulateGrad(Node):
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         g = grads[0]
-        owned = type(grads) is GradSum and grads.owned is g
+        # a sum the engine made may become .grad itself, unless a hook was handed it (the hook
+        # may keep it, and .grad is later accumulated into in place)
+        owned = (
+            type(grads) is GradSum
+            and grads.owned is g
+            and not self._extra.pre_hooks
+            and not getattr(self.variable._meta, "leaf_hooks", None)
+        )
         created = _accumulate_into_leaf(self, g, create_graph, owned)
         if created is not None:
             # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks

@@ -80,6 +80,27 @@ def test_first_grad_aliases_nothing_the_user_holds():
     np.testing.assert_array_equal(user.numpy(), [10.0, 20.0, 30.0])
 
 
+def test_a_sum_a_hook_kept_is_not_changed_by_later_accumulation():
+    # the leaf's gradient is a sum the engine made; hooks that keep it must not see .grad's
+    # later in-place accumulation
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    kept = []
+    x.register_hook(lambda g: kept.append(g))
+    y = dualad.tensor([1.0, 2.0], requires_grad=True)
+    (y * 1.0).sum().backward()  # y's AccumulateGrad exists while y.grad's graph is alive
+    node = (y * 1.0).grad_fn.next_functions[0][0]
+    kept_by_prehook = []
+    node.register_prehook(lambda grads: kept_by_prehook.append(grads[0]))
+    y.grad = None
+    for _ in range(2):
+        (x * 2 + x * 3).sum().backward()
+        (y * 2 + y * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 10.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [10.0, 10.0])
+    np.testing.assert_array_equal(kept[0].numpy(), [5.0, 5.0])
+    np.testing.assert_array_equal(kept_by_prehook[0].numpy(), [5.0, 5.0])
+
+
 def test_two_leaves_never_share_a_grad():
     x = dualad.tensor([1.0, 2.0], requires_grad=True)
     y = dualad.tensor([1.0, 2.0], requires_grad=True)
