@@ -39,6 +39,16 @@ def _clone(tangent):
 _weakref = weakref.ref
 
 
+def _unshared(tangent, input_tangents: list):
+    """``tangent``, or a copy of it when it is one of the inputs' tangents: a rule may return
+    an input's tangent (d(x + c) = dx), and an in-place op on the output must not then write
+    into the input's tangent."""
+    for t in input_tangents:
+        if tangent is t:
+            return _clone(t)
+    return tangent
+
+
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
@@ -96,30 +106,18 @@ class DualLevel(Level):
         if op.nout == 1:  # one output: the common case, without the loops below
             if out_tangent is not None:
                 if not op.view:
-                    for t in tangents:
-                        if out_tangent is t:
-                            # a rule returned an input's tangent (d(x + c) = dx): an in-place op
-                            # on the output must not write into the input's tangent: copy it
-                            out_tangent = _clone(t)
-                            break
+                    out_tangent = _unshared(out_tangent, tangents)
                 self.attach(out, out_tangent)
             return out
         if isinstance(out, tuple):
             nondiff = op.nondiff_outputs
             for i, (o, t) in enumerate(zip(out, out_tangents)):
                 if i not in nondiff:
-                    if not op.view and t is not None and any(t is s for s in tangents):
-                        t = _clone(t)
+                    if not op.view and t is not None:
+                        t = _unshared(t, tangents)
                     self.attach(o, t)
         elif out_tangents is not None:
-            if not op.view:
-                for t in tangents:
-                    if out_tangents is t:
-                        # a rule returned an input's tangent (d(x + c) = dx): an in-place op on
-                        # the output must not write into the input's tangent, so copy it
-                        out_tangents = _clone(t)
-                        break
-            self.attach(out, out_tangents)
+            self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
     def _process_alone(self, op, fast, args: tuple):
@@ -147,10 +145,7 @@ class DualLevel(Level):
             LEVELS.append(self)
         if tangent is None:
             return out
-        for t in tangents:
-            if tangent is t:  # an input's tangent: copy it (see process)
-                tangent = _clone(t)
-                break
+        tangent = _unshared(tangent, tangents)
         if type(tangent) is Tensor and out._fw is None and out._data.dtype.kind == "f":
             out._fw = {self: tangent}  # attach, inline: a real result's first tangent
             holders = self.holders
