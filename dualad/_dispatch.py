@@ -29,6 +29,7 @@ from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
 from .rev.anomaly import MODE as ANOMALY
 from .rev.anomaly import record_forward_trace
+from .rev.node import ArgMeta, make_node_class
 from .rev.saved import pack_node
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
@@ -74,6 +75,7 @@ class OpDef:
         "fast",
         "impl",
         "jvp",
+        "kernel",
         "name",
         "node_cls",
         "nondiff_outputs",
@@ -88,7 +90,7 @@ class OpDef:
     def __init__(
         self,
         name: str,
-        impl: Callable,
+        impl: Callable | None,
         *,
         vjp: Callable | None = None,
         jvp: Callable | None = None,
@@ -101,11 +103,15 @@ class OpDef:
         nondiff_outputs: tuple[int, ...] = (),
         view: bool | str = False,
         node_name: str | None = None,
+        kernel: Callable | None = None,
     ) -> None:
-        from .rev.node import make_node_class
-
+        if impl is None:  # defined by its kernel alone
+            impl = _impl_of_kernel(kernel)
         self.name = name
         self.impl = impl
+        # the impl as a function of the arrays alone, for ops whose impl needs no array module
+        # (operator.add for add): the fast callers call it directly, without a Python frame
+        self.kernel = kernel
         self.vjp = vjp
         self.jvp = jvp
         self.batch = batch
@@ -120,10 +126,17 @@ class OpDef:
         self.nondiff_outputs = nondiff_outputs
         self.view = view  # False, True (always a view of argument 0) or "maybe"
         self.fast = None  # the public caller with a fast path, for ops without parameters
-        self.node_cls = make_node_class(node_name or _node_name(name))
+        self.node_cls = make_node_class(node_name or _node_name(name), self)
 
     def __repr__(self) -> str:
         return f"<dualad op {self.name}>"
+
+
+def _impl_of_kernel(kernel: Callable) -> Callable:
+    def impl(xp, *arrays):
+        return kernel(*arrays)
+
+    return impl
 
 
 def _node_name(name: str) -> str:
@@ -203,9 +216,11 @@ def as_arg(value):
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
     if LEVELS:
-        level = find_level(args)
-        if level is not None:
-            return level.process(op, args, params)
+        for level in reversed(LEVELS):  # find_level, inline
+            owns = level.owns
+            for a in args:
+                if owns(a):
+                    return level.process(op, args, params)
     return eager(op, args, params)
 
 
@@ -297,12 +312,7 @@ def _aliases(a, b) -> bool:
     return root_a is root_b
 
 
-def _argmeta(data):
-    from .rev.node import ArgMeta
-
-    global _argmeta
-    _argmeta = ArgMeta.of  # bind once the rev package is importable
-    return ArgMeta.of(data)
+_argmeta = ArgMeta.of
 
 
 def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
@@ -424,25 +434,30 @@ def _device_error(op: OpDef, args: tuple) -> RuntimeError:
 # public callers with the fast path
 
 
-def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
+def _record_one(op: OpDef, x: Tensor, result: Tensor, params: dict = EMPTY) -> None:
     """``record_node`` specialised to one plain tensor argument that requires grad."""
     node = _new(op.node_cls)
     node._seq = next(_sequence)
     node._extra = None
     node._nout = 1
     node._op = op
-    node._params = EMPTY
+    node._params = params
     node._freed = False
     node._out_data = None
     node._out_meta = None
-    node._edges = (_edge(x),)
-    node._needs = _ONE_NEEDED
+    n = x._node
+    node._edges = ((n, x._out_nr),) if n is not None else ((_accumulator(x), 0),)
+    node._needs = _FIRST
     if op.save_args:
         node._args = (x,)
         box = x._vc
         node._versions = (0 if box is None else box[0],)
     else:
-        node._args = (_argmeta(x._data),)
+        meta = _new(ArgMeta)  # ArgMeta.of, inline
+        data = x._data
+        meta.shape = data.shape
+        meta.dtype = data.dtype
+        node._args = (meta,)
     result._rg = True
     result._node = node
     if op.save_out:
@@ -451,24 +466,41 @@ def _record_one(op: OpDef, x: Tensor, result: Tensor) -> None:
         on_record(node, (result,))
 
 
-_ONE_NEEDED = (True,)
-_KEEP_BOTH = (True, True)
-_NEEDS = {(True, True): (True, True), (True, False): (True, False), (False, True): (False, True)}
+# ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
+_FIRST = (True,)
+_BOTH = (True, True)
+_FIRST_OF_TWO = (True, False)
+_SECOND_OF_TWO = (False, True)
+
+
+def _accumulator(t: Tensor):
+    """The AccumulateGrad node of a leaf that requires grad (cached while the graph lives)."""
+    meta = t._meta
+    ref = None if meta is None else meta.accumulator
+    n = None if ref is None else ref()
+    return accumulator_of(t) if n is None else n
 
 
 def _edge(t: Tensor):
     """The graph edge of a plain tensor that requires grad (its AccumulateGrad for a leaf)."""
     n = t._node
-    if n is not None:
-        return (n, t._out_nr)
-    meta = t._meta
-    ref = None if meta is None else meta.accumulator
-    n = None if ref is None else ref()
-    return (accumulator_of(t) if n is None else n, 0)
+    return (n, t._out_nr) if n is not None else (_accumulator(t), 0)
 
 
-def _record_two(op: OpDef, a, b, result: Tensor) -> None:
-    """``record_node`` specialised to two plain-tensor-or-scalar arguments (binary ops)."""
+def two_arg_save_masks(op: OpDef) -> dict | None:
+    """``op.save_mask`` of a two-argument op tabulated for the three ``needs`` a node can have
+    (a dict lookup when recording instead of a call)."""
+    if op.save_mask is None:
+        return None
+    return {
+        needs: tuple(bool(keep) for keep in op.save_mask(needs))
+        for needs in (_BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO)
+    }
+
+
+def _record_two(op: OpDef, a, b, result: Tensor, masks: dict | None) -> None:
+    """``record_node`` specialised to two plain-tensor-or-scalar arguments (binary ops);
+    ``masks`` is ``two_arg_save_masks(op)``."""
     node = _new(op.node_cls)
     node._seq = next(_sequence)
     node._extra = None
@@ -480,13 +512,24 @@ def _record_two(op: OpDef, a, b, result: Tensor) -> None:
     node._out_meta = None
     ta = type(a) is Tensor
     tb = type(b) is Tensor
-    need_a = ta and a._rg
-    need_b = tb and b._rg
-    node._edges = (_edge(a) if need_a else _NO_EDGE, _edge(b) if need_b else _NO_EDGE)
-    node._needs = _NEEDS[need_a, need_b]
+    if ta and a._rg:
+        n = a._node
+        edge_a = (n, a._out_nr) if n is not None else (_accumulator(a), 0)
+        if tb and b._rg:
+            n = b._node
+            node._edges = (edge_a, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
+            needs = _BOTH
+        else:
+            node._edges = (edge_a, _NO_EDGE)
+            needs = _FIRST_OF_TWO
+    else:
+        n = b._node
+        node._edges = (_NO_EDGE, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
+        needs = _SECOND_OF_TWO
+    node._needs = needs
     if op.save_args:
-        mask = op.save_mask  # arguments the VJP will not read are not kept (mul, div)
-        keep_a, keep_b = _KEEP_BOTH if mask is None else mask(node._needs)
+        # arguments the VJP will not read are not kept (mul, div): shape/dtype stand-ins
+        keep_a, keep_b = _BOTH if masks is None else masks[needs]
         va = vb = None
         if ta:
             if keep_a:
@@ -520,19 +563,30 @@ def _fresh(view: ViewInfo) -> bool:
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
     impl = op.impl
+    kernel = op.kernel
     modules = _MODULE_OF_TYPE
     differentiable = op.differentiable  # comparisons etc. never record a node
+    new = _new
+    scalar_types = _NP_SCALAR_TYPES
 
     def call(x):
         if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
-                out = impl(modules[type(data)], data)
+                out = impl(modules[type(data)], data) if kernel is None else kernel(data)
             except Exception:
                 return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
-            if type(out) in _NP_SCALAR_TYPES:
+            if type(out) in scalar_types:
                 out = np.asarray(out)
-            result = wrap(out)
+            result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
+            result._data = out
+            result._rg = False
+            result._node = None
+            result._out_nr = 0
+            result._meta = None
+            result._fw = None
+            result._vc = None
+            result._view = None
             if x._rg and GRAD.enabled and differentiable:
                 _record_one(op, x, result)
             return result
@@ -544,56 +598,57 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
 def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
     impl = op.impl
+    kernel = op.kernel
     modules = _MODULE_OF_TYPE
     differentiable = op.differentiable  # comparisons etc. never record a node
     scalars = SCALAR_TYPES
+    new = _new
+    scalar_types = _NP_SCALAR_TYPES
+    masks = two_arg_save_masks(op)
 
     def call(a, b):
         if not LEVELS:
-            ta = type(a) is Tensor
-            tb = type(b) is Tensor
-            if ta and tb:
+            # the fast path: plain tensors (views only while current) and Python scalars
+            if type(a) is Tensor:
                 da = a._data
-                db = b._data
-                if (
-                    type(da) is type(db)
-                    and (a._view is None or _fresh(a._view))
-                    and (b._view is None or _fresh(b._view))
-                ):
-                    try:
-                        out = impl(modules[type(da)], da, db)
-                    except Exception:
-                        return eager(op, (a, b), EMPTY)
-                    if type(out) in _NP_SCALAR_TYPES:
-                        out = np.asarray(out)
-                    result = wrap(out)
-                    if (a._rg or b._rg) and GRAD.enabled and differentiable:
-                        _record_two(op, a, b, result)
-                    return result
-            elif ta:
-                if type(b) in scalars and (a._view is None or _fresh(a._view)):
-                    da = a._data
-                    try:
-                        out = impl(modules[type(da)], da, b)
-                    except Exception:
-                        return eager(op, (a, b), EMPTY)
-                    if type(out) in _NP_SCALAR_TYPES:
-                        out = np.asarray(out)
-                    result = wrap(out)
-                    if a._rg and GRAD.enabled and differentiable:
-                        _record_two(op, a, b, result)
-                    return result
-            elif tb and type(a) in scalars and (b._view is None or _fresh(b._view)):
-                db = b._data
+                if type(b) is Tensor:
+                    db = b._data
+                    fast = type(da) is type(db) and (b._view is None or _fresh(b._view))
+                    requires_grad = a._rg or b._rg
+                else:
+                    db = b
+                    fast = type(b) in scalars
+                    requires_grad = a._rg
+                fast = fast and (a._view is None or _fresh(a._view))
+                xp_of = da
+            elif type(b) is Tensor:
+                da = a
+                db = xp_of = b._data
+                fast = type(a) in scalars and (b._view is None or _fresh(b._view))
+                requires_grad = b._rg
+            else:
+                fast = False
+            if fast:
                 try:
-                    out = impl(modules[type(db)], a, db)
+                    if kernel is None:
+                        out = impl(modules[type(xp_of)], da, db)
+                    else:
+                        out = kernel(da, db)
                 except Exception:
-                    return eager(op, (a, b), EMPTY)
-                if type(out) in _NP_SCALAR_TYPES:
+                    return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
+                if type(out) in scalar_types:
                     out = np.asarray(out)
-                result = wrap(out)
-                if b._rg and GRAD.enabled and differentiable:
-                    _record_two(op, a, b, result)
+                result = new(Tensor)  # wrap(out), inline
+                result._data = out
+                result._rg = False
+                result._node = None
+                result._out_nr = 0
+                result._meta = None
+                result._fw = None
+                result._vc = None
+                result._view = None
+                if requires_grad and GRAD.enabled and differentiable:
+                    _record_two(op, a, b, result, masks)
                 return result
         return dispatch(op, (a, b), EMPTY)
 
@@ -616,13 +671,7 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if (
-        type(x) is Tensor
-        and not LEVELS
-        and x._view is None
-        and not op.view
-        and (not x._rg or not GRAD.enabled)
-    ):
+    if type(x) is Tensor and not LEVELS and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)
@@ -631,6 +680,14 @@ def apply1(op: OpDef, x, params: dict):
         if op.nout == 1:
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
-            return wrap(out)
-        return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+            result = wrap(out)
+            if x._rg and op.differentiable and GRAD.enabled:
+                if op.save_mask is None:
+                    _record_one(op, x, result, params)
+                else:
+                    record_node(op, (x,), params, (result,))
+            return result
+        if not x._rg or not GRAD.enabled:
+            return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
+        return dispatch(op, (x,), params)  # several outputs recorded: the general path
     return dispatch(op, (x,), params)

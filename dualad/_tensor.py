@@ -372,9 +372,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``)."""
-        from .rev.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """A new leaf sharing data and version counter with ``self``, outside the graph."""
@@ -677,3 +675,12 @@ def accumulator_of(t: Tensor):
 
 
 xp_of_tensor = lambda t: xp_of(t._data)
+
+
+def _backward(*args, **kwargs) -> None:
+    """``rev.engine.backward`` (bound on first use: the engine imports this module)."""
+    global _backward
+    from .rev.engine import backward
+
+    _backward = backward
+    backward(*args, **kwargs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 
-from .._dispatch import Level, dispatch, eager
+from .._dispatch import EMPTY, Level, dispatch, eager
 from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
 from .._state import LEVELS
 from .._tensor import Tensor
@@ -28,9 +28,25 @@ FORWARD_GRAD_ENABLED = [True]
 
 
 def _clone(tangent):
+    """``ops.elementwise.clone`` (bound on first use: the ops import this package)."""
+    global _clone
     from ..ops.elementwise import clone
 
+    _clone = clone
     return clone(tangent)
+
+
+_weakref = weakref.ref
+
+
+def _unshared(tangent, input_tangents: list):
+    """``tangent``, or a copy of it when it is one of the inputs' tangents: a rule may return
+    an input's tangent (d(x + c) = dx), and an in-place op on the output must not then write
+    into the input's tangent."""
+    for t in input_tangents:
+        if tangent is t:
+            return _clone(t)
+    return tangent
 
 
 class DualLevel(Level):
@@ -47,18 +63,18 @@ class DualLevel(Level):
         self.prune_at = 1024
 
     def owns(self, value) -> bool:
-        if not FORWARD_GRAD_ENABLED[0]:
-            return False
-        if type(value) is Tensor:
+        if type(value) is Tensor or isinstance(value, Tensor):
             fw = value._fw
-        else:
-            fw = getattr(value, "_fw", None)
-        return fw is not None and self in fw
+            return fw is not None and self in fw and FORWARD_GRAD_ENABLED[0]
+        return False
 
     def process(self, op, args: tuple, params: dict):
+        fast = op.fast
+        if fast is not None and not params and op.nout == 1 and not op.view and len(LEVELS) == 1:
+            return self._process_alone(op, fast, args)
         tangents = []
         for a in args:
-            fw = a._fw if isinstance(a, Tensor) else None
+            fw = a._fw if type(a) is Tensor or isinstance(a, Tensor) else None
             tangents.append(None if fw is None else fw.get(self))
         if LEVELS[-1] is self:  # the common case: this is the innermost level
             removed = (LEVELS.pop(),)
@@ -80,32 +96,77 @@ class DualLevel(Level):
                     f"Trying to use forward AD with {op.name} that does not support it because it "
                     "has not been implemented yet."
                 )
-            outs = out if isinstance(out, tuple) else (out,)
-            out_tangents = op.jvp(tangents, outs, args, params)
+            if op.nout == 1:
+                out_tangent = op.jvp(tangents, (out,), args, params)
+            else:
+                outs = out if isinstance(out, tuple) else (out,)
+                out_tangents = op.jvp(tangents, outs, args, params)
         finally:
             LEVELS.extend(removed)
+        if op.nout == 1:  # one output: the common case, without the loops below
+            if out_tangent is not None:
+                if not op.view:
+                    out_tangent = _unshared(out_tangent, tangents)
+                self.attach(out, out_tangent)
+            return out
         if isinstance(out, tuple):
             nondiff = op.nondiff_outputs
             for i, (o, t) in enumerate(zip(out, out_tangents)):
                 if i not in nondiff:
-                    if not op.view and t is not None and any(t is s for s in tangents):
-                        t = _clone(t)
+                    if not op.view and t is not None:
+                        t = _unshared(t, tangents)
                     self.attach(o, t)
         elif out_tangents is not None:
-            if not op.view:
-                for t in tangents:
-                    if out_tangents is t:
-                        # a rule returned an input's tangent (d(x + c) = dx): an in-place op on
-                        # the output must not write into the input's tangent, so copy it
-                        out_tangents = _clone(t)
-                        break
-            self.attach(out, out_tangents)
+            self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
+
+    def _process_alone(self, op, fast, args: tuple):
+        """``process`` of a one-output op without parameters (its fast caller exists) while
+        this level is alone on the stack: the general case's steps, fewer tests."""
+        tangents = []
+        for a in args:
+            if type(a) is Tensor or isinstance(a, Tensor):
+                fw = a._fw
+                tangents.append(None if fw is None else fw.get(self))
+            else:
+                tangents.append(None)
+        del LEVELS[0]  # self
+        try:
+            out = fast(*args)
+            if not op.differentiable:
+                return out
+            if op.jvp is None:
+                raise NotImplementedError(
+                    f"Trying to use forward AD with {op.name} that does not support it because it "
+                    "has not been implemented yet."
+                )
+            tangent = op.jvp(tangents, (out,), args, EMPTY)
+        finally:
+            LEVELS.append(self)
+        if tangent is None:
+            return out
+        tangent = _unshared(tangent, tangents)
+        if type(tangent) is Tensor and out._fw is None and out._data.dtype.kind == "f":
+            out._fw = {self: tangent}  # attach, inline: a real result's first tangent
+            holders = self.holders
+            holders.append(_weakref(out))
+            if len(holders) > self.prune_at:
+                self._prune()
+        else:
+            self.attach(out, tangent)
+        return out
+
+    def _prune(self) -> None:
+        """Drop references to dead tensors now and then, so a long-lived level stays small."""
+        self.holders = holders = [ref for ref in self.holders if ref() is not None]
+        self.prune_at = max(1024, 2 * len(holders))
 
     def attach(self, tensor: Tensor, tangent) -> None:
         """Give ``tensor`` the tangent ``tangent`` at this level (None: no tangent)."""
+        if tangent is None:
+            return
         kind = tensor._data.dtype.kind
-        if tangent is None or kind not in "fc":
+        if kind != "f" and kind != "c":
             return
         if type(tangent) is not Tensor and not isinstance(tangent, Tensor):
             from .._creation import full_like
@@ -123,11 +184,9 @@ class DualLevel(Level):
         else:
             fw[self] = tangent
         holders = self.holders
-        holders.append(weakref.ref(tensor))
+        holders.append(_weakref(tensor))
         if len(holders) > self.prune_at:
-            # drop references to dead tensors now and then, so a long-lived level stays small
-            self.holders = holders = [ref for ref in holders if ref() is not None]
-            self.prune_at = max(1024, 2 * len(holders))
+            self._prune()
 
     def clear(self) -> None:
         """Remove this level's tangents from every tensor holding one (on exit)."""

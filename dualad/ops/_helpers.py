@@ -43,14 +43,33 @@ def unary_op(
     uses: str = "x",
     node_name: str | None = None,
     takes_params: bool = False,
+    kernel: Callable | None = None,
+    fused: Callable | None = None,
 ) -> OpDef:
     """The OpDef of an elementwise unary op from ``deriv(x, y)`` (x the input, y the output).
 
     ``uses`` says what ``deriv`` reads: "x", "y" or "xy"; only that is saved for backward. With
     ``takes_params`` the op has static parameters and ``deriv`` gets them as keywords
     (``deriv(x, y, **params)``); without, the rules skip the keyword call (a hot path).
+
+    ``fused(t, v)``, a dualad op computing ``t * deriv`` from ``v`` (x or y, as ``uses`` says:
+    one of them) in one impl call (``tanh_backward``), makes the rules one op instead of
+    several. The VJP passes ``conj(v)``: the derivatives fused this way have real Taylor
+    coefficients, so ``f'(conj(v)) == conj(f'(v))``.
     """
-    if takes_params:
+    if fused is not None:
+        from_output = uses == "y"
+
+        def vjp(cts, outs, args, params, needs):
+            v = outs[0] if from_output else args[0]
+            if type(v) is not Tensor or v._data.dtype.kind == "c":
+                v = _conj_if_complex(v)
+            return (fused(cts[0], v),)
+
+        def jvp(tangents, outs, args, params):
+            return fused(tangents[0], outs[0] if from_output else args[0])
+
+    elif takes_params:
 
         def vjp(cts, outs, args, params, needs):
             d = deriv(args[0], None if outs is None else outs[0], **params)
@@ -83,6 +102,7 @@ def unary_op(
             save_args="x" in uses,
             save_out="y" in uses,
             node_name=node_name,
+            kernel=kernel,
         )
     )
 
@@ -90,14 +110,17 @@ def unary_op(
 def unary(
     name: str,
     impl: Callable,
-    deriv: Callable,
+    deriv: Callable | None,
     *,
     uses: str = "x",
     doc: str | None = None,
     node_name: str | None = None,
+    kernel: Callable | None = None,
+    fused: Callable | None = None,
 ):
     """The public function of an elementwise unary op without parameters (see ``unary_op``)."""
-    return unary_caller(unary_op(name, impl, deriv, uses=uses, node_name=node_name), doc=doc)
+    op = unary_op(name, impl, deriv, uses=uses, node_name=node_name, kernel=kernel, fused=fused)
+    return unary_caller(op, doc=doc)
 
 
 def binary(
@@ -109,39 +132,52 @@ def binary(
     doc: str | None = None,
     node_name: str | None = None,
     save_mask: Callable | None = None,
-    square: Callable | None = None,
+    kernel: Callable | None = None,
+    rules: tuple[Callable, Callable] | None = None,
 ):
     """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
 
-    A partial of None means the op is not differentiable in that argument. ``square(c, a)``,
-    when given, is ``c`` times the derivative of ``op(a, a)`` (both arguments one tensor, as in
-    ``x * x``): one product instead of two that the engine would then add.
+    A partial is a function, a constant (``1`` or ``-1``: add, sub) or None (the op is not
+    differentiable in that argument). ``impl`` may be None when ``kernel`` (the impl without
+    the array module, e.g. ``operator.add``) is given. ``rules``: a ``(vjp, jvp)`` pair written
+    out for speed, computing what the partials give (``bilinear``, which also gives ``x * x``
+    its one-product derivative ``2 x``).
     """
     da, db = partials
+    const_a = da if type(da) is int else None
+    const_b = db if type(db) is int else None
 
     def vjp(cts, outs, args, params, needs):
         ct = cts[0]
-        a, b = args
-        if a is b and square is not None and needs[0]:
-            return square(ct, _conj_if_complex(a)), None
-        y = outs[0] if outs else None
-        grad_a = _times_partial(ct, da, a, b, y) if needs[0] and da is not None else None
-        grad_b = _times_partial(ct, db, a, b, y) if needs[1] and db is not None else None
+        grad_a = grad_b = None
+        if needs[0] and da is not None:
+            if const_a == 1:
+                grad_a = ct
+            else:
+                a, b = args
+                grad_a = _cotangent_term(ct, const_a or da(a, b, outs[0] if outs else None))
+        if needs[1] and db is not None:
+            if const_b == 1:
+                grad_b = ct
+            else:
+                a, b = args
+                grad_b = _cotangent_term(ct, const_b or db(a, b, outs[0] if outs else None))
         return grad_a, grad_b
 
     def jvp(tangents, outs, args, params):
         a, b = args
         y = outs[0]
         t_a, t_b = tangents
-        if a is b and square is not None and t_a is not None:
-            return _broadcast_to_output(square(t_a, a), y)
         total = None
         if t_a is not None and da is not None:
-            total = _tangent_times(t_a, da(a, b, y))
+            total = _tangent_times(t_a, const_a or da(a, b, y))
         if t_b is not None and db is not None:
-            term = _tangent_times(t_b, db(a, b, y))
+            term = _tangent_times(t_b, const_b or db(a, b, y))
             total = term if total is None else total + term
         return _broadcast_to_output(total, y)
+
+    if rules is not None:
+        vjp, jvp = rules
 
     op = register(
         OpDef(
@@ -154,14 +190,18 @@ def binary(
             save_out="y" in uses,
             node_name=node_name,
             save_mask=save_mask,
+            kernel=kernel,
         )
     )
     return binary_caller(op, doc=doc)
 
 
-def _times_partial(ct, partial, a, b, y):
-    d = partial(a, b, y)
-    if type(d) is int:  # constant partials (add, sub) cost at most a negation
+def _cotangent_term(ct, d):
+    """``ct * conj(d)``; constant partials (add, sub) cost at most a negation."""
+    if type(d) is Tensor:
+        if d._data.dtype.kind != "c":
+            return ct * d
+    elif type(d) is int:
         if d == 1:
             return ct
         if d == -1:
@@ -197,7 +237,14 @@ def _broadcast_to_output(tangent, y):
     return tangent
 
 
-def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: str | None = None):
+def bilinear(
+    name: str,
+    impl: Callable | None,
+    *,
+    doc: str | None = None,
+    node_name: str | None = None,
+    kernel: Callable | None = None,
+):
     """A broadcasting op linear in each argument (``mul``): d/da = b, d/db = a."""
     return binary(
         name,
@@ -206,8 +253,41 @@ def bilinear(name: str, impl: Callable, *, doc: str | None = None, node_name: st
         doc=doc,
         node_name=node_name,
         save_mask=_bilinear_saves,  # a is read only for b's gradient and vice versa
-        square=lambda c, a: (c * a) * 2,  # d(x x) = 2 x dx (exactly c*a + c*a)
+        kernel=kernel,
+        rules=(_bilinear_vjp, _bilinear_jvp),
     )
+
+
+def _bilinear_vjp(cts, outs, args, params, needs):
+    # the partials b and a, without the generic binary rule's calls (mul is the hottest op)
+    ct = cts[0]
+    a, b = args
+    if a is b and needs[0]:  # x * x: d = 2 x dx, one product (exactly ct*x + ct*x)
+        return (ct * _conj_if_complex(a)) * 2, None
+    grad_a = grad_b = None
+    if needs[0]:
+        if type(b) is Tensor and b._data.dtype.kind != "c":
+            grad_a = ct * b
+        else:
+            grad_a = _cotangent_term(ct, b)
+    if needs[1]:
+        if type(a) is Tensor and a._data.dtype.kind != "c":
+            grad_b = ct * a
+        else:
+            grad_b = _cotangent_term(ct, a)
+    return grad_a, grad_b
+
+
+def _bilinear_jvp(tangents, outs, args, params):
+    a, b = args
+    t_a, t_b = tangents
+    if a is b and t_a is not None:  # x * x: 2 x dx
+        return _broadcast_to_output((t_a * a) * 2, outs[0])
+    if t_a is None:
+        total = None if t_b is None else t_b * a
+    else:
+        total = t_a * b if t_b is None else t_a * b + t_b * a
+    return _broadcast_to_output(total, outs[0])
 
 
 def _bilinear_saves(needs):

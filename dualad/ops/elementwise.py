@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _math
+import operator as _operator
 
 import numpy as np
 
@@ -80,19 +81,21 @@ def _reject_complex(name: str, *values) -> None:
 
 add = binary(
     "add",
-    lambda xp, a, b: a + b,
-    (lambda a, b, y: 1, lambda a, b, y: 1),
+    None,
+    (1, 1),
     uses="",
     doc="``a + b`` with broadcasting.",
+    kernel=_operator.add,
 )
 sub = binary(
     "sub",
-    lambda xp, a, b: a - b,
-    (lambda a, b, y: 1, lambda a, b, y: -1),
+    None,
+    (1, -1),
     uses="",
     doc="``a - b`` with broadcasting.",
+    kernel=_operator.sub,
 )
-mul = bilinear("mul", lambda xp, a, b: a * b, doc="``a * b`` with broadcasting.")
+mul = bilinear("mul", None, doc="``a * b`` with broadcasting.", kernel=_operator.mul)
 
 
 def _div_vjp(cts, outs, args, params, needs):
@@ -125,7 +128,8 @@ def _div_jvp(tangents, outs, args, params):
 _div_op = register(
     OpDef(
         "div",
-        lambda xp, a, b: a / b,
+        None,
+        kernel=_operator.truediv,
         vjp=_div_vjp,
         jvp=_div_jvp,
         batch=batching.elementwise,
@@ -191,7 +195,7 @@ def _power(xp, a, b):
     return xp.power(a, b)
 
 
-neg = unary("neg", lambda xp, x: -x, lambda x, y: -1, uses="", doc="``-x``.")
+neg = unary("neg", None, lambda x, y: -1, uses="", doc="``-x``.", kernel=_operator.neg)
 negative = neg
 reciprocal = unary(
     "reciprocal", lambda xp, x: 1 / _floating(x), lambda x, y: -(y * y), uses="y", doc="``1 / x``."
@@ -246,19 +250,73 @@ log1p = unary(
 )
 
 # ---------------------------------------------------------------------------------------------
+# derivatives fused with the product by a (co)tangent: one op each for the VJP and the JVP of
+# the hottest elementwise ops (PyTorch's tanh_backward, sigmoid_backward); differentiable
+# themselves (create_graph, forward-over-reverse) through their partials
+
+
+def _scalar_math(fn, x):
+    """``fn(x)`` for a Python scalar ``x``, as a Python scalar (weakly typed: float32 times it
+    is float32, as for ``x`` itself)."""
+    return fn(x).item()
+
+
+def _cos_of(x):
+    return cos(x) if isinstance(x, Tensor) else _scalar_math(np.cos, x)
+
+
+def _sin_of(x):
+    return sin(x) if isinstance(x, Tensor) else _scalar_math(np.sin, x)
+
+
+sin_backward = binary(
+    "sin_backward",
+    lambda xp, t, x: (
+        t * (xp.cos(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.cos, x))
+    ),
+    (lambda t, x, y: _cos_of(x), lambda t, x, y: -(t * _sin_of(x))),
+    uses="ab",
+    doc="``t * cos(x)``: sine's derivative at ``x`` times ``t``.",
+)
+cos_backward = binary(
+    "cos_backward",
+    lambda xp, t, x: (
+        -(t * (xp.sin(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.sin, x)))
+    ),
+    (lambda t, x, y: -_sin_of(x), lambda t, x, y: -(t * _cos_of(x))),
+    uses="ab",
+    doc="``-t * sin(x)``: cosine's derivative at ``x`` times ``t``.",
+)
+tanh_backward = binary(
+    "tanh_backward",
+    lambda xp, t, y: t * (1 - y * y),
+    (lambda t, y, out: 1 - y * y, lambda t, y, out: -2 * (t * y)),
+    uses="ab",
+    doc="``t * (1 - y**2)``: tanh's derivative at its output ``y`` times ``t``.",
+)
+sigmoid_backward = binary(
+    "sigmoid_backward",
+    lambda xp, t, y: t * (y * (1 - y)),
+    (lambda t, y, out: y * (1 - y), lambda t, y, out: t * (1 - 2 * y)),
+    uses="ab",
+    doc="``t * y * (1 - y)``: the logistic function's derivative at its output ``y`` times ``t``.",
+)
+
+# ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic
 
-sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), lambda x, y: cos(x), doc="Sine.")
-cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), lambda x, y: -sin(x), doc="Cosine.")
+sin = unary("sin", lambda xp, x: xp.sin(_floating(x)), None, doc="Sine.", fused=sin_backward)
+cos = unary("cos", lambda xp, x: xp.cos(_floating(x)), None, doc="Cosine.", fused=cos_backward)
 tan = unary(
     "tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent."
 )
 tanh = unary(
     "tanh",
     lambda xp, x: xp.tanh(_floating(x)),
-    lambda x, y: 1 - y * y,
+    None,
     uses="y",
     doc="Hyperbolic tangent.",
+    fused=tanh_backward,
 )
 sinh = unary(
     "sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine."
@@ -397,9 +455,7 @@ _clone_op = register(
 )
 
 
-def clone(x):
-    """A copy of ``x`` with its own memory (differentiable)."""
-    return dispatch(_clone_op, (x,), EMPTY)
+clone = unary_caller(_clone_op, doc="A copy of ``x`` with its own memory (differentiable).")
 
 
 def _to_device_impl(xp, x, *, device):
@@ -784,9 +840,10 @@ def _sigmoid_impl(xp, x):
 sigmoid = unary(
     "sigmoid",
     _sigmoid_impl,
-    lambda x, y: y * (1 - y),
+    None,
     uses="y",
     doc="Logistic function ``1 / (1 + exp(-x))``.",
+    fused=sigmoid_backward,
 )
 expit = sigmoid
 

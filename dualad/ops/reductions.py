@@ -22,6 +22,7 @@ from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
 from ._dims import normalize_dim, normalize_dims, pick_dim, pick_keepdim
 from ._helpers import linear
+from .shape import expand_to, reshape
 
 __all__ = [
     "all",
@@ -56,11 +57,10 @@ def _keepdim_shape(shape, dims):
 
 def expand_reduced(ct, x_shape, dims, keepdim):
     """Broadcast a reduction's cotangent back to the input's shape."""
-    from .shape import broadcast_to, reshape
-
-    if not keepdim and dims and ct.ndim:  # (a 0-d cotangent broadcasts as it is)
+    if not keepdim and dims and len(dims) < len(x_shape):
+        # a partial reduction: put the reduced dims back as 1s (a full one broadcasts as is)
         ct = reshape(ct, _keepdim_shape(x_shape, dims))
-    return broadcast_to(ct, x_shape)
+    return expand_to(ct, x_shape)
 
 
 def _reduction_batch(op, args, bdims, params):
@@ -72,7 +72,8 @@ def _reduction_batch(op, args, bdims, params):
 
 _sum_op = linear(
     "sum",
-    lambda xp, x, *, dims, keepdim: xp.sum(x, axis=dims, keepdims=keepdim),
+    # the method: NumPy's np.sum wrapper costs twice the reduction on small arrays
+    lambda xp, x, *, dims, keepdim: x.sum(axis=dims, keepdims=keepdim),
     lambda ct, x, *, dims, keepdim: expand_reduced(ct, x.shape, dims, keepdim),
     batch=_reduction_batch,
 )
@@ -159,8 +160,6 @@ def sum_to(x, shape: tuple):
             raise RuntimeError(f"dualad.sum_to: cannot sum shape {xshape} to {shape}")
     out = apply1(_sum_op, x, {"dims": tuple(dims), "keepdim": True}) if dims else x
     if lead:
-        from .shape import reshape
-
         out = reshape(out, shape)
     return out
 
@@ -183,7 +182,6 @@ def _keep(t, x_shape, dims, keepdim):
     """A reduced tensor with its reduced dims kept as size 1, so it broadcasts against x."""
     if keepdim or not dims:
         return t
-    from .shape import reshape
 
     return reshape(t, _keepdim_shape(x_shape, dims))
 
@@ -299,7 +297,6 @@ def _cumsum(x, dim, reverse=False):
 
 
 def _scan(op, x, dim, name):
-    from .shape import reshape
 
     if dim is None:  # NumPy: scan the flattened tensor
         x = reshape(x, (x.numel(),))
@@ -893,7 +890,6 @@ _min_dim_op = _select_op("min_dim", False, "MinBackward0")
 
 
 def _select_extremum(op, x, dim, keepdim, name, result):
-    from .shape import reshape
 
     x = _as_tensor(x)
     _check_ordered(x, name)
@@ -982,7 +978,6 @@ def _arg_impl(largest):
 
 
 def _arg_batch(op, args, bdims, params):
-    from .shape import reshape
 
     x = move_bdim_to_front(args[0], bdims[0])
     if params["dim"] is not None:
@@ -999,7 +994,6 @@ _argmin_op = register(OpDef("argmin", _arg_impl(False), batch=_arg_batch, differ
 
 
 def _arg_extremum(op, x, dim, axis, keepdim, keepdims, name):
-    from .shape import reshape
 
     x = _as_tensor(x)
     _check_ordered(x, name)

@@ -39,11 +39,12 @@ import warnings
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 
+from .._creation import as_tensor, ones_like
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, accumulator_of, get_meta
 from .anomaly import MODE as ANOMALY
 from .anomaly import check_returned_nan, report_error_node
-from .node import AccumulateGrad
+from .node import AccumulateGrad, GradSum
 
 _accumulate_lock = threading.RLock()
 
@@ -95,8 +96,6 @@ def _calculate_shape(output, grad, is_grads_batched: bool) -> tuple:
 
 
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool) -> list:
-    from .._creation import as_tensor, ones_like
-
     if len(grads) != len(outputs):
         raise RuntimeError(
             f"Mismatch in number of gradients: got {len(grads)} gradients for "
@@ -526,8 +525,7 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                     dependencies[child] = count + 1
 
     # ---- restricted runs: which nodes execute, which are only capture points
-    captures = None
-    needed = None
+    captures = needed = masks = None
     if capture is not None or inputs is not None:
         captures = {}
         for index, (node, nr) in enumerate(capture or ()):
@@ -561,10 +559,19 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     previous_mode = GRAD.enabled
     GRAD.enabled = bool(create_graph)
     release = not retain_graph
-    get = dependencies.get
-    successor = None  # a node made ready by the last one that may run next without the heap
     anomaly = ANOMALY[0]  # anomaly mode: nodes made inside a node's backward record it as parent
-    check_nan = anomaly and ANOMALY[1]
+    # Nodes that need more than "apply, release, pass gradients on" take the careful path
+    # (``_Careful.run``): nodes reached without gradients, nodes with hooks or retain-grad
+    # captures (``_extra`` set), leaves (AccumulateGrad always has ``_extra``), capture points
+    # and masked nodes of restricted runs, and every node in anomaly mode.
+    special = None
+    if captures is not None:
+        special = set(captures)
+        special.update(masks)
+    careful = _Careful(captures, needed, masks, results, accumulate, create_graph, release, anomaly)
+    get = dependencies.get
+    pop = buffers.pop
+    successor = None  # a node made ready by the last one that may run next without the heap
     node = None
     try:
         while True:
@@ -577,40 +584,20 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 node = heappop(ready)[1]
             else:
                 break
-            grads = buffers.pop(node, None)
-            leaf_node = type(node) is AccumulateGrad
-            if grads is None:
-                if leaf_node or node._extra is not None or node._runs_undefined:
-                    grads = _undefined_grads(node)
-            elif leaf_node or node._extra is not None:
-                _run_tensor_hooks(node, grads)
-            needs = None
-            if captures is not None:
-                if grads is not None:
-                    hits = captures.get(node)
-                    if hits is not None:
-                        for nr, index in hits:
-                            results[index] = grads[nr]
-                if node not in needed:
-                    continue  # only a capture point
-                needs = masks.get(node)
-            elif leaf_node and not accumulate:
-                continue
-            out = None
-            if grads is not None:
-                extra = node._extra
-                if extra is not None and extra.pre_hooks:
-                    grads = _run_pre_hooks(node, grads)
-                if anomaly:
-                    out = _apply_in_anomaly_mode(node, grads, needs, create_graph, check_nan)
-                else:
-                    out = node._apply(grads, needs, create_graph)
-                    if extra is not None and extra.post_hooks:
-                        out = _run_post_hooks(node, out, grads)
-            if release:
-                node._release()
-            if leaf_node:
-                continue
+            grads = pop(node, None)
+            if (
+                grads is not None
+                and node._extra is None
+                and not anomaly
+                and (special is None or node not in special)
+            ):
+                out = node._apply(grads, None, create_graph)
+                if release:
+                    node._release()
+            else:
+                out = careful.run(node, grads)
+                if out is _SKIP:
+                    continue
             for (child, nr), g in zip(node._edges, repeat(None) if out is None else out):
                 if child is None:
                     continue
@@ -620,11 +607,17 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 if g is not None:
                     buf = buffers.get(child)
                     if buf is None:
-                        buf = buffers[child] = [None] * child._nout
-                        buf[nr] = g
+                        if nr == 0 and child._nout == 1:
+                            buffers[child] = [g]
+                        else:
+                            buf = buffers[child] = [None] * child._nout
+                            buf[nr] = g
                     else:
                         previous = buf[nr]
-                        buf[nr] = g if previous is None else previous + g
+                        if previous is None:
+                            buf[nr] = g
+                        else:
+                            _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph)
                 if remaining == 1:
                     dependencies[child] = 0
                     if successor is None:
@@ -643,6 +636,105 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     finally:
         GRAD.enabled = previous_mode
     return results
+
+
+def _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph: bool) -> None:
+    """Add a further gradient ``g`` for output ``nr`` of ``child`` to the buffered one.
+
+    Out of place, except into a sum this pass made itself for a one-output node (a ``GradSum``
+    buffer's ``owned``: nobody else holds it) when no graph is recorded and both are plain
+    arrays of one shape and dtype: then in place, which changes no value (same additions, same
+    order) and saves an array and a Tensor per gradient.
+    """
+    if (
+        type(buf) is GradSum
+        and buf.owned is previous
+        and not create_graph
+        and not LEVELS
+        and type(g) is Tensor
+        and g._fw is None
+    ):
+        total, data = previous._data, g._data
+        if type(total) is type(data) and total.shape == data.shape and total.dtype == data.dtype:
+            total += data
+            return
+    total = previous + g
+    if child._nout == 1:
+        if type(buf) is not GradSum:
+            buf = buffers[child] = GradSum(buf)
+        buf.owned = total
+    buf[nr] = total
+
+
+_SKIP = object()  # _Careful.run: the node does not pass gradients on
+
+
+class _Careful:
+    """The engine's per-node path for nodes that need more than apply-and-release: tensor
+    hooks, retain-grad captures, pre/post hooks, leaves (AccumulateGrad), capture points and
+    masks of restricted runs, anomaly mode. ``run`` returns the node's input gradients (None
+    when it got none) or ``_SKIP`` when nothing goes on to its edges."""
+
+    __slots__ = (
+        "accumulate",
+        "anomaly",
+        "captures",
+        "check_nan",
+        "create_graph",
+        "masks",
+        "needed",
+        "release",
+        "results",
+    )
+
+    def __init__(
+        self, captures, needed, masks, results, accumulate, create_graph, release, anomaly
+    ):
+        self.captures = captures
+        self.needed = needed
+        self.masks = masks
+        self.results = results
+        self.accumulate = accumulate
+        self.create_graph = create_graph
+        self.release = release
+        self.anomaly = anomaly
+        self.check_nan = anomaly and ANOMALY[1]
+
+    def run(self, node, grads):
+        leaf_node = type(node) is AccumulateGrad
+        if grads is None:
+            if leaf_node or node._extra is not None or node._runs_undefined:
+                grads = _undefined_grads(node)
+        elif leaf_node or node._extra is not None:
+            _run_tensor_hooks(node, grads)
+        needs = None
+        captures = self.captures
+        if captures is not None:
+            if grads is not None:
+                hits = captures.get(node)
+                if hits is not None:
+                    results = self.results
+                    for nr, index in hits:
+                        results[index] = grads[nr]
+            if node not in self.needed:
+                return _SKIP  # only a capture point
+            needs = self.masks.get(node)
+        elif leaf_node and not self.accumulate:
+            return _SKIP
+        out = None
+        if grads is not None:
+            extra = node._extra
+            if extra is not None and extra.pre_hooks:
+                grads = _run_pre_hooks(node, grads)
+            if self.anomaly:
+                out = _apply_in_anomaly_mode(node, grads, needs, self.create_graph, self.check_nan)
+            else:
+                out = node._apply(grads, needs, self.create_graph)
+                if extra is not None and extra.post_hooks:
+                    out = _run_post_hooks(node, out, grads)
+        if self.release:
+            node._release()
+        return _SKIP if leaf_node else out
 
 
 def _apply_in_anomaly_mode(node, grads: list, needs, create_graph: bool, check_nan: bool):
@@ -798,34 +890,55 @@ def _accumulate_retained(t: Tensor, g, create_graph: bool) -> None:
             meta.grad = meta.grad + g.detach()
 
 
-def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool):
+def _clone(g):
+    """``ops.elementwise.clone`` (bound on first use: the ops import the engine's package)."""
+    global _clone
+    from ..ops.elementwise import clone
+
+    _clone = clone
+    return clone(g)
+
+
+def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool = False):
     """AccumulateGrad: add ``g`` into ``variable.grad`` (PyTorch's rules on copying and aliasing).
 
+    ``owned``: ``g`` is a sum this pass made (nobody else holds it), so a first ``.grad`` can be
+    ``g`` itself, as PyTorch steals an incoming buffer no one else references.
     Returns the new ``.grad`` tensor when this call created it (``.grad`` was None), else None.
     """
-    from ..ops.elementwise import astype
-
     var = node.variable
     if g is None:
         return
-    if g.dtype != var.dtype:
-        if g.dtype.kind == "c" and var.dtype.kind != "c":
-            from ..ops.elementwise import real
+    data, var_data = g._data, var._data
+    if data.dtype != var_data.dtype:
+        from ..ops.elementwise import astype, real
 
+        if data.dtype.kind == "c" and var_data.dtype.kind != "c":
             g = real(g)
-        g = astype(g, var.dtype)
-    if g.shape != var.shape:
+        g = astype(g, var_data.dtype)
+    if data.shape != var_data.shape:
         from ..ops.reductions import sum_to
 
-        g = sum_to(g, var.shape)
-    meta = get_meta(var)
+        g = sum_to(g, var_data.shape)
+    meta = var._meta
+    if meta is None:
+        meta = get_meta(var)
     created = None
     with _accumulate_lock:
         current = meta.grad
         if current is None:
             # clone() keeps forward-mode tangents (forward-over-reverse gives dual grads);
-            # without create_graph grad mode is off here, so it records nothing
-            meta.grad = created = g.clone() if create_graph or g._fw else g.detach().clone()
+            # without create_graph grad mode is off here, so it records nothing (nor does
+            # the plain clone: a copy that shares no version counter with g)
+            if create_graph or g._fw:
+                created = g.clone()
+            elif LEVELS:
+                created = g.detach().clone()
+            elif owned and type(g) is Tensor and g._rg is False:
+                created = g
+            else:
+                created = _clone(g)
+            meta.grad = created
         elif create_graph or current._rg or g._fw or current._fw:
             meta.grad = current + g
         else:

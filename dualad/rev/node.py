@@ -102,6 +102,11 @@ class NodeExtra:
         self.tensor_hooks = None
 
 
+# what every AccumulateGrad starts with (never written to: the first write of a hook or the
+# like gives the node its own NodeExtra)
+_LEAF_EXTRA = NodeExtra()
+
+
 def _extra_slot(name: str):
     """A property stored on the node's NodeExtra (made on first write)."""
 
@@ -111,7 +116,7 @@ def _extra_slot(name: str):
 
     def set(self, value):
         extra = self._extra
-        if extra is None:
+        if extra is None or extra is _LEAF_EXTRA:
             extra = self._extra = NodeExtra()
         setattr(extra, name, value)
 
@@ -432,6 +437,10 @@ class _PackedSaved:
 
     __slots__ = ()
 
+    # the general one: it unpacks through the methods below (not the specialised ones)
+    _apply = OpNode._apply
+    _release_saved = OpNode._release
+
     def _unpack_args(self) -> tuple:
         args = self._args  # read before checking: see OpNode._unpack_args
         if type(args) is not Packed:
@@ -460,7 +469,7 @@ class _PackedSaved:
 
     def _release(self) -> None:
         args, outs = self._args, self._out_data
-        super()._release()
+        self._release_saved()
         release_packed(args, outs)  # SavedTensors the user may hold fail from now on
 
 
@@ -521,12 +530,39 @@ def _validate(result, args, needs, node) -> tuple:
         g = result[0]
         if g is None:
             return result
-        a = args[0]
-        if type(g) is Tensor and type(a) is Tensor and needs[0]:
-            gdata, adata = g._data, a._data
-            gdtype, adtype = gdata.dtype, adata.dtype
-            if (gdtype is adtype or gdtype == adtype) and gdata.shape == adata.shape:
+        if type(g) is Tensor and needs[0]:
+            a = args[0]
+            if type(a) is Tensor:
+                a = a._data  # else an ArgMeta: shape and dtype too
+            gdata = g._data
+            gdtype, adtype = gdata.dtype, a.dtype
+            if (gdtype is adtype or gdtype == adtype) and gdata.shape == a.shape:
                 return result
+    elif len(result) == 2:  # two inputs (binary ops): the same test, unrolled
+        ga, gb = result
+        a, b = args
+        if type(a) is Tensor:
+            a = a._data
+        if type(b) is Tensor:
+            b = b._data
+        if (
+            ga is None
+            or (
+                needs[0]
+                and type(ga) is Tensor
+                and ga._data.shape == a.shape
+                and ga._data.dtype == a.dtype
+            )
+        ) and (
+            gb is None
+            or (
+                needs[1]
+                and type(gb) is Tensor
+                and gb._data.shape == b.shape
+                and gb._data.dtype == b.dtype
+            )
+        ):
+            return result
     conformed = None
     for i in range(len(result)):
         g = result[i]
@@ -603,16 +639,28 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor) -> None:
         # the highest priority, as in PyTorch: a leaf's gradient is accumulated (and its hooks
         # run) as soon as it is complete, before other ready nodes
-        self._init_base(_LEAF_SEQUENCE_NR)
+        self._seq = _LEAF_SEQUENCE_NR
+        self._edges = ()
+        self._nout = 1
         self.variable = variable
+        # never None: the engine's one per-node test (``_extra is None``) then sends leaves to
+        # its careful path (leaf tensor hooks, accumulate or not), plain op nodes to the fast one
+        self._extra = _LEAF_EXTRA
 
     def name(self) -> str:
         return "AccumulateGrad"
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        from .engine import accumulate_into_leaf
-
-        created = accumulate_into_leaf(self, grads[0], create_graph)
+        g = grads[0]
+        # a sum the engine made may become .grad itself, unless a hook was handed it (the hook
+        # may keep it, and .grad is later accumulated into in place)
+        owned = (
+            type(grads) is GradSum
+            and grads.owned is g
+            and not self._extra.pre_hooks
+            and not getattr(self.variable._meta, "leaf_hooks", None)
+        )
+        created = _accumulate_into_leaf(self, g, create_graph, owned)
         if created is not None:
             # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks
             # of this node see grad_outputs[0] is variable.grad (HOOK-14)
@@ -621,6 +669,23 @@ class AccumulateGrad(Node):
 
 
 AccumulateGrad.__qualname__ = "AccumulateGrad"
+
+
+def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool):
+    """``rev.engine.accumulate_into_leaf`` (bound on first use: the engine imports this module)."""
+    global _accumulate_into_leaf
+    from .engine import accumulate_into_leaf
+
+    _accumulate_into_leaf = accumulate_into_leaf
+    return accumulate_into_leaf(node, g, create_graph, owned)
+
+
+class GradSum(list):
+    """An engine buffer whose entry ``owned`` is a sum the engine made itself (a one-output
+    node's gradient that arrived along several edges): nobody else holds it, so further
+    gradients may be added into it in place and a leaf may keep it as its first ``.grad``."""
+
+    __slots__ = ("owned",)
 
 
 class ErrorNode(Node):
@@ -642,6 +707,83 @@ class ErrorNode(Node):
         raise RuntimeError(self._message)
 
 
-def make_node_class(name: str) -> type:
-    """A Node subclass whose ``__name__`` is ``name`` (``type(node).__name__ == node.name()``)."""
-    return type(name, (OpNode,), {"__slots__": (), "__module__": "dualad.rev.node"})
+def _apply_unsaved(self, grads: list, needs, create_graph: bool) -> tuple:
+    """``OpNode._apply`` of a one-output op that saved no tensor (add, sum, reshape, ...)."""
+    args = self._args
+    if needs is None:
+        needs = self._needs
+    return _validate(self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self)
+
+
+def _apply_saved_args(self, grads: list, needs, create_graph: bool) -> tuple:
+    """``OpNode._apply`` of a one-output op that saved its arguments only (mul, sin, ...)."""
+    args = self._args  # read before checking: see OpNode._unpack_args
+    if self._freed or args is None:
+        raise RuntimeError(_FREED_MESSAGE)
+    for arg, version in zip(args, self._versions):
+        if version is not None:
+            box = arg._vc
+            if (0 if box is None else box[0]) != version or not arg._rg:
+                self._unpack_args()  # raises if modified (or detached) in place since saved
+    if needs is None:
+        needs = self._needs
+    return _validate(self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self)
+
+
+def _apply_saved_output(self, grads: list, needs, create_graph: bool) -> tuple:
+    """``OpNode._apply`` of a one-output op that saved its output only (exp, tanh, ...)."""
+    out_data = self._out_data  # read before checking: see OpNode._unpack_args
+    if self._freed or out_data is None:
+        raise RuntimeError(_FREED_MESSAGE)
+    box, version, fw = self._out_versions[0]
+    if box[0] != version:
+        self._unpack_outputs()  # raises: modified in place since saved
+    y = _new(Tensor)  # _saved_output, inline
+    y._data = out_data[0]
+    y._rg = True
+    y._node = self
+    y._out_nr = 0
+    y._meta = None
+    y._fw = fw or None
+    y._vc = box
+    y._view = None
+    args = self._args
+    if needs is None:
+        needs = self._needs
+    return _validate(self._op.vjp((grads[0],), (y,), args, self._params, needs), args, needs, self)
+
+
+def _release_nothing(self) -> None:
+    """``_release`` of a node that saved nothing: it can run again."""
+
+
+def _release_args(self) -> None:
+    self._freed = True  # first: see OpNode._unpack_args
+    self._args = None
+
+
+def _release_output(self) -> None:
+    self._freed = True
+    self._out_data = None
+
+
+def make_node_class(name: str, op=None) -> type:
+    """A Node subclass whose ``__name__`` is ``name`` (``type(node).__name__ == node.name()``).
+
+    With ``op``, one-output ops get an ``_apply`` specialised to what the op saves (the engine
+    calls it once per node, so the tests ``OpNode._apply`` makes are made here once instead).
+    """
+    namespace = {"__slots__": (), "__module__": "dualad.rev.node"}
+    if op is not None and op.nout == 1 and op.vjp is not None:
+        if op.save_args and op.save_out:
+            pass  # the general OpNode._apply
+        elif op.save_args:
+            namespace["_apply"] = _apply_saved_args
+            namespace["_release"] = _release_args
+        elif op.save_out:
+            namespace["_apply"] = _apply_saved_output
+            namespace["_release"] = _release_output
+        else:
+            namespace["_apply"] = _apply_unsaved
+            namespace["_release"] = _release_nothing
+    return type(name, (OpNode,), namespace)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 import dualad
+from dualad.ops import elementwise as _ew
 
 from . import ALL_DIFF, OpInfo, SampleInput, away_from, uniform
 
@@ -297,6 +298,11 @@ def _logit_ref(x, eps=None):
     return np.log(x / (1 - x))
 
 
+def _in_dtype_of(value, *inputs):
+    """``value`` in the dtype the inputs promote to (a Python scalar input stays weak)."""
+    return np.asarray(value).astype(np.result_type(*inputs))
+
+
 def _xlogy_ref(x, y):
     dtype = np.result_type(x, y)  # a Python scalar takes the array's dtype
     x, y = np.asarray(x, dtype), np.asarray(y, dtype)
@@ -389,6 +395,35 @@ OPS = [
     OpInfo("tanh", dualad.tanh, unary_samples(), dtypes=ALL_DIFF, ref=np.tanh),
     OpInfo("sinh", dualad.sinh, unary_samples(), dtypes=ALL_DIFF, ref=np.sinh),
     OpInfo("cosh", dualad.cosh, unary_samples(), dtypes=ALL_DIFF, ref=np.cosh),
+    # the fused derivative ops the rules of sin, cos, tanh and sigmoid are made of
+    OpInfo(
+        "sin_backward",
+        _ew.sin_backward,
+        binary_samples(),
+        dtypes=ALL_DIFF,
+        ref=lambda t, x: _in_dtype_of(t * np.cos(x), t, x),
+    ),
+    OpInfo(
+        "cos_backward",
+        _ew.cos_backward,
+        binary_samples(),
+        dtypes=ALL_DIFF,
+        ref=lambda t, x: _in_dtype_of(-t * np.sin(x), t, x),
+    ),
+    OpInfo(
+        "tanh_backward",
+        _ew.tanh_backward,
+        binary_samples(),
+        dtypes=ALL_DIFF,
+        ref=lambda t, y: t * (1 - y * y),
+    ),
+    OpInfo(
+        "sigmoid_backward",
+        _ew.sigmoid_backward,
+        binary_samples(),
+        dtypes=ALL_DIFF,
+        ref=lambda t, y: t * y * (1 - y),
+    ),
     # complex: |Re|, |Im| < 0.8 keeps clear of the cuts (real axis beyond +-1, imaginary axis
     # beyond +-i); acosh's cut is the real axis left of 1
     *(
