@@ -269,8 +269,8 @@ def eager(op: OpDef, args: tuple, params: dict):
         return result
     results = tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
     if op.view:
-        for r in results:
-            make_view(r, args[0], op, params, multi_output=True)
+        for i, r in enumerate(results):
+            make_view(r, args[0], op, params, multi_output=True, index=i)
     if record:
         record_node(op, args, params, results)
     return results
@@ -281,15 +281,18 @@ def _version(t: Tensor) -> int:
     return 0 if box is None else box[0]
 
 
-def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_output=False):
-    """Mark ``result`` as a view of ``source`` when their data alias."""
+def make_view(
+    result: Tensor, source: Tensor, op: OpDef, params: dict, multi_output=False, index=None
+):
+    """Mark ``result`` as a view of ``source`` when their data alias (``index``: which output
+    of a multi-output view op ``result`` is)."""
     if op.view == "maybe" and not _aliases(result._data, source._data):
         return
     view = source._view
     if view is None:
-        base, chain = source, (None, op, params)
+        base, chain = source, (None, op, params, index)
     else:
-        base, chain = view.base, (view.chain, op, params)
+        base, chain = view.base, (view.chain, op, params, index)
     box = base._vc
     if box is None:
         box = base._vc = [0]
@@ -303,6 +306,7 @@ def make_view(result: Tensor, source: Tensor, op: OpDef, params: dict, multi_out
         created_without_grad=not GRAD.enabled or (view is not None and view.created_without_grad),
         multi_output=multi_output or (view is not None and view.multi_output),
         in_custom_function=view is not None and view.in_custom_function,
+        fw_derivable=view is None or view.fw_derivable,
     )
 
 

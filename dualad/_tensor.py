@@ -33,16 +33,18 @@ _new = object.__new__
 class ViewInfo:
     """How a view was made from its base: the root base and the view ops that replay it.
 
-    ``chain`` is a linked list ``(parent_chain, op, params)`` (None ends it), so that making a view
-    of a view costs O(1) however deep the chain; ``replay`` unrolls it into the ``(op, params)``
-    pairs that, applied in order to the base, give the view again (used to rebase history after
-    an in-place op on a view).
+    ``chain`` is a linked list ``(parent_chain, op, params, index)`` (None ends it; ``index``:
+    which output of a multi-output view op, else None), so that making a view of a view costs
+    O(1) however deep the chain; ``replay`` unrolls it into the ``(op, params, index)`` steps
+    that, applied in order to the base, give the view again (used to rebase history after an
+    in-place op on a view, and to derive a view's tangent from its base's).
     """
 
     __slots__ = (
         "base",
         "chain",
         "created_without_grad",
+        "fw_derivable",
         "in_custom_function",
         "multi_output",
         "version",
@@ -56,6 +58,7 @@ class ViewInfo:
         created_without_grad=False,
         multi_output=False,
         in_custom_function=False,
+        fw_derivable=True,
     ):
         self.base = base
         self.chain = chain
@@ -64,14 +67,17 @@ class ViewInfo:
         self.multi_output = multi_output
         # an output (or a view of an output) of a custom Function: in-place on it is an error
         self.in_custom_function = in_custom_function
+        # False for unpack_dual's primal (and views of it): PyTorch's forward-non-differentiable
+        # view, whose tangent is never derived from its base's (see DualLevel.view_tangent)
+        self.fw_derivable = fw_derivable
 
     @property
     def replay(self) -> tuple:
         steps = []
         link = self.chain
         while link is not None:
-            link, op, params = link
-            steps.append((op, params))
+            link, op, params, index = link
+            steps.append((op, params, index))
         steps.reverse()
         return tuple(steps)
 

@@ -632,8 +632,6 @@ FWD_FROZEN = ("detach", "nondiff")
 
 
 def _allowed(exc) -> bool:
-    if isinstance(exc, _KnownGap):
-        return True
     msg = str(exc)
     return any(s in msg for s in _ALLOWED_ERRORS)
 
@@ -806,54 +804,10 @@ class Checker:
         once = "ExpOnce" in prog.uses_functions
         self.route("hessian", lambda: F.hessian(L)(x), Hx)
         self.route("jacrev(jacrev)", lambda: F.jacrev(F.jacrev(L))(x), Hx)
-        # KNOWN OPEN (dualad bug, not an oracle question): with two dual levels, an in-place op
-        # on a base whose tangent at the outer level is made by that op leaves the views made
-        # before it without their outer tangent (second-order tangents read as zero), and a
-        # multi-output view written this way fails with "cannot replay a multi-output view op";
-        # until fixed, these two routes are only run (not compared) for such programs
-        nested_ok = not _views_then_inplace(prog)
-        self.route(
-            "jacfwd(jacfwd)",
-            _known_gap(lambda: F.jacfwd(F.jacfwd(L))(x), nested_ok),
-            Hx if nested_ok else None,
-        )
+        self.route("jacfwd(jacfwd)", lambda: F.jacfwd(F.jacfwd(L))(x), Hx)
         self.route("double backward", double_backward, None if once else Hv)
         self.route("jvp(grad)", lambda: F.jvp(g, (x,), (dualad.tensor(self.v),))[1], Hv)
-        self.route(
-            "nested dual levels",
-            _known_gap(nested_duals, nested_ok),
-            None if H is None or not nested_ok else w @ H @ v,
-        )
-
-
-def _views_then_inplace(prog) -> bool:
-    """Whether ``prog`` makes a view and later writes in place (see KNOWN OPEN above)."""
-    seen_view = False
-    for ins in prog.instrs:
-        if ins[0] in ("view", "multiview") or (ins[0] == "function" and ins[1] == "TailView"):
-            seen_view = True
-        elif seen_view and ins[0] in ("inplace_unary", "inplace_binary", "setitem", "dirty"):
-            return True
-    return False
-
-
-def _known_gap(fn, ok: bool):
-    """``fn`` (no arguments); where ``ok`` is False, the known-open error "cannot replay a
-    multi-output view op" counts as allowed."""
-
-    def call():
-        try:
-            return fn()
-        except RuntimeError as exc:
-            if not ok and "cannot replay a multi-output view op" in str(exc):
-                raise _KnownGap(str(exc)) from exc
-            raise
-
-    return call
-
-
-class _KnownGap(RuntimeError):
-    pass
+        self.route("nested dual levels", nested_duals, None if H is None else w @ H @ v)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -504,8 +504,8 @@ def _view_steps(source, view):
     while link is not stop:
         if link is None:
             return None  # source's chain is not a prefix of view's
-        link, op, params = link
-        steps.append((op, params, None))
+        link, op, params, index = link
+        steps.append((op, params, index))
     steps.reverse()
     return tuple(steps)
 

@@ -174,7 +174,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         lifted = lift_unpack_dual(dual, tensor)
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
-    tangent = tensor._fw.get(dual) if tensor._fw is not None else None
+    tangent = dual.tangent_of(tensor)
     if not FORWARD_GRAD_ENABLED[0]:
         tangent = None  # forward grad off (e.g. inside a custom Function's forward): no tangents
     if dual in LEVELS:
@@ -182,6 +182,8 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
             primal = dispatch(_alias_op, (tensor,), {})
     else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
         primal = dispatch(_alias_op, (tensor,), {})
+    if type(primal) is Tensor and primal._view is not None:
+        primal._view.fw_derivable = False  # the primal never has the dual's tangent
     return UnpackedDualTensor(primal, tangent)
 
 

@@ -21,6 +21,7 @@ from .._dispatch import EMPTY, Level, dispatch, eager
 from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
 from .._state import LEVELS
 from .._tensor import Tensor
+from ..rev.views import replay_view
 
 # forward grad switch (torch's private _set_fwd_grad_enabled): when off, no level owns anything,
 # so ops see plain primals and produce no tangents
@@ -65,17 +66,47 @@ class DualLevel(Level):
     def owns(self, value) -> bool:
         if type(value) is Tensor or isinstance(value, Tensor):
             fw = value._fw
-            return fw is not None and self in fw and FORWARD_GRAD_ENABLED[0]
+            if fw is not None and self in fw:
+                return FORWARD_GRAD_ENABLED[0]
+            return value._view is not None and self.view_tangent(value) is not None
         return False
+
+    def tangent_of(self, value):
+        """``value``'s tangent at this level, or None (for a view, derived from its base's
+        tangent when it has none itself: see ``view_tangent``)."""
+        if type(value) is Tensor or isinstance(value, Tensor):
+            fw = value._fw
+            tangent = None if fw is None else fw.get(self)
+            if tangent is None and value._view is not None:
+                return self.view_tangent(value)
+            return tangent
+        return None
+
+    def view_tangent(self, view: Tensor):
+        """The tangent of a view that has none at this level while its base has one: the base
+        got it after the view was made (an in-place op or setitem on the base or another view).
+        As PyTorch does on reading such a view's forward grad, the view's tangent becomes the
+        same view of the base's tangent (so later in-place writes on either stay in step)."""
+        if not FORWARD_GRAD_ENABLED[0]:
+            return None
+        info = view._view
+        if not info.fw_derivable:
+            return None
+        fw = info.base._fw
+        holder = None if fw is None else fw.get(self)
+        if holder is None:
+            return None
+        if view._fw is not None and self in view._fw:
+            return view._fw[self]
+        tangent = replay_view(holder, info.replay)
+        self.attach(view, tangent)
+        return tangent
 
     def process(self, op, args: tuple, params: dict):
         fast = op.fast
         if fast is not None and not params and op.nout == 1 and not op.view and len(LEVELS) == 1:
             return self._process_alone(op, fast, args)
-        tangents = []
-        for a in args:
-            fw = a._fw if type(a) is Tensor or isinstance(a, Tensor) else None
-            tangents.append(None if fw is None else fw.get(self))
+        tangents = [self.tangent_of(a) for a in args]
         if LEVELS[-1] is self:  # the common case: this is the innermost level
             removed = (LEVELS.pop(),)
         else:
@@ -127,7 +158,10 @@ class DualLevel(Level):
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
                 fw = a._fw
-                tangents.append(None if fw is None else fw.get(self))
+                tangent = None if fw is None else fw.get(self)
+                if tangent is None and a._view is not None:
+                    tangent = self.view_tangent(a)
+                tangents.append(tangent)
             else:
                 tangents.append(None)
         del LEVELS[0]  # self

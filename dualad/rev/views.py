@@ -16,10 +16,10 @@ def replay_view(base: Tensor, replay: tuple) -> Tensor:
     from .._dispatch import dispatch
 
     out = base
-    for op, params in replay:
+    for op, params, index in replay:
         out = dispatch(op, (out,), params)
-        if isinstance(out, tuple):  # multi-output views (unbind) keep their own index
-            raise RuntimeError("dualad: cannot replay a multi-output view op")
+        if index is not None:  # which output of a multi-output view op (unbind, split)
+            out = out[index]
     return out
 
 
