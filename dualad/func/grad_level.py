@@ -315,21 +315,27 @@ def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
         GRAD.enabled = previous
     view._value = new._value if type(new) is GradTensor else new
     view._fw = new._fw if isinstance(new, Tensor) else None
-    if marker is NOGRAD:
-        view._gnode = None
-        view._gnr = 0
-    elif previous and (view._gnode is not None or root._gnode is not None):
-        from ..rev.node import ErrorNode
-        from ..rev.views import custom_view_message
+    from ..rev.views import custom_view_message, nograd_view_message
 
+    if marker is NOGRAD:
+        if root._gnode is None:  # a constant view of a constant base: nothing is ambiguous
+            view._gnode = None
+            view._gnr = 0
+            return
+        # whether the change should reach the view is ambiguous: PyTorch refuses to use it
+        # with grad mode on; here differentiating through it raises (its values stay readable)
+        message = nograd_view_message(None, 0, indirect=True)
+    elif previous and (view._gnode is not None or root._gnode is not None):
         message = custom_view_message(marker.name, marker.out_nr, indirect=True)
-        # (edges to the histories it stands between, so that backward passes reach it)
-        edges = tuple(
-            [(n, nr) for n, nr in ((view._gnode, view._gnr), (root._gnode, root._gnr)) if n]
-        )
-        view._gnode = ErrorNode(message, edges)
-        view._gnode._nout = 1
-        view._gnr = 0
+    else:
+        return
+    from ..rev.node import ErrorNode
+
+    # (edges to the histories it stands between, so that backward passes reach it)
+    edges = tuple([(n, nr) for n, nr in ((view._gnode, view._gnr), (root._gnode, root._gnr)) if n])
+    view._gnode = ErrorNode(message, edges)
+    view._gnode._nout = 1
+    view._gnr = 0
 
 
 def check_inplace_view(target: GradTensor) -> None:

@@ -37,6 +37,13 @@ def refresh_view_node(view: Tensor):
         if not GRAD.enabled:
             return view._node
         raise RuntimeError(custom_view_message(_node_name(view), view._out_nr, indirect=True))
+    if info.created_without_grad and base._rg:  # (a custom Function's view: above)
+        # a view made in no_grad mode of a base that requires grad, after the base changed in
+        # place: whether the change should reach it is ambiguous, so PyTorch refuses its use
+        # with grad mode on (under no_grad it stays a constant)
+        if not GRAD.enabled:
+            return view._node
+        raise RuntimeError(nograd_view_message(_node_name(view), view._out_nr, indirect=True))
     if info.multi_output and (view._rg or base._rg):
         # the outputs of unbind/split/chunk cannot be replayed one by one: using one after its
         # base changed in place would silently differentiate the old values (PyTorch raises too)

@@ -233,8 +233,9 @@ def test_unbind_outputs_follow_a_write_to_their_base():
 
 
 def test_a_view_made_under_no_grad_sees_later_writes_to_its_base():
-    # the view is a constant (made without grad) but shows its base's memory: after y.add_ it
-    # holds the new values, at a grad level as in eager mode (it used to keep the old ones)
+    # the view shows its base's memory: after y.add_ it holds the new values, at a grad level
+    # as in eager mode; differentiating through it then raises PyTorch's error, whose rule
+    # (a no_grad view of a base that requires grad, changed in place since) holds in both
     seen = {}
 
     def f(x):
@@ -242,14 +243,33 @@ def test_a_view_made_under_no_grad_sees_later_writes_to_its_base():
         with dualad.no_grad():
             v = y[1:]
         y.add_(1.0)
-        seen["v"] = v.detach().numpy().copy()
+        with dualad.no_grad():
+            seen["v"] = (v * 1).numpy().copy()
         return (v * y[1:]).sum()
 
+    message = (
+        "A view was created in no_grad mode and its base or another view of its base has been "
+        "modified inplace with grad mode enabled"
+    )
     x0 = np.array([0.0, 1.0, 2.0, 3.0])
-    g = grad(f)(t(x0)).numpy()
+    with pytest.raises(RuntimeError, match=message):
+        grad(f)(t(x0))
     np.testing.assert_allclose(seen["v"], [2.0, 3.0, 4.0])
-    np.testing.assert_allclose(g, [0.0, 2.0, 3.0, 4.0])  # d/dx <const v, x[1:] + 1> = v
-    np.testing.assert_allclose(g, eager_grad(f, x0))
+    with pytest.raises(RuntimeError, match=message):
+        eager_grad(f, x0)
+
+    def g(x):  # the same view used under no_grad only: a constant, no error
+        y = x * 1
+        with dualad.no_grad():
+            v = y[1:]
+        y.add_(1.0)
+        with dualad.no_grad():
+            c = v * 1
+        return (c * y[1:]).sum()
+
+    expected = [0.0, 2.0, 3.0, 4.0]  # d/dx <const v, x[1:] + 1> = v
+    np.testing.assert_allclose(grad(g)(t(x0)).numpy(), expected)
+    np.testing.assert_allclose(eager_grad(g, x0), expected)
 
 
 def test_writing_a_view_made_under_no_grad_with_grad_mode_raises():
