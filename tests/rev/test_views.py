@@ -580,3 +580,31 @@ def test_inplace_on_view_multi_output_unsafe():
         s1, s2, _s3 = f(b)
         s1.mul_(s2)
         s1.sum().backward()
+
+
+@pytest.mark.parametrize("base_requires_grad", [True, False])
+@pytest.mark.parametrize("write_under_no_grad", [True, False])
+@pytest.mark.parametrize("use_under_no_grad", [True, False])
+def test_no_grad_view_used_after_its_base_changed(
+    base_requires_grad, write_under_no_grad, use_under_no_grad
+):
+    # PyTorch 2.13's table: using (with grad mode on) a view made in no_grad mode of a base
+    # that requires grad, after the base changed in place (recorded or not), raises; otherwise
+    # the view is a constant that shows the base's new values
+    x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=base_requires_grad)
+    y = x * 1
+    with dualad.no_grad():
+        v = y[1:]
+    if write_under_no_grad:
+        with dualad.no_grad():
+            y.mul_(2)
+    else:
+        y.mul_(2)
+    if base_requires_grad and not use_under_no_grad:
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+            v * 2
+        return
+    with dualad.set_grad_enabled(not use_under_no_grad):
+        r = v * 2
+    assert not r.requires_grad
+    np.testing.assert_array_equal(r.numpy(), [8.0, 12.0])
