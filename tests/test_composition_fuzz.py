@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import given, note, settings
+from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 
 import dualad
@@ -150,6 +150,47 @@ class TailView(Function):
 
 
 # ---------------------------------------------------------------------------------------------
+# kinks: ops that are not differentiable everywhere (abs, clamp, relu, where on a comparison,
+# maximum, amax/amin ties) record how far their argument is from the kink while the oracle
+# records a run; an evaluation point closer than ``KINK_MARGIN`` is rejected, as finite
+# differences would straddle the kink
+
+KINK_MARGIN = 1e-3
+_margins: list | None = None  # a list while an oracle run collects margins
+
+
+def _kinked(out, *distances):
+    """``out``; records ``min |distance|`` (tensors, or callables giving arrays) when collecting."""
+    if _margins is not None:
+        for d in distances:
+            d = d() if callable(d) else _plain(d)
+            if np.size(d):
+                _margins.append(float(np.min(np.abs(d))))
+    return out
+
+
+def _top_gap(a, dim):
+    """A callable: the gap between the largest and second largest values along ``dim``."""
+
+    def gap():
+        v = _plain(a)
+        v = v.reshape(-1) if dim is None else np.moveaxis(v, dim, -1)
+        if v.shape[-1] < 2:
+            return np.zeros(0)
+        s = np.sort(v, axis=-1)
+        return s[..., -1] - s[..., -2]
+
+    return gap
+
+
+def _mask_like(a, b):
+    """A fixed mask of the broadcast shape of ``a`` and ``b`` (no kink: it depends on no input)."""
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    n = int(np.prod(shape))
+    return dualad.tensor((np.arange(n) * 7 % 3 == 0).reshape(shape))
+
+
+# ---------------------------------------------------------------------------------------------
 # the program language
 
 UNARY = {
@@ -162,12 +203,20 @@ UNARY = {
     "recip": lambda a: 1.0 / (1.0 + a * a),
     "neg": lambda a: -a,
     "clone": lambda a: a.clone(),
+    # kinks shifted off 0 so that exact zeros (zero_, setitem of 0.0) do not sit on them; the
+    # distance to the kink is checked at every point of evaluation (see ``_Frozen.kink``)
+    "abs": lambda a: _kinked(dualad.abs(a + 0.3), a + 0.3),
+    "clamp": lambda a: _kinked(dualad.clamp(a, -0.45, 0.55), a + 0.45, a - 0.55),
+    "relu": lambda a: _kinked(dualad.relu(a - 0.2), a - 0.2),
+    "where_pos": lambda a: _kinked(dualad.where(a > 0.1, a * a, dualad.sin(a)), a - 0.1),
 }
 BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
     "div": lambda a, b: a / (1.0 + b * b),
+    "where": lambda a, b: dualad.where(_mask_like(a, b), a, b * 2),
+    "maximum": lambda a, b: _kinked(dualad.maximum(a, b), a - b),
 }
 REDUCE = {
     "sum": lambda a, d, k: a.sum(dim=d, keepdim=k),
@@ -175,6 +224,8 @@ REDUCE = {
     "prod": lambda a, d, k: a.prod(dim=d, keepdim=k),
     "logsumexp": lambda a, d, k: dualad.logsumexp(a, dim=d, keepdim=k),
     "var": lambda a, d, k: a.var(dim=d, keepdim=k),
+    "amax": lambda a, d, k: _kinked(a.amax(dim=d, keepdim=k), _top_gap(a, d)),
+    "amin": lambda a, d, k: _kinked(a.amin(dim=d, keepdim=k), _top_gap(-a, d)),
 }
 INPLACE_UNARY = {
     "sin_": lambda a: a.sin_(),
@@ -183,6 +234,9 @@ INPLACE_UNARY = {
     "add_c": lambda a: a.add_(0.3),
     "exp_half_": lambda a: a.mul_(0.5).exp_(),
     "zero_": lambda a: a.zero_(),
+    "clamp_": lambda a: _kinked(a, a + 0.4, a - 0.6).clamp_(-0.4, 0.6),
+    "neg_": lambda a: a.neg_(),
+    "square_": lambda a: a.square_(),
 }
 INPLACE_BINARY = {
     "add_": lambda a, b: a.add_(b),
@@ -190,6 +244,8 @@ INPLACE_BINARY = {
     "mul_": lambda a, b: a.mul_(b),
     "copy_": lambda a, b: a.copy_(b),
     "iadd": lambda a, b: a.__iadd__(b),
+    "div_": lambda a, b: a.div_(1.0 + b * b),
+    "imul": lambda a, b: a.__imul__(b),
 }
 FUNCTIONS = {
     "Cube": lambda a: Cube.apply(a),
@@ -283,6 +339,8 @@ def step(R, k, ins, frozen):
         INPLACE_UNARY[ins[1]](R[ins[2]])
     elif kind == "inplace_binary":
         INPLACE_BINARY[ins[1]](R[ins[2]], R[ins[3]])
+    elif kind == "index":
+        R.append(R[ins[1]][_index(ins[2])])
     elif kind == "setitem":
         _, i, index, value = ins
         R[i][_index(index)] = _value(R, value)
@@ -337,17 +395,56 @@ def _view(a, name, p):
         return a.unsqueeze(p)
     if name == "T":
         return a.mT
+    if name == "permute":
+        return a.permute(*p)
+    if name == "squeeze":
+        return a.squeeze() if p is None else a.squeeze(p)
+    if name == "movedim":
+        return a.movedim(*p)
+    if name == "flatten":
+        return a.flatten(*p)
+    if name == "expand1":  # size-1 dims broadcast to 2
+        return a.expand(*[2 if n == 1 else -1 for n in a.shape])
+    if name == "view":
+        return a.view(p)
+    if name == "basic":  # a basic index mixing ints, slices, None and Ellipsis
+        return a[_basic_index(p)]
     raise AssertionError(name)  # pragma: no cover
 
 
+def _basic_index(p):
+    return tuple(
+        None if e == "None" else Ellipsis if e == "..." else slice(*e) if isinstance(e, list) else e
+        for e in p
+    )
+
+
 def _index(index):
+    """The index of a setitem/getitem instruction, in dualad tensors."""
+    return _make_index(index, lambda v, dt: dualad.tensor(np.asarray(v, dtype=dt)))
+
+
+def _index_np(index):
+    return _make_index(index, np.asarray)
+
+
+_BASIC_INDEX = ("slices", "int", "ellipsis")
+
+
+def _make_index(index, arr):
     kind, p = index
     if kind == "slices":
         return tuple(slice(*s) for s in p)
-    if kind == "ints":
-        return dualad.tensor(np.asarray(p, dtype=np.int64))
-    if kind == "mask":
-        return dualad.tensor(np.asarray(p, dtype=bool))
+    if kind in ("ints", "dups"):  # dups (repeated indices) only in getitem
+        return arr(p, np.int64)
+    if kind in ("mask", "rowmask"):
+        return arr(p, bool)
+    if kind == "cols":
+        return (slice(None), arr(p, np.int64))
+    if kind == "pairs":
+        return (arr(p[0], np.int64), arr(p[1], np.int64))
+    if kind == "ellipsis":
+        return (Ellipsis, p)
     if kind == "int":
         return p
     raise AssertionError(kind)  # pragma: no cover
@@ -396,7 +493,7 @@ def _slices_for(draw, shape):
 
 @st.composite
 def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
-    shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3)]))
+    shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3), (3, 1), (2, 1, 3)]))
     prog = Program(shape=shape)
     x0 = dualad.tensor(np.random.default_rng(0).standard_normal(shape))
     R = [x0, x0 * 1]
@@ -405,6 +502,7 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
     n = draw(st.integers(*n_instr))
     kinds = ["unary", "binary", "reduce", "matmul", "view", "view", "multiview", "inplace_unary"]
     kinds += ["inplace_binary", "inplace_binary", "setitem", "setitem", "dirty", "detach"]
+    kinds += ["index", "inplace_unary", "view"]
     if allow_functions:
         kinds += ["function", "function"]
     if allow_nograd:
@@ -423,6 +521,8 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
         kind = draw(st.sampled_from(kinds))
         i = draw(st.integers(0, len(R) - 1))
         _a, ra = R[i], regs[i]
+        if 0 in ra.shape and kind not in ("unary", "binary", "detach"):
+            continue  # (an empty register, e.g. from an all-false mask: nothing to index)
         ins = None
         new_regs = []
         if kind == "unary":
@@ -437,21 +537,27 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
             d = draw(st.integers(-1, len(ra.shape) - 1))
             ins = ("reduce", draw(st.sampled_from(sorted(REDUCE))), i, None if d < 0 else d)
             ins = (*ins, draw(st.booleans()))
-        elif kind == "matmul" and len(ra.shape) == 2:
-            js = [j for j in range(len(R)) if len(regs[j].shape) in (1, 2)]
-            j = draw(st.sampled_from(js))
-            other = regs[j].shape
-            if other[-1] == ra.shape[1] and len(other) == 2:
-                ins = ("matmul", i, j, True)
-            elif other[0] == ra.shape[1]:
-                ins = ("matmul", i, j, False)
-            else:
-                ins = ("matmul", i, i, True)
+        elif kind == "matmul" and ra.shape:
+            # any pair whose shapes matmul accepts (1-d operands, broadcast batch dims)
+            pairs = [
+                (j, t)
+                for j in range(len(R))
+                for t in (False, True)
+                if _matmul_shape(ra.shape, regs[j].shape, t) is not None
+            ]
+            if pairs:
+                j, t = draw(st.sampled_from(pairs))
+                ins = ("matmul", i, j, t)
         elif kind == "view" and ra.shape:
             ins = _draw_view(draw, i, ra.shape)
             if ins is not None:
                 new_regs = [
-                    _Reg(None, ra.storage, ra.writable and ins[1] != "expand", multi=ra.multi)
+                    _Reg(
+                        None,
+                        ra.storage,
+                        ra.writable and ins[1] not in ("expand", "expand1"),
+                        multi=ra.multi,
+                    )
                 ]
         elif kind == "multiview" and ra.shape:
             dim = draw(st.integers(0, len(ra.shape) - 1))
@@ -464,6 +570,8 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
             js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) == ra.shape]
             j = draw(st.sampled_from(js))
             ins = ("inplace_binary", draw(st.sampled_from(sorted(INPLACE_BINARY))), i, j)
+        elif kind == "index" and ra.shape:
+            ins = ("index", i, _draw_index(draw, ra.shape, dups=True))
         elif kind == "setitem" and writable(i):
             ins = _draw_setitem(draw, i, ra.shape, R, regs)
         elif kind == "function" and (True):
@@ -498,6 +606,8 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
             t = R[before + k]
             if kind == "view":
                 reg = _Reg(t.shape, ra.storage, new_regs[0].writable, ra.multi)
+            elif kind == "index" and ins[2][0] in _BASIC_INDEX:  # a view
+                reg = _Reg(t.shape, ra.storage, ra.writable, ra.multi)
             elif kind == "multiview":
                 reg = _Reg(t.shape, ra.storage, ra.writable, True)
             elif kind == "detach":
@@ -519,6 +629,17 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
     return prog
 
 
+def _matmul_shape(a, b, transpose):
+    if transpose:
+        if len(b) < 2:
+            return None
+        b = (*b[:-2], b[-1], b[-2])
+    try:
+        return np.matmul(np.empty(a), np.empty(b)).shape
+    except ValueError:
+        return None
+
+
 def _broadcast(a, b):
     try:
         return tuple(np.broadcast_shapes(a, b))
@@ -530,10 +651,39 @@ def _draw_view(draw, i, shape):
     name = draw(
         st.sampled_from(
             ["slice", "reshape", "transpose", "expand", "select", "narrow", "diagonal", "unsqueeze"]
+            + ["permute", "squeeze", "movedim", "flatten", "view", "basic", "basic"]
             + (["T"] if len(shape) >= 2 else [])
+            + (["expand1", "expand1"] if 1 in shape else [])
         )
     )
     nd = len(shape)
+    if name == "permute":
+        return ("view", name, i, draw(st.permutations(range(nd))))
+    if name == "squeeze":
+        return ("view", name, i, draw(st.sampled_from([None, *range(-nd, nd)])))
+    if name == "movedim":
+        return ("view", name, i, (draw(st.integers(0, nd - 1)), draw(st.integers(-nd, nd - 1))))
+    if name == "flatten":
+        d0 = draw(st.integers(0, nd - 1))
+        return ("view", name, i, (d0, draw(st.integers(d0, nd - 1))))
+    if name in ("expand1", "view"):
+        if name == "view":
+            return ("view", name, i, draw(st.sampled_from([(-1,), (*shape, 1), (1, *shape)])))
+        return ("view", name, i, None)
+    if name == "basic":
+        p = []
+        for n in shape:
+            e = draw(st.sampled_from(["int", "slice", "slice", "None"]))
+            if e == "int":
+                p.append(draw(st.integers(-n, n - 1)))
+            elif e == "slice":
+                start = draw(st.integers(0, n - 1))
+                p.append([start, draw(st.integers(start + 1, n)), draw(st.sampled_from([1, 2]))])
+            else:
+                p += ["None", [None]]
+        if draw(st.booleans()) and p:
+            p[draw(st.integers(0, len(p) - 1))] = "..."
+        return ("view", name, i, p)
     if name == "slice":
         return ("view", name, i, _slices_for(draw, shape))
     if name == "reshape":
@@ -567,41 +717,52 @@ def _draw_view(draw, i, shape):
     raise AssertionError(name)  # pragma: no cover
 
 
-def _draw_setitem(draw, i, shape, R, regs):
-    kind = draw(st.sampled_from(["slices", "ints", "mask", "int"]))
+def _draw_index(draw, shape, dups=False):
+    """An index into a tensor of ``shape``: basic, integer arrays (negative too), masks."""
+    nd = len(shape)
+    kinds = ["slices", "ints", "mask", "int", "rowmask", "ellipsis"]
+    kinds += ["cols", "pairs"] if nd >= 2 else []
+    kinds += ["dups"] if dups else []
+    kind = draw(st.sampled_from(kinds))
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    sign = lambda ks, n: [k - n if rng.random() < 0.3 else k for k in ks]
     if kind == "slices":
-        index = ("slices", _slices_for(draw, shape))
-    elif kind == "ints":
-        n = draw(st.integers(1, shape[0]))
-        index = ("ints", sorted(rng.choice(shape[0], size=n, replace=False).tolist()))
-    elif kind == "mask":
-        mask = rng.random(shape) < 0.5
-        index = ("mask", mask.tolist())
-    else:
-        index = ("int", draw(st.integers(-shape[0], shape[0] - 1)))
+        return ("slices", _slices_for(draw, shape))
+    if kind in ("ints", "cols"):
+        n = shape[0] if kind == "ints" else shape[1]
+        ks = rng.choice(n, size=draw(st.integers(1, n)), replace=False).tolist()
+        return (kind, sign(ks, n))
+    if kind == "dups":
+        return ("dups", sign(rng.integers(0, shape[0], size=draw(st.integers(2, 5))).tolist(), 0))
+    if kind == "pairs":
+        cells = rng.permutation(shape[0] * shape[1])[: draw(st.integers(1, 3))]
+        return (
+            "pairs",
+            (sign((cells // shape[1]).tolist(), shape[0]), (cells % shape[1]).tolist()),
+        )
+    if kind == "mask":
+        return ("mask", (rng.random(shape) < 0.5).tolist())
+    if kind == "rowmask":
+        return ("rowmask", (rng.random(shape[0]) < 0.5).tolist())
+    if kind == "ellipsis":
+        return ("ellipsis", draw(st.integers(-shape[-1], shape[-1] - 1)))
+    return ("int", draw(st.integers(-shape[0], shape[0] - 1)))
+
+
+def _draw_setitem(draw, i, shape, R, regs):
+    index = _draw_index(draw, shape)
     target = np.empty(shape)[_index_np(index)].shape
-    vkind = draw(st.sampled_from(["const", "reg", "mean"]))
+    vkind = draw(st.sampled_from(["const", "reg", "reg", "mean"]))
     if vkind == "const":
         value = ("const", draw(st.sampled_from([0.0, 1.5, -0.5])))
     else:
+        # values broadcast to the target (from a lower rank, or along size-1 dims)
         js = [j for j in range(len(R)) if _broadcast(target, regs[j].shape) == target]
         if vkind == "mean" or not js:
             value = ("mean", draw(st.integers(0, len(R) - 1)))
         else:
             value = ("reg", draw(st.sampled_from(js)))
     return ("setitem", i, index, value)
-
-
-def _index_np(index):
-    kind, p = index
-    if kind == "slices":
-        return tuple(slice(*s) for s in p)
-    if kind == "ints":
-        return np.asarray(p, dtype=np.int64)
-    if kind == "mask":
-        return np.asarray(p, dtype=bool)
-    return p
 
 
 # ---------------------------------------------------------------------------------------------
@@ -624,8 +785,15 @@ def fd_jacobian(fn, x0):
 
 def frozen_fn(prog, x0, kinds):
     """``x -> run(prog, x)`` with the constants of ``kinds`` frozen at their values at ``x0``."""
+    global _margins
     rec = _Frozen("record")
-    run(prog, dualad.tensor(x0), rec)
+    _margins = []
+    try:
+        run(prog, dualad.tensor(x0), rec)
+        margin = min(_margins, default=np.inf)
+    finally:
+        _margins = None
+    assume(margin >= KINK_MARGIN)  # finite differences would straddle a kink
     return lambda x: _plain(run(prog, dualad.tensor(x), _Frozen("replay", rec.store, kinds)))
 
 

@@ -12,8 +12,13 @@ from .._tensor import Tensor
 from .shape import IndexKey, _device_key, _normalize_key, getitem, split_tensor_key
 
 
+# The functional forms of in-place ops keep x's memory layout (as the eager in-place write
+# does): a func.grad level rebinds the written tensor to their result, and a later view (e.g.
+# ``view(-1)``) of it must succeed exactly when it does eagerly.
+
+
 def _fill_impl(xp, x, value):
-    return xp.full(x.shape, value, dtype=x.dtype)
+    return xp.full_like(x, value)
 
 
 def _overwritten_grad(ct, needs):
@@ -70,7 +75,9 @@ def zero(x):
 
 
 def _copy_impl(xp, x, src):
-    return xp.broadcast_to(xp.asarray(src), x.shape).astype(x.dtype, copy=True)
+    out = xp.empty_like(x)  # (x's layout: not the broadcast or transposed layout of src)
+    out[...] = src
+    return out
 
 
 def _copy_vjp(cts, outs, args, params, needs):
@@ -106,7 +113,7 @@ def copy_from(x, src):
 
 
 def _index_put_impl(xp, x, value, *, index):
-    out = x.copy()
+    out = x.copy(order="K")
     out[_device_key(xp, index.key)] = value
     return out
 

@@ -339,3 +339,44 @@ def test_a_custom_function_view_after_a_recorded_write_to_its_base_raises():
 
     with pytest.raises(RuntimeError, match="Output 0 of _TailBackward is a view and is being"):
         grad(g)(t([0.5, 1.0, 2.0]))
+
+
+def test_a_tensor_written_by_a_broadcast_copy_or_setitem_can_still_be_viewed():
+    # the functional copy_/setitem/fill_ a grad level rebinds to keep the written tensor's
+    # layout: copy_ of a broadcast (or transposed) source gave a strided value, and a view of
+    # the base made before the write (replayed on the new value) or after it raised
+    # "view size is not compatible" where the eager program works
+    x0 = RNG.standard_normal((3, 4))
+    w = np.arange(12.0)
+
+    def before(x):
+        y = x * 1
+        flat = y.view(-1)
+        y.copy_(x.amax(0))
+        return (flat * t(w)).sum()
+
+    def after(x):
+        y = x * 1
+        y.copy_(x[0] * 2)
+        return (y.view(-1) * t(w)).sum()
+
+    def transposed(x):
+        y = x * 1
+        y.copy_(x.mT.mT * 3)  # (a transposed source)
+        y.T[0] = x[:, 0] * 0.5  # (setitem through a transposed view)
+        return (y.view(-1) * t(w)).sum()
+
+    expected_before = np.zeros((3, 4))
+    expected_before[np.argmax(x0, 0), np.arange(4)] = w.reshape(3, 4).sum(0)
+    expected_after = np.zeros((3, 4))
+    expected_after[0] = 2 * w.reshape(3, 4).sum(0)
+    expected_transposed = 3 * w.reshape(3, 4)
+    expected_transposed[:, 0] = 0.5 * w.reshape(3, 4)[:, 0]
+    for f, expected in [
+        (before, expected_before),
+        (after, expected_after),
+        (transposed, expected_transposed),
+    ]:
+        np.testing.assert_allclose(grad(f)(t(x0)).numpy(), expected)
+        np.testing.assert_allclose(eager_grad(f, x0), expected)
+        np.testing.assert_allclose(vmap(grad(f))(t(np.stack([x0, x0]))).numpy()[1], expected)
