@@ -11,7 +11,6 @@ from .._dispatch import EMPTY, OpDef, dispatch, register
 from .._tensor import Tensor
 from .shape import IndexKey, _device_key, _normalize_key, getitem, split_tensor_key
 
-
 # The functional forms of in-place ops keep x's memory layout (as the eager in-place write
 # does): a func.grad level rebinds the written tensor to their result, and a later view (e.g.
 # ``view(-1)``) of it must succeed exactly when it does eagerly.
