@@ -807,8 +807,10 @@ def _allowed(exc) -> bool:
 
 
 class Checker:
-    def __init__(self, prog, x0, rtol=1e-5, atol=1e-6):
-        self.prog, self.x0 = prog, x0
+    def __init__(self, prog, x0, rtol=1e-5, atol=1e-6, dtype=np.float64):
+        # (the oracle runs in float64; the first-order routes take inputs of ``dtype`` and
+        # must give derivatives of that dtype)
+        self.prog, self.x0, self.dtype = prog, x0, dtype
         self.rtol, self.atol = rtol, atol
         self.errors = {}
         self.J_rev = fd_jacobian(frozen_fn(prog, x0, REV_FROZEN), x0)
@@ -820,6 +822,9 @@ class Checker:
         self.v = rng.standard_normal(x0.shape)
         self.w = rng.standard_normal(x0.shape)
 
+    def tensor(self, a, **kwargs):
+        return dualad.tensor(np.asarray(a, dtype=self.dtype), **kwargs)
+
     def route(self, name, compute, expected):
         try:
             got = compute()
@@ -830,6 +835,8 @@ class Checker:
             return None
         if expected is None:  # no oracle for this route: it only must not raise otherwise
             return got
+        if isinstance(got, dualad.Tensor):
+            assert got.dtype == self.tensor(0.0).dtype, f"route {name} gave {got.dtype}"
         got = np.asarray(_plain(got) if not isinstance(got, np.ndarray) else got)
         expected = np.asarray(expected)
         scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
@@ -845,26 +852,27 @@ class Checker:
     # ---- first order
     def first_order(self):
         prog, x0, J, Jf = self.prog, self.x0, self.J_rev, self.J_fwd
-        u = dualad.tensor(self.u)
+        T = self.tensor
+        u = T(self.u)
         f = lambda x: run(prog, x)
 
         def eager():
-            x = dualad.tensor(x0, requires_grad=True)
+            x = T(x0, requires_grad=True)
             f(x).backward(u)
             return x.grad if x.grad is not None else np.zeros(x0.shape)
 
         def autograd_grad():
-            x = dualad.tensor(x0, requires_grad=True)
+            x = T(x0, requires_grad=True)
             (g,) = dualad.autograd.grad(f(x), x, u, allow_unused=True, materialize_grads=True)
             return g
 
         def grads_batched():
-            x = dualad.tensor(x0, requires_grad=True)
+            x = T(x0, requires_grad=True)
             out = f(x)
             (g,) = dualad.autograd.grad(
                 out,
                 x,
-                dualad.tensor(self.U),
+                T(self.U),
                 is_grads_batched=True,
                 allow_unused=True,
                 materialize_grads=True,
@@ -872,20 +880,20 @@ class Checker:
             return g
 
         def func_vjp():
-            _out, fn = F.vjp(f, dualad.tensor(x0))
+            _out, fn = F.vjp(f, T(x0))
             return fn(u)[0]
 
         def func_grad():
-            return F.grad(lambda x: (f(x) * u).sum())(dualad.tensor(x0))
+            return F.grad(lambda x: (f(x) * u).sum())(T(x0))
 
         def dual():
             with fwd.dual_level():
-                x = fwd.make_dual(dualad.tensor(x0), dualad.tensor(self.v))
+                x = fwd.make_dual(T(x0), T(self.v))
                 t = fwd.unpack_dual(f(x)).tangent
                 return np.zeros(Jf.shape[0]) if t is None else t
 
         def func_jvp():
-            return F.jvp(f, (dualad.tensor(x0),), (dualad.tensor(self.v),))[1]
+            return F.jvp(f, (T(x0),), (T(self.v),))[1]
 
         vflat = self.v.reshape(-1)
         self.route("eager backward", eager, self.u @ J)
@@ -893,8 +901,8 @@ class Checker:
         self.route("is_grads_batched", grads_batched, self.U @ J)
         self.route("func.vjp", func_vjp, self.u @ J)
         self.route("func.grad", func_grad, self.u @ J)
-        self.route("jacrev", lambda: F.jacrev(f)(dualad.tensor(x0)), J)
-        self.route("jacfwd", lambda: F.jacfwd(f)(dualad.tensor(x0)), Jf)
+        self.route("jacrev", lambda: F.jacrev(f)(T(x0)), J)
+        self.route("jacfwd", lambda: F.jacfwd(f)(T(x0)), Jf)
         self.route("dual_level", dual, Jf @ vflat)
         self.route("func.jvp", func_jvp, Jf @ vflat)
 
@@ -1013,3 +1021,13 @@ def test_second_order(prog):
     if prog.uses_nograd:
         return  # reverse and forward mode legitimately see no_grad differently at second order
     c.second_order()
+
+
+@_MORE
+@given(programs())
+def test_float32_first_order(prog):
+    # float32 inputs: derivatives in float32, close to the float64 oracle
+    note(repr(prog))
+    x0 = np.random.default_rng(5).standard_normal(prog.shape)
+    x0 = x0.astype(np.float32).astype(np.float64)
+    Checker(prog, x0, rtol=2e-3, atol=2e-3, dtype=np.float32).first_order()
