@@ -492,10 +492,11 @@ def _slices_for(draw, shape):
 
 
 @st.composite
-def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
+def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True, complex_=False):
     shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3), (3, 1), (2, 1, 3)]))
     prog = Program(shape=shape)
-    x0 = dualad.tensor(np.random.default_rng(0).standard_normal(shape))
+    x0 = dualad.tensor(_random(np.random.default_rng(0), shape, complex_))
+    names = COMPLEX_NAMES if complex_ else lambda table: sorted(table)
     R = [x0, x0 * 1]
     regs = [_Reg(shape, 0, False), _Reg(shape, 1, True)]
     detached_storages = set()
@@ -526,16 +527,16 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
         ins = None
         new_regs = []
         if kind == "unary":
-            ins = ("unary", draw(st.sampled_from(sorted(UNARY))), i)
+            ins = ("unary", draw(st.sampled_from(names(UNARY))), i)
             new_regs = [_Reg(ra.shape, fresh(), True)]
         elif kind == "binary":
             js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) is not None]
             j = draw(st.sampled_from(js))
-            ins = ("binary", draw(st.sampled_from(sorted(BINARY))), i, j)
+            ins = ("binary", draw(st.sampled_from(names(BINARY))), i, j)
             new_regs = [_Reg(_broadcast(ra.shape, regs[j].shape), fresh(), True)]
         elif kind == "reduce" and ra.shape:
             d = draw(st.integers(-1, len(ra.shape) - 1))
-            ins = ("reduce", draw(st.sampled_from(sorted(REDUCE))), i, None if d < 0 else d)
+            ins = ("reduce", draw(st.sampled_from(names(REDUCE))), i, None if d < 0 else d)
             ins = (*ins, draw(st.booleans()))
         elif kind == "matmul" and ra.shape:
             # any pair whose shapes matmul accepts (1-d operands, broadcast batch dims)
@@ -565,11 +566,11 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
             arg = draw(st.integers(1, max(1, ra.shape[dim] - 1))) if name != "unbind" else None
             ins = ("multiview", name, i, arg, dim)
         elif kind == "inplace_unary" and writable(i):
-            ins = ("inplace_unary", draw(st.sampled_from(sorted(INPLACE_UNARY))), i)
+            ins = ("inplace_unary", draw(st.sampled_from(names(INPLACE_UNARY))), i)
         elif kind == "inplace_binary" and writable(i):
             js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) == ra.shape]
             j = draw(st.sampled_from(js))
-            ins = ("inplace_binary", draw(st.sampled_from(sorted(INPLACE_BINARY))), i, j)
+            ins = ("inplace_binary", draw(st.sampled_from(names(INPLACE_BINARY))), i, j)
         elif kind == "index" and ra.shape:
             ins = ("index", i, _draw_index(draw, ra.shape, dups=True))
         elif kind == "setitem" and writable(i):
@@ -585,7 +586,7 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True):
             ins = ("detach", i)
         elif kind == "nograd":
             js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) is not None]
-            ins = ("nograd", draw(st.sampled_from(sorted(BINARY))), i, draw(st.sampled_from(js)))
+            ins = ("nograd", draw(st.sampled_from(names(BINARY))), i, draw(st.sampled_from(js)))
             prog.uses_nograd = True
         elif kind == "nograd_inplace" and writable(i):
             js = [j for j in range(len(R)) if _broadcast(ra.shape, regs[j].shape) == ra.shape]
@@ -638,6 +639,26 @@ def _matmul_shape(a, b, transpose):
         return np.matmul(np.empty(a), np.empty(b)).shape
     except ValueError:
         return None
+
+
+def _random(rng, shape, complex_=False):
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if complex_ else x
+
+
+# complex programs: the ops that are differentiable (holomorphic, or abs away from 0) and have
+# no poles near the inputs
+_COMPLEX_OK = {
+    *("sin", "cos", "tanh", "square", "exp_half", "neg", "clone", "abs"),
+    *("add", "sub", "mul", "where"),
+    *("sum", "mean", "prod", "var"),
+    *("sin_", "tanh_", "mul_c", "add_c", "exp_half_", "zero_", "neg_", "square_"),
+    *("add_", "sub_", "mul_", "copy_", "iadd", "imul"),
+}
+
+
+def COMPLEX_NAMES(table):
+    return sorted(n for n in table if n in _COMPLEX_OK)
 
 
 def _broadcast(a, b):
@@ -1031,3 +1052,98 @@ def test_float32_first_order(prog):
     x0 = np.random.default_rng(5).standard_normal(prog.shape)
     x0 = x0.astype(np.float32).astype(np.float64)
     Checker(prog, x0, rtol=2e-3, atol=2e-3, dtype=np.float32).first_order()
+
+
+# ---------------------------------------------------------------------------------------------
+# complex inputs: PyTorch's convention. For a real loss L, the gradient is dL/dRe(x) +
+# i dL/dIm(x); a backward with cotangent u of f is the gradient of Re(sum(conj(u) * f)); the
+# jvp with tangent v is the R-linear directional derivative J_re Re(v) + J_im Im(v)
+
+
+def fd_complex(fn, x0):
+    """Finite-difference Jacobians of ``fn`` along the real and the imaginary parts of ``x0``."""
+    return fd_jacobian(lambda r: fn(r + 1j * x0.imag), x0.real), fd_jacobian(
+        lambda m: fn(x0.real + 1j * m), x0.imag
+    )
+
+
+class ComplexChecker(Checker):
+    def __init__(self, prog, x0, rtol=1e-5, atol=1e-6):
+        self.prog, self.x0, self.dtype = prog, x0, np.complex128
+        self.rtol, self.atol = rtol, atol
+        self.errors = {}
+        fn = frozen_fn(prog, x0, REV_FROZEN)
+        self.J_re, self.J_im = fd_complex(lambda x: fn(x).astype(np.complex128), x0)
+        fn = frozen_fn(prog, x0, FWD_FROZEN)
+        self.Jf_re, self.Jf_im = fd_complex(lambda x: fn(x).astype(np.complex128), x0)
+        rng = np.random.default_rng(1)
+        m = self.J_re.shape[0]
+        self.u = _random(rng, m, True)
+        self.U = _random(rng, (3, m), True)
+        self.v = _random(rng, x0.shape, True)
+
+    def grad_of(self, u):
+        """The gradient of Re(sum(conj(u) * f)) (``u`` may have a leading batch dim)."""
+        re = np.real(np.conj(u) @ self.J_re)
+        im = np.real(np.conj(u) @ self.J_im)
+        return (re + 1j * im).reshape(u.shape[:-1] + self.x0.shape)
+
+    def first_order(self):
+        prog, x0 = self.prog, self.x0
+        T = self.tensor
+        u = T(self.u)
+        f = lambda x: run(prog, x)
+        expected = self.grad_of(self.u)
+        v = self.v.reshape(-1)
+        expected_t = self.Jf_re @ v.real + self.Jf_im @ v.imag
+
+        def eager():
+            x = T(x0, requires_grad=True)
+            f(x).backward(u)
+            return x.grad if x.grad is not None else np.zeros(x0.shape, complex)
+
+        def autograd_grad():
+            x = T(x0, requires_grad=True)
+            (g,) = dualad.autograd.grad(f(x), x, u, allow_unused=True, materialize_grads=True)
+            return g
+
+        def grads_batched():
+            x = T(x0, requires_grad=True)
+            (g,) = dualad.autograd.grad(
+                f(x),
+                x,
+                T(self.U),
+                is_grads_batched=True,
+                allow_unused=True,
+                materialize_grads=True,
+            )
+            return g
+
+        def func_grad():  # a real loss
+            return F.grad(lambda x: (f(x) * u.conj()).real.sum())(T(x0))
+
+        def dual():
+            with fwd.dual_level():
+                x = fwd.make_dual(T(x0), T(self.v))
+                t = fwd.unpack_dual(f(x)).tangent
+                return np.zeros(expected_t.shape, complex) if t is None else t
+
+        self.route("eager backward", eager, expected)
+        self.route("autograd.grad", autograd_grad, expected)
+        self.route("is_grads_batched", grads_batched, self.grad_of(self.U))
+        self.route("func.vjp", lambda: F.vjp(f, T(x0))[1](u)[0], expected)
+        self.route("func.grad", func_grad, expected)
+        self.route("dual_level", dual, expected_t)
+        self.route("func.jvp", lambda: F.jvp(f, (T(x0),), (T(self.v),))[1], expected_t)
+        X = np.stack([x0, x0 * 0.9 + 0.1])
+        g = F.grad(lambda x: (f(x) * u.conj()).real.sum())
+        loop = [ComplexChecker(prog, xb).grad_of(self.u) for xb in X]
+        self.route("vmap(grad)", lambda: F.vmap(g)(T(X)), np.stack(loop))
+
+
+@_MORE
+@given(programs(allow_nograd=False, allow_functions=False, complex_=True))
+def test_complex_first_order(prog):
+    note(repr(prog))
+    x0 = _random(np.random.default_rng(6), prog.shape, True)
+    ComplexChecker(prog, x0).first_order()
