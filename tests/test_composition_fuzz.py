@@ -538,6 +538,8 @@ def programs(draw, n_instr=(2, 7), allow_nograd=True, allow_functions=True, comp
             d = draw(st.integers(-1, len(ra.shape) - 1))
             ins = ("reduce", draw(st.sampled_from(names(REDUCE))), i, None if d < 0 else d)
             ins = (*ins, draw(st.booleans()))
+            if ins[1] == "var" and (np.prod(ra.shape) if d < 0 else ra.shape[d]) < 2:
+                ins = None  # (no degrees of freedom: nan, and a nan gradient, as in PyTorch)
         elif kind == "matmul" and ra.shape:
             # any pair whose shapes matmul accepts (1-d operands, broadcast batch dims)
             pairs = [

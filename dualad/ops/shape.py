@@ -489,6 +489,8 @@ def _index_impl(xp, x, *, index):
     out = x[_device_key(xp, index.key)]
     if out.base is not None and (out.base is x or out.base is x.base):
         out = out.copy()  # advanced indexing never aliases its input
+    elif not out.flags.c_contiguous:  # (contiguous as PyTorch's: see tensor_index._index_impl)
+        out = xp.ascontiguousarray(out)
     return out
 
 

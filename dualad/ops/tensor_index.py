@@ -47,6 +47,10 @@ def _index_impl(xp, x, *indices, key):
         out = np.asarray(out)
     elif out.base is not None and (out.base is x or out.base is x.base):
         out = out.copy()  # (0-d integer arrays index like ints: a view) advanced: a copy
+    elif not out.flags.c_contiguous:
+        # NumPy lays x[:, idx] out with the index dims outermost; PyTorch's result is contiguous,
+        # and a later reshape must be a view of it (so that it sees in-place writes) exactly then
+        out = xp.ascontiguousarray(out)
     return out
 
 

@@ -403,3 +403,35 @@ BATCH_CASES = [
 )
 def test_batch_rules_match_a_loop(name, arrays, bdims, params):
     _check_batch(name, arrays, bdims, params)
+
+
+def test_an_advanced_index_result_is_contiguous_so_its_reshape_sees_later_writes():
+    # NumPy lays x[:, idx] out index dims first (and under vmap x[idx] batch dim inside); the
+    # reshape then copied, and an in-place write to the indexed result did not reach it;
+    # PyTorch's result is contiguous, its reshape a view (view(-1) works too)
+    x0 = np.arange(12.0).reshape(3, 4)
+
+    def f(x):
+        r = x[:, dualad.tensor(np.array([0, 2]))]
+        flat = r.reshape(-1)
+        r.add_(0.5)
+        return flat * 1, r.view(-1) * 1
+
+    expected = x0[:, [0, 2]].reshape(-1) + 0.5
+    for got in f(dualad.tensor(x0)):
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+    def g(x):
+        r = x[dualad.tensor(np.array([-2, -1]))]
+        flat = r.reshape(8)
+        r.add_(0.5)
+        return flat
+
+    X = np.stack([x0, -x0])
+    got = dualad.func.vmap(g)(dualad.tensor(X)).numpy()
+    np.testing.assert_array_equal(got, X[:, 1:].reshape(2, 8) + 0.5)
+    x = dualad.tensor(x0, requires_grad=True)
+    g(x * 1).backward(dualad.arange(8.0))
+    expected = np.zeros((3, 4))
+    expected[1:] = np.arange(8.0).reshape(2, 4)
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
