@@ -20,3 +20,10 @@ def test_notebook_runs(path):
 
 def test_there_are_notebooks():
     assert NOTEBOOKS
+
+
+def test_readme_lists_every_notebook():
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Notebooks", 1)[1].split("\n## ", 1)[0]
+    for path in NOTEBOOKS:
+        assert f"`{path.stem}`" in section, f"README's Notebooks section misses {path.stem}"
