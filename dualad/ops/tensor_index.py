@@ -61,7 +61,7 @@ def _accumulate_impl(xp, ct, *indices, key, shape):
 
 
 def _put_impl(xp, x, value, *indices, key):
-    out = x.copy()
+    out = x.copy(order="K")  # (x's layout, as an eager write keeps it: see mutation.py)
     out[key.fill(xp, indices)] = value
     return out
 

@@ -380,3 +380,20 @@ def test_a_tensor_written_by_a_broadcast_copy_or_setitem_can_still_be_viewed():
         np.testing.assert_allclose(grad(f)(t(x0)).numpy(), expected)
         np.testing.assert_allclose(eager_grad(f, x0), expected)
         np.testing.assert_allclose(vmap(grad(f))(t(np.stack([x0, x0]))).numpy()[1], expected)
+
+
+def test_a_setitem_on_columns_under_vmap_of_grad_keeps_each_examples_layout():
+    # the batching rule puts the batch dim next to the indexed dim; the functional setitem
+    # copied in that order, so each example's value was strided and view(-1) raised
+    w = np.arange(12.0)
+
+    def f(x):
+        y = x * 1
+        y[:, dualad.tensor(np.array([-1]))] = 0.0
+        return (y.view(-1) * t(w)).sum()
+
+    expected = w.reshape(3, 4).copy()
+    expected[:, -1] = 0.0
+    X = RNG.standard_normal((2, 3, 4))
+    got = vmap(grad(f))(t(X)).numpy()
+    np.testing.assert_allclose(got, np.stack([expected, expected]))
