@@ -40,6 +40,13 @@ def _clone(tangent):
 _weakref = weakref.ref
 
 
+def _no_jvp_error(op) -> NotImplementedError:
+    return NotImplementedError(
+        f"Trying to use forward AD with {op.name} that does not support it because it has not "
+        "been implemented yet."
+    )
+
+
 def _unshared(tangent, input_tangents: list):
     """``tangent``, or a copy of it when it is one of the inputs' tangents: a rule may return
     an input's tangent (d(x + c) = dx), and an in-place op on the output must not then write
@@ -123,10 +130,7 @@ class DualLevel(Level):
             if not op.differentiable:
                 return out
             if op.jvp is None:
-                raise NotImplementedError(
-                    f"Trying to use forward AD with {op.name} that does not support it because it "
-                    "has not been implemented yet."
-                )
+                raise _no_jvp_error(op)
             if op.nout == 1:
                 out_tangent = op.jvp(tangents, (out,), args, params)
             else:
@@ -170,10 +174,7 @@ class DualLevel(Level):
             if not op.differentiable:
                 return out
             if op.jvp is None:
-                raise NotImplementedError(
-                    f"Trying to use forward AD with {op.name} that does not support it because it "
-                    "has not been implemented yet."
-                )
+                raise _no_jvp_error(op)
             tangent = op.jvp(tangents, (out,), args, EMPTY)
         finally:
             LEVELS.append(self)
