@@ -251,6 +251,18 @@ def _basis(total: int, like: Tensor, start: int = 0, stop: int | None = None):
     return rows
 
 
+def _error_if_complex(name: str, leaves, what: str) -> None:
+    """``jacrev``/``jacfwd`` build real Jacobians, as PyTorch's: a complex input or output has
+    no real Jacobian of this layout (the derivative is R-linear, not C-linear, in general), so
+    it raises PyTorch's error rather than return the C-linear part or a truncated real one."""
+    for idx, leaf in enumerate(flatten(leaves)[0]):
+        if isinstance(leaf, Tensor) and leaf.dtype.kind == "c":
+            raise RuntimeError(
+                f"{name}: Expected all {what} to be real but received complex tensor at "
+                f"flattened input idx: {idx}"
+            )
+
+
 def _check_chunk_size(chunk_size, name: str) -> None:
     if chunk_size is not None and (not _is_int(chunk_size) or chunk_size <= 0):
         raise ValueError(f"{name}: `chunk_size` should be greater than 0. (got {chunk_size!r})")
@@ -309,11 +321,13 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
+        _error_if_complex("jacrev", args, "inputs")
         nums = _normalize_argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)
         res = vjp(_restricted(func, args, nums), *diff, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         out_leaves, rebuild_out = flatten(out)
+        _error_if_complex("jacrev", out_leaves, "outputs")
         in_leaves, rebuild_in = flatten(diff)
         total = sum(o.numel() for o in out_leaves)
         if total == 0:
@@ -384,6 +398,7 @@ def jacfwd(
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
+        _error_if_complex("jacfwd", args, "inputs")
         nums = _normalize_argnums(argnums, len(args), "jacfwd")
         diff = tuple(args[i] for i in nums)
         in_leaves, rebuild_in = flatten(diff)
@@ -398,6 +413,7 @@ def jacfwd(
 
         def push(*tangents):
             res = _jvp(restricted, diff, rebuild_in(list(tangents)), has_aux, copy_tangents=False)
+            _error_if_complex("jacfwd", res[0], "outputs")
             return (res[1], res[2]) if has_aux else res[1]
 
         if total == 0:

@@ -82,6 +82,51 @@ CASES = [
         TypeError,
         r"expected the differentiated arguments to be Tensors",
     ),
+    # complex inputs and outputs: jacrev/jacfwd/hessian build real Jacobians only (PyTorch's
+    # texts; before, jacrev kept the C-linear part and jacfwd another, and a real-to-complex
+    # jacrev dropped the imaginary part: silently wrong for a non-holomorphic function)
+    (
+        "jacrev of a complex input",
+        lambda: jacrev(lambda a: a * a.conj())(X * (1 + 1j)),
+        RuntimeError,
+        r"^jacrev: Expected all inputs to be real but received complex tensor at flattened "
+        r"input idx: 0$",
+    ),
+    (
+        "jacrev, a complex non-differentiated argument",
+        lambda: jacrev(lambda a, b: a * b.real)(X, X * 1j),
+        RuntimeError,
+        r"^jacrev: Expected all inputs to be real but received complex tensor at flattened "
+        r"input idx: 1$",
+    ),
+    (
+        "jacrev of a complex output",
+        lambda: jacrev(lambda a: a * (1 + 1j))(X),
+        RuntimeError,
+        r"^jacrev: Expected all outputs to be real but received complex tensor at flattened "
+        r"input idx: 0$",
+    ),
+    (
+        "jacfwd of a complex input",
+        lambda: jacfwd(lambda a: a * a)(X * 1j),
+        RuntimeError,
+        r"^jacfwd: Expected all inputs to be real but received complex tensor at flattened "
+        r"input idx: 0$",
+    ),
+    (
+        "jacfwd of a complex second output",
+        lambda: jacfwd(lambda a: (a, a * (1 + 1j)))(X),
+        RuntimeError,
+        r"^jacfwd: Expected all outputs to be real but received complex tensor at flattened "
+        r"input idx: 1$",
+    ),
+    (
+        "hessian of a complex input",
+        lambda: hessian(lambda a: (a * a.conj()).real.sum())(X * 1j),
+        RuntimeError,
+        r"^jacfwd: Expected all inputs to be real but received complex tensor at flattened "
+        r"input idx: 0$",
+    ),
     # outputs that cannot be differentiated
     (
         "grad of a complex output",
