@@ -15,7 +15,7 @@ import numpy as np
 from .._dispatch import _sequence
 from .._state import GRAD, LEVELS, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
-from ..fwd.levels import FORWARD_GRAD_ENABLED
+from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
 from .node import ArgMeta, Node, _validate
 from .views import _node_name, custom_view_message, nograd_view_message
 
@@ -48,10 +48,28 @@ def _snapshot(x: Tensor) -> Tensor:
         out._node = x.grad_fn
         out._out_nr = x._out_nr
     out._meta = None
-    out._fw = x._fw
+    out._fw = None if x._fw is None else dict(x._fw)
     out._vc = None
     out._view = None
+    if LEVELS:
+        _snapshot_tangents(x, out)
     return out
+
+
+def _snapshot_tangents(x: Tensor, out: Tensor) -> None:
+    """The snapshot's tangents at the active dual levels: copies of x's as they are before the
+    write. ``_update_tangents`` then writes x's tangent in place, and a snapshot sharing it gave
+    whatever the functional op saved (sin_ saves its input) the new tangent: the tangent of a
+    backward through x.sin_() (of cos(x)) came out wrong. A view with no tangent yet reads its
+    base's (``view_tangent``). Suspended levels do not see the write: their tangents stay
+    shared."""
+    if not FORWARD_GRAD_ENABLED[0]:
+        return
+    for level in LEVELS:
+        if type(level) is DualLevel and level.alive:
+            tangent = level.tangent_of(x)
+            if tangent is not None:
+                level.attach(out, tangent.clone())
 
 
 def _any_requires_grad(args) -> bool:
