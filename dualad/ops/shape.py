@@ -534,7 +534,20 @@ def _getitem_batch(op, args, bdims, params):
     if index.basic:
         return out, 0
     adjacent, ndim = _advanced_layout(index.key)
-    return out, (0 if adjacent else ndim)
+    return examples_contiguous(out, 0 if adjacent else ndim)
+
+
+def examples_contiguous(out, bdim: int):
+    """``(out, 0)``: a batched advanced-index result with each example C-contiguous, as an eager
+    one is (see ``_index_impl``). With the batch dim inside (``x[i, :, j]``: NumPy puts the
+    index dims first, the batch behind them; or a batched index block after a slice) every
+    example was strided, so a reshape of it copied where eager gives a view (missing later
+    in-place writes) and view(-1) raised."""
+    if bdim == 0:
+        return out, 0
+    from .elementwise import clone
+
+    return clone(movedim(out, bdim, 0)), 0
 
 
 def _index_put_zeros_batch(op, args, bdims, params):

@@ -30,7 +30,7 @@ import numpy as np
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
-from .shape import SLOT, TensorKey
+from .shape import SLOT, TensorKey, examples_contiguous
 
 
 def _is_mask(dtype) -> bool:
@@ -260,15 +260,15 @@ def _index_batch(op, args, bdims, params):
         # batch dim behind the index dims when the advanced elements are not consecutive
         x = move_bdim_to_front(x, bdims[0])
         out = dispatch(op, (x, *indices), {"key": TensorKey((slice(None), *key.key))})
-        return out, (0 if layout.consecutive else layout.nb)
+        return examples_contiguous(out, 0 if layout.consecutive else layout.nb)
     size = _batch_size(args, bdims)
     if bdims[0] is None:  # the batch comes from the indices alone: it leads the index dims
         padded = _batched_indices(indices, index_bdims, layout, size, x)[1:]
-        return dispatch(op, (x, *padded), {"key": key}), layout.block
+        return examples_contiguous(dispatch(op, (x, *padded), {"key": key}), layout.block)
     x = _move_batch(x, bdims[0], layout.dim, size)
     batched_indices = _batched_indices(indices, index_bdims, layout, size, x)
     out = dispatch(op, (x, *batched_indices), {"key": key.with_batch_index(layout.first)})
-    return out, layout.block
+    return examples_contiguous(out, layout.block)
 
 
 def _region_value(value, bdim, layout: _Layout, size: int):

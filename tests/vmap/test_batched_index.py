@@ -322,3 +322,44 @@ def test_unbatched_mask_together_with_a_batched_index():
     for b in range(B):
         expected[b][mask, index[b]] = 0.0
     np.testing.assert_array_equal(dualad.vmap(write)(t(x), t(index)).numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "x batched, x[i, :, j]",
+        "x batched, x[[0, 2], :, [3, 1]]",
+        "x and index batched, x[:, :, i]",
+        "index batched, x[:, :, i]",
+    ],
+)
+def test_advanced_index_result_is_contiguous_per_example(case):
+    # an eager advanced-index result is C-contiguous, so a reshape of it is a view that sees
+    # later in-place writes; under vmap the batch dim sat inside each example's memory (behind
+    # NumPy's leading index dims, or in front of a later index block), so the reshape copied
+    # (the write was lost) and view(-1) raised
+    X = RNG.standard_normal((B, 3, 2, 4))
+    IDXS = np.array([[0, 2], [1, 1], [2, 0]])
+    if case == "x batched, x[i, :, j]":
+        i, j = t([0, 2]), t([3, 1])
+        index = lambda x, k: (i, slice(None), j)
+        args, in_dims = (t(X), t(IDXS)), (0, 0)
+    elif case == "x batched, x[[0, 2], :, [3, 1]]":  # (a constant key: the getitem op)
+        index = lambda x, k: ([0, 2], slice(None), [3, 1])
+        args, in_dims = (t(X), t(IDXS)), (0, 0)
+    elif case == "x and index batched, x[:, :, i]":
+        index = lambda x, k: (slice(None), slice(None), k)
+        args, in_dims = (t(X), t(IDXS)), (0, 0)
+    else:
+        index = lambda x, k: (slice(None), slice(None), k)
+        args, in_dims = (t(X[0]), t(IDXS)), (None, 0)
+
+    def f(x, k):
+        r = x[index(x, k)]
+        r.reshape(-1).mul_(2.0)
+        return r, r.view(-1)
+
+    loop = [f(*(a[b] if d == 0 else a for a, d in zip(args, in_dims))) for b in range(B)]
+    got = dualad.vmap(f, in_dims=in_dims)(*(a.clone() for a in args))
+    for k in range(2):
+        np.testing.assert_array_equal(got[k].numpy(), np.stack([o[k].numpy() for o in loop]))
