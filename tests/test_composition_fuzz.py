@@ -47,7 +47,7 @@ class Cube(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * 3 * x * x
+        return g * (3 * x * x).conj()  # (holomorphic: the conjugate derivative, for complex x)
 
     @staticmethod
     def jvp(ctx, t):
@@ -67,7 +67,7 @@ class SinNoJvp(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * dualad.cos(x)
+        return g * dualad.cos(x).conj()
 
 
 class ScaleInplace(Function):
@@ -104,7 +104,7 @@ class TanhAndConst(Function):
     @staticmethod
     def backward(ctx, g, gz):
         (y,) = ctx.saved_tensors
-        return g * (1 - y * y)
+        return g * (1 - y * y).conj()
 
     @staticmethod
     def jvp(ctx, t):
@@ -125,7 +125,7 @@ class ExpOnce(Function):
     @once_differentiable
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g * y * 0.5
+        return g * (y * 0.5).conj()
 
 
 class TailView(Function):
@@ -183,6 +183,32 @@ def _top_gap(a, dim):
     return gap
 
 
+# poles (1 / (1 + z^2) at z = +-i for complex z; never for real inputs) and the principal log's
+# branch cut (complex logsumexp) count as kinks, scaled: finite differences and float rounding
+# need the point well away from them
+POLE_MARGIN = 0.3
+
+
+def _pole(out, den):
+    """``out``; the distance of ``den`` from 0 counts as a kink at ``POLE_MARGIN``."""
+    return _kinked(out, lambda: np.abs(_plain(den)) * (KINK_MARGIN / POLE_MARGIN))
+
+
+def _log_cut(out, a, dim):
+    """``out = logsumexp(a)``; for complex ``a`` the sum of exponentials must stay away from 0
+    and from the negative real axis (where the principal log jumps)."""
+
+    def distance():
+        v = _plain(a)
+        if v.dtype.kind != "c":
+            return np.zeros(0)
+        s = np.exp(v).sum(axis=dim)
+        d = np.where(s.real < 0, np.abs(s.imag), np.abs(s))
+        return d * (KINK_MARGIN / POLE_MARGIN)
+
+    return _kinked(out, distance)
+
+
 def _mask_like(a, b):
     """A fixed mask of the broadcast shape of ``a`` and ``b`` (no kink: it depends on no input)."""
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
@@ -200,7 +226,7 @@ UNARY = {
     "sigmoid": dualad.sigmoid,
     "square": lambda a: a * a,
     "exp_half": lambda a: dualad.exp(a * 0.5),
-    "recip": lambda a: 1.0 / (1.0 + a * a),
+    "recip": lambda a: _pole(1.0 / (1.0 + a * a), 1.0 + a * a),
     "neg": lambda a: -a,
     "clone": lambda a: a.clone(),
     # kinks shifted off 0 so that exact zeros (zero_, setitem of 0.0) do not sit on them; the
@@ -214,7 +240,7 @@ BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / (1.0 + b * b),
+    "div": lambda a, b: _pole(a / (1.0 + b * b), 1.0 + b * b),
     "where": lambda a, b: dualad.where(_mask_like(a, b), a, b * 2),
     "maximum": lambda a, b: _kinked(dualad.maximum(a, b), a - b),
 }
@@ -222,7 +248,7 @@ REDUCE = {
     "sum": lambda a, d, k: a.sum(dim=d, keepdim=k),
     "mean": lambda a, d, k: a.mean(dim=d, keepdim=k),
     "prod": lambda a, d, k: a.prod(dim=d, keepdim=k),
-    "logsumexp": lambda a, d, k: dualad.logsumexp(a, dim=d, keepdim=k),
+    "logsumexp": lambda a, d, k: _log_cut(dualad.logsumexp(a, dim=d, keepdim=k), a, d),
     "var": lambda a, d, k: a.var(dim=d, keepdim=k),
     "amax": lambda a, d, k: _kinked(a.amax(dim=d, keepdim=k), _top_gap(a, d)),
     "amin": lambda a, d, k: _kinked(a.amin(dim=d, keepdim=k), _top_gap(-a, d)),
@@ -244,7 +270,7 @@ INPLACE_BINARY = {
     "mul_": lambda a, b: a.mul_(b),
     "copy_": lambda a, b: a.copy_(b),
     "iadd": lambda a, b: a.__iadd__(b),
-    "div_": lambda a, b: a.div_(1.0 + b * b),
+    "div_": lambda a, b: (lambda d: a.div_(_pole(d, d)))(1.0 + b * b),
     "imul": lambda a, b: a.__imul__(b),
 }
 FUNCTIONS = {
@@ -652,10 +678,10 @@ def _random(rng, shape, complex_=False):
 # no poles near the inputs
 _COMPLEX_OK = {
     *("sin", "cos", "tanh", "square", "exp_half", "neg", "clone", "abs"),
-    *("add", "sub", "mul", "where"),
-    *("sum", "mean", "prod", "var"),
+    *("add", "sub", "mul", "where", "div", "recip"),
+    *("sum", "mean", "prod", "var", "logsumexp"),
     *("sin_", "tanh_", "mul_c", "add_c", "exp_half_", "zero_", "neg_", "square_"),
-    *("add_", "sub_", "mul_", "copy_", "iadd", "imul"),
+    *("add_", "sub_", "mul_", "copy_", "iadd", "imul", "div_"),
 }
 
 

@@ -102,7 +102,12 @@ def _div_vjp(cts, outs, args, params, needs):
     # d(a/b)/da = 1/b and d(a/b)/db = -(a/b)/b: both from one quotient ct/b (fewer ops)
     ct = cts[0]
     a, b = args
-    quotient = ct / conj(b) if type(b) is Tensor else ct / _conj_scalar(b)
+    # (a transform's wrapper, vmap's BatchedTensor or a grad level's tensor, is a Tensor too: a
+    # complex divisor under vmap(grad) was divided unconjugated)
+    if type(b) is Tensor or isinstance(b, Tensor):
+        quotient = ct / conj(b)
+    else:
+        quotient = ct / _conj_scalar(b)
     grad_b = None
     if needs[1]:
         grad_b = -(quotient * conj(a / b))

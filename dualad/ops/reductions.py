@@ -1039,7 +1039,8 @@ def _logsumexp_impl(xp, x, *, dims, keepdim):
     with np.errstate(divide="ignore"):  # log(0) = -inf for all -inf (or empty) groups
         if builtins.any(x.shape[d] == 0 for d in dims):
             return xp.log(xp.sum(xp.exp(x), axis=dims, keepdims=keepdim))
-        shift = xp.max(x, axis=dims, keepdims=True)
+        # (complex x: a real shift, the largest real part, leaves the principal log's argument)
+        shift = xp.max(x.real if x.dtype.kind == "c" else x, axis=dims, keepdims=True)
         shift = xp.where(xp.isfinite(shift), shift, 0)
         out = xp.log(xp.sum(xp.exp(x - shift), axis=dims, keepdims=True)) + shift
     return out if keepdim else xp.squeeze(out, axis=dims)
@@ -1050,13 +1051,18 @@ def _softmax_weights(x, out, dims, keepdim):
     from .elementwise import eq, exp, where
 
     out = _keep(out, x.shape, dims, keepdim)
+    if x.dtype.kind == "c":
+        return exp(x - out)
     return exp(x - where(eq(out, -_INF), 0, out))
 
 
 def _logsumexp_vjp(cts, outs, args, params, needs):
     x = args[0]
     dims, keepdim = params["dims"], params["keepdim"]
-    return (_keep(cts[0], x.shape, dims, keepdim) * _softmax_weights(x, outs[0], dims, keepdim),)
+    weights = _softmax_weights(x, outs[0], dims, keepdim)
+    if x.dtype.kind == "c":  # holomorphic: the cotangent times the conjugate derivative
+        weights = weights.conj()
+    return (_keep(cts[0], x.shape, dims, keepdim) * weights,)
 
 
 def _logsumexp_jvp(tangents, outs, args, params):
@@ -1085,7 +1091,6 @@ def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     tensor(1000.69314718)
     """
     x = _to_floating(_as_tensor(x))
-    _check_ordered(x, "logsumexp")
     return apply1(_logsumexp_op, x, _reduce_params(x, dim, axis, keepdim, keepdims, "logsumexp"))
 
 

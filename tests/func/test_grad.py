@@ -327,3 +327,17 @@ def test_a_tensor_times_itself_in_every_mode(rng):
     np.testing.assert_array_equal(jvp(lambda a: a * a, (x,), (t(v),))[1].numpy(), 2 * x0.real * v)
     per = vmap(grad(lambda a: (a * a).sum()))(t(rng.normal(size=(2, 3))))
     assert per.shape == (2, 3)
+
+
+def test_vmap_of_grad_with_a_complex_divisor():
+    # L(z) = Re(conj(u) f(z)), f(z) = z / (1 + z^2): the gradient is u conj(f'(z)) with
+    # f'(z) = (1 - z^2) / (1 + z^2)^2. Under vmap the divisor is a BatchedTensor, which the
+    # division's vjp took for a Python scalar and did not conjugate
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    u0 = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    u = dualad.tensor(u0)
+    g = grad(lambda z: (z / (1.0 + z * z) * u.conj()).real.sum())
+    expected = u0 * np.conj((1 - Z**2) / (1 + Z**2) ** 2)
+    np.testing.assert_allclose(vmap(g)(dualad.tensor(Z)).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(g(dualad.tensor(Z[0])).numpy(), expected[0], rtol=1e-12)
