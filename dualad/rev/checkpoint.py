@@ -270,10 +270,7 @@ class _Frame:
             a.unpack("checkpoint", i) if type(a) is SavedTensor else a
             for i, a in enumerate(self.inputs)
         ]
-        args = [
-            a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a
-            for a in inputs
-        ]
+        args = [_recompute_input(a) if isinstance(a, Tensor) else a for a in inputs]
         rng = contextlib.nullcontext() if self.rng_state is None else _replaying_rng(self.rng_state)
         try:
             with (
@@ -286,6 +283,17 @@ class _Frame:
         except _StopRecomputation:
             pass
         return values
+
+
+def _recompute_input(a: Tensor) -> Tensor:
+    """``a`` cut from the original graph for the recomputation, keeping its tangents: under a
+    dual level the forward's jvp rules saved tensors too (their primals require grad), and the
+    recomputation must save the same ones in the same order, or values unpack at the wrong
+    positions (and forward-over-reverse loses the tangent's contribution)."""
+    out = a.detach().requires_grad_(a.requires_grad)
+    if a._fw:
+        out._fw = dict(a._fw)
+    return out
 
 
 def _identity(tensor: Tensor) -> Tensor:

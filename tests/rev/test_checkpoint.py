@@ -924,3 +924,22 @@ def test_nested_checkpoint_inputs_are_recomputed_by_the_outer_one():
     out.backward()
     xs = np.array([0.2, 0.4])
     assert_close(x.grad, np.exp(2 * np.sin(xs)) * 2 * np.cos(xs))
+
+
+def test_checkpoint_forward_over_reverse_recomputes_with_the_tangents():
+    # under a dual level the jvp rules of the checkpointed ops save tensors too (their primals
+    # require grad); the recomputation ran on tangent-free inputs, saved fewer tensors, and
+    # unpacked values at the wrong positions: a wrong Hessian-vector product (or an error)
+    from dualad import fwd
+
+    x0, v = np.array([0.3, -0.7]), np.array([1.0, 0.5])
+    u = dualad.tensor([1.0, 2.0, 3.0, 4.0])
+    seg = lambda x: dualad.cat([x, 1.0 / (1.0 + x * x)])
+    with fwd.dual_level():
+        x = fwd.make_dual(dualad.tensor(x0), dualad.tensor(v)).requires_grad_()
+        (g,) = autograd.grad((dualad.checkpoint(seg, x, use_reentrant=False) * u).sum(), x)
+        hv = fwd.unpack_dual(g).tangent.numpy()
+    # L = sum(u[:2] x) + sum(u[2:] / (1 + x^2)); d2/dx2 of 1/(1+x^2) = (6x^2 - 2) / (1+x^2)^3
+    expected = u.numpy()[2:] * (6 * x0**2 - 2) / (1 + x0**2) ** 3 * v
+    np.testing.assert_allclose(hv, expected, rtol=1e-12)
+    np.testing.assert_allclose(hv, [-3.38216364, 0.56832799], rtol=1e-8)  # (PyTorch's numbers)
