@@ -674,8 +674,9 @@ def _generated_rule(level: VmapLevel, cls, args: tuple, values: tuple, in_dims: 
     return wrapped, spec.is_tuple, ctx, kinds
 
 
-class _VmapCtx(FunctionCtx):
-    """The user's ctx at the vmap level of a generated-rule call (see the module invariant)."""
+class _VmapCtx(LevelCtx):
+    """The user's ctx at the vmap level of a generated-rule call (see the module invariant):
+    a ``LevelCtx`` whose saved values are re-batched with the bdims the inner call recorded."""
 
     def __init__(self, below, level, args: tuple, values: tuple, outputs: tuple) -> None:
         self._below = below
@@ -705,22 +706,6 @@ class _VmapCtx(FunctionCtx):
         if lifted is not value and type(lifted) is BatchedTensor and lifted._bdim == bdim:
             return lifted  # the argument itself (keeps what levels above attached to it)
         return batched(value, bdim, self._level)
-
-    def _lift_value(self, value):
-        if isinstance(value, Tensor):
-            hit = self._lift.get(id(value))
-            if hit is not None and hit[0] is value:
-                return hit[1]
-        return value
-
-    def _lift_from_bottom(self, value):
-        return self._lift_value(self._below._lift_from_bottom(value))
-
-    @property
-    def saved_tensors(self) -> tuple:
-        if self._in_jvp:
-            return self._forward_entries()
-        return tuple([value for value, _ in self._saved_entries()])
 
     def _saved_entries(self) -> list:
         bdims = self._inner._saved_bdims
