@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._dispatch import EMPTY, OpDef, dispatch, register
 from .._tensor import Tensor
-from .shape import IndexKey, _device_key, _normalize_key, getitem, split_tensor_key
+from .shape import _device_key, getitem, resolve_key
 
 # The functional forms of in-place ops keep x's memory layout (as the eager in-place write
 # does): a func.grad level rebinds the written tensor to their result, and a later view (e.g.
@@ -149,14 +149,10 @@ index_put_op = register(
 
 def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
-    if isinstance(key, IndexKey):
-        index = key
-    else:
-        normalized = _normalize_key(key, tensor_args=True)
-        if normalized is None:  # index tensors are arguments (they may be batched, saved...)
-            from .tensor_index import index_put_tensors
+    index, tensor_key = resolve_key(key)
+    if tensor_key is not None:
+        from .tensor_index import index_put_tensors
 
-            template, tensors = split_tensor_key(key)
-            return index_put_tensors(x, value, tensors, template)
-        index = IndexKey(normalized)
+        template, tensors = tensor_key
+        return index_put_tensors(x, value, tensors, template)
     return dispatch(index_put_op, (x, value), {"index": index})

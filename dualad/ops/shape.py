@@ -591,6 +591,17 @@ def index_put_zeros(values, index: IndexKey, shape):
     return dispatch(_index_put_zeros_op, (values,), {"index": index, "shape": tuple(shape)})
 
 
+def resolve_key(key) -> tuple:
+    """``(IndexKey, None)`` for an indexing key of constants, or ``(None, (template, tensors))``
+    when it holds index tensors: those are op arguments (they may be batched, saved...)."""
+    if isinstance(key, IndexKey):
+        return key, None
+    normalized = _normalize_key(key, tensor_args=True)
+    if normalized is None:
+        return None, split_tensor_key(key)
+    return IndexKey(normalized), None
+
+
 def getitem(x, key):
     """``x[key]``: basic indexing gives a view, advanced indexing a copy (NumPy rules).
 
@@ -604,16 +615,12 @@ def getitem(x, key):
     tensor([[2., 0.],
             [5., 3.]])
     """
-    if isinstance(key, IndexKey):
-        index = key
-    else:
-        normalized = _normalize_key(key, tensor_args=True)
-        if normalized is None:  # index tensors are arguments (they may be batched, saved...)
-            from .tensor_index import index_tensors
+    index, tensor_key = resolve_key(key)
+    if tensor_key is not None:
+        from .tensor_index import index_tensors
 
-            template, tensors = split_tensor_key(key)
-            return index_tensors(x, tensors, template)
-        index = IndexKey(normalized)
+        template, tensors = tensor_key
+        return index_tensors(x, tensors, template)
     op = _getitem_view_op if index.basic else _getitem_copy_op
     return dispatch(op, (x,), {"index": index})
 
