@@ -291,8 +291,9 @@ def _recompute_input(a: Tensor) -> Tensor:
     recomputation must save the same ones in the same order, or values unpack at the wrong
     positions (and forward-over-reverse loses the tangent's contribution)."""
     out = a.detach().requires_grad_(a.requires_grad)
-    if a._fw:
-        out._fw = dict(a._fw)
+    for level, tangent in (a._fw or {}).items():
+        if level.alive:
+            level.attach(out, tangent)  # (registered: cleared when its level exits)
     return out
 
 
