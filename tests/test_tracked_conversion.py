@@ -639,3 +639,53 @@ def test_factory_sizes_given_as_float_tensors_raise_type_error():
     with pytest.raises(TypeError, match="must be a tuple of ints"):
         func.grad(lambda v: dualad.zeros(v).sum() + v.sum())(t([2.0]))
     assert dualad.zeros(t([2, 3])).shape == (2, 3)
+
+
+def test_force_numpy_is_an_explicit_detach():
+    x = t(X)
+    assert_close(func.grad(lambda v: v.sum() * v.numpy(force=True)[0])(x), t([0.5, 0.5]))
+    with fwd.dual_level():
+        d = fwd.make_dual(x, dualad.ones(2))
+        assert_close(d.numpy(force=True), np.array(X))
+    with pytest.raises(TrackedConversionError, match=r"dualad\.vmap"):
+        dualad.vmap(lambda v: v.numpy(force=True))(x)
+
+
+class NumpySquare(dualad.autograd.Function):
+    """A Function whose backward is NumPy code and that has no jvp."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return dualad.tensor(2 * x.numpy() * grad_output.numpy())
+
+
+def test_function_with_numpy_backward_under_forward_mode():
+    # forward mode derives the jvp from the backward, which NumPy code cannot give: PyTorch's
+    # error (not the conversion's, whose level the user never entered)
+    x = t(X)
+    with pytest.raises(RuntimeError, match="must implement the jvp function") as info:
+        dual_tangent(NumpySquare.apply, x)
+    assert isinstance(info.value.__cause__, TrackedConversionError)
+    # reverse mode runs the backward on plain values once the level has exited
+    assert_close(func.grad(lambda v: NumpySquare.apply(v).sum())(x), 2 * x)
+    xr = t(X, requires_grad=True)
+    NumpySquare.apply(xr).sum().backward()
+    assert_close(xr.grad, 2 * x)
+
+
+def test_view_made_before_its_base_got_a_tangent_refuses():
+    base = t([1.0, 2.0, 3.0])
+    view = base[1:]
+    with fwd.dual_level():
+        base.copy_(fwd.make_dual(t([4.0, 5.0, 6.0]), dualad.ones(3)))
+        # the view's tangent comes from its base's (PyTorch's view semantics): it is tracked
+        with pytest.raises(TrackedConversionError, match="dual level"):
+            view.tolist()
+        assert_close(fwd.unpack_dual(view).tangent, t([1.0, 1.0]))
+    assert view.tolist() == [5.0, 6.0]
