@@ -243,9 +243,9 @@ def _tracked_argument(name: str, argument: str, value: Tensor, why: str):
     """The error for a factory argument that must be a number but is a tracked tensor."""
     level = tracking_level(value)
     return TrackedConversionError(
-        f"dualad.{name}: {argument} is a tensor that {level.title} tracks, and {why}, so its "
-        f"value as a number would drop the derivative (silently wrong). Pass {argument}"
-        ".detach() if the value is meant as a constant."
+        f"dualad.{name}: {argument} is a tensor that {level.title} tracks, and {why}: taking "
+        "its value as a number would silently drop its derivative. Pass "
+        f"{argument}.detach() if the value is meant as a constant."
     )
 
 
@@ -488,7 +488,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     >>> dualad.full((2,), 0.5).dtype
     dtype('float64')
 
-    A one-element tensor that a transform tracks fills differentiably.
+    A one-element tensor that a transform tracks fills differentiably (on its device unless
+    ``device`` is given).
     """
     shape = _size("full", (size,), None)
     if _is_tracked(fill_value):
@@ -529,7 +530,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """
     if end is None:
         start, end = 0, start
-    why = "the length of arange's result depends on it (no derivative exists)"
+    why = "the length of arange's result depends on it, which no derivative can follow"
     start, end, step = (
         _scalar_value(v, "arange", argument, why)
         for v, argument in ((start, "start"), (end, "end"), (step, "step"))
@@ -559,8 +560,8 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     >>> dualad.linspace(0, 1, 5)
     tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
 
-    Tensor endpoints that a transform tracks give a differentiable result (the values NumPy's
-    ``linspace`` gives for them).
+    Tensor endpoints that a transform tracks give a differentiable result (the values of
+    ``linspace`` of the detached endpoints, on their device unless ``device`` is given).
     """
     steps = _count("linspace", "steps", steps)
     if _is_tracked(start) or _is_tracked(end):
@@ -577,8 +578,10 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 
 def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
     """``linspace`` with tracked endpoints, in dualad ops: NumPy's steps (``arange * step +
-    start``, the last value exactly ``end``) computed in the dtype NumPy would compute in, then
-    cast to the result dtype (PyTorch's: the default float or complex dtype unless given)."""
+    start``, the last value exactly ``end``) computed in float64 (complex128), as NumPy computes
+    for the Python numbers that untracked endpoints become, then cast to the result dtype
+    (PyTorch's: the default float or complex dtype unless given). So the values are exactly
+    those of ``linspace`` with the endpoints detached."""
     from .ops.shape import cat  # (ops import this module: bound where first needed)
 
     ends = []
@@ -589,11 +592,10 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
         ends.append(value)
     tracked = next(v for v in ends if isinstance(v, Tensor))
     device = tracked.device if device is None else device
-    # NumPy computes in result_type(start, end, float): Python numbers are weak (NEP 50)
-    kinds = [v.dtype for v in ends if isinstance(v, Tensor)]
-    work = _dtypes.result_type(*kinds) if len(kinds) > 1 else kinds[0]
-    if work.kind not in "fc":
-        work = np.result_type(work, np.float64)
+    is_complex = any(
+        (v.dtype if isinstance(v, Tensor) else _scalar_dtype(v)).kind == "c" for v in ends
+    )
+    work = np.dtype(np.complex128 if is_complex else np.float64)
     start, end = (
         v.to(dtype=work, device=device)
         if isinstance(v, Tensor)
@@ -601,7 +603,6 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
         for v in ends
     )
     if dtype is None:
-        is_complex = work.kind == "c"
         dtype = _dtypes.default_complex_dtype() if is_complex else _dtypes.get_default_dtype()
     dtype = _dtypes.to_dtype(dtype)
     if steps == 0:

@@ -581,6 +581,21 @@ def test_linspace_with_tracked_endpoints_edge_cases():
         return out.sum()
 
     assert_close(func.grad(f)(s32), t(1.5, dtype=dualad.float32))
+    # float32 endpoints: the values of linspace with the endpoint detached (computed in float64
+    # as for the Python number it becomes), exactly
+    s32 = t(0.1, dtype=dualad.float32)
+    seen = []
+
+    def g(v):
+        seen.append(dualad.linspace(0.3, v, 7).detach())
+        return seen[-1].sum()
+
+    func.grad(g)(s32)
+    np.testing.assert_array_equal(seen[0].numpy(), dualad.linspace(0.3, s32, 7).numpy())
+    # complex endpoints
+    z = t(1.0 + 1.0j)
+    out = dual_tangent(lambda v: dualad.linspace(0.0, v, 3), z, t(1.0 + 0.0j))
+    assert_close(out, t([0.0, 0.5, 1.0], dtype=dualad.complex128))
     with pytest.raises(RuntimeError, match="expected a number"):
         func.grad(lambda v: dualad.linspace(0.0, v, 3).sum())(t(X))
 
@@ -689,3 +704,23 @@ def test_view_made_before_its_base_got_a_tangent_refuses():
             view.tolist()
         assert_close(fwd.unpack_dual(view).tangent, t([1.0, 1.0]))
     assert view.tolist() == [5.0, 6.0]
+
+
+@pytest.mark.skipif(not dualad.cuda_is_available(), reason="needs CuPy and a CUDA GPU")
+def test_tracked_values_on_cuda():
+    x = t(X, device="cuda")
+
+    def f(v):
+        stacked = dualad.tensor([v[0], 2 * v[1], 3.0])  # on the tracked values' device
+        assert stacked.device.type == "cuda"
+        filled = dualad.full((2,), v[0])
+        assert filled.device.type == "cuda"  # (tracked values stay on their device)
+        ramp = dualad.linspace(0.0, v[1], 3)
+        assert ramp.device.type == "cuda"
+        return stacked.sum() + filled.sum() + ramp.sum()
+
+    assert_close(func.grad(f)(x).cpu(), t([3.0, 3.5]))
+    with pytest.raises(TrackedConversionError):
+        func.grad(lambda v: v.sum() * float(v[0]))(x)
+    plain = dualad.ones(2, device="cuda")
+    assert_close(np.asarray(plain), np.ones(2))  # untracked: copied to the host
