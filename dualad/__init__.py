@@ -36,6 +36,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._errors import TrackedConversionError
 from ._dtypes import (
     bool_,
     cdouble,

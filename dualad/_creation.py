@@ -8,6 +8,14 @@ share memory when they can. Factories take ``dtype``, ``device`` and ``requires_
 and torch-style sizes: ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or
 ``zeros(size=(2, 3))``.
 Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``manual_seed``.
+
+Values that an active level tracks (a ``func.grad`` tape, a dual level's tangent, a vmap batch)
+never become NumPy arrays or numbers here, which would silently drop their derivative: a
+factory given one either stays differentiable (``tensor``/``as_tensor`` of sequences holding
+them stack them, ``tensor(t)`` is a differentiable copy, ``full``/``full_like`` broadcast the
+fill value, ``linspace`` is computed with dualad ops) or raises ``TrackedConversionError``
+(``arange``, ``randint``: no derivative exists where a shape or a draw depends on the value).
+Eager tensors that merely require grad keep PyTorch's rules (``tensor`` copies and detaches).
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import allocate_on, to_device
+from ._errors import TrackedConversionError
 from ._state import LEVELS
-from ._tensor import Tensor, wrap
+from ._tensor import Tensor, tracking_level, wrap
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
@@ -37,6 +46,8 @@ def _to_array(data: Any, dtype, device, *, copy: bool):
     """
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
+        if LEVELS and tracking_level(data) is not None:
+            data.__array__()  # raises TrackedConversionError, naming the level
         return _place(data._data, dtype, device, copy)
     if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
         _check_kind(data.dtype, data)
@@ -147,11 +158,95 @@ def _scan(data, leaf_dtypes: set) -> bool:
 
 def _tensors_to_arrays(data):
     if isinstance(data, Tensor):
+        if LEVELS and tracking_level(data) is not None:
+            data.__array__()  # raises TrackedConversionError (tensor() stacks such values)
         array = data._data
         return array if type(array) is np.ndarray else array.get()
     if isinstance(data, (list, tuple)):
         return [_tensors_to_arrays(item) for item in data]
     return data
+
+
+# ---------------------------------------------------------------------------------------------
+# tracked values: built with dualad ops, so that every level keeps differentiating them
+
+
+def _holds_tracked(data) -> bool:
+    """Whether ``data`` is, or (nested in lists/tuples) holds, a tensor that an active level
+    tracks or a level's wrapper (whose array is not the value to use). Call only while
+    ``LEVELS`` is non-empty: otherwise nothing is tracked."""
+    if isinstance(data, Tensor):
+        return type(data) is not Tensor or tracking_level(data) is not None
+    if isinstance(data, (list, tuple)):
+        for kind in set(map(type, data)):
+            if (
+                kind not in _PYTHON_SCALARS
+                and issubclass(kind, (Tensor, list, tuple))
+                and any(_holds_tracked(item) for item in data if type(item) is kind)
+            ):
+                return True
+    return False
+
+
+def _first_tracked(data):
+    """The first tensor in ``data`` (nested lists/tuples) that ``_holds_tracked``."""
+    if isinstance(data, Tensor):
+        return data if _holds_tracked(data) else None
+    for item in data:
+        if isinstance(item, (Tensor, list, tuple)):
+            found = _first_tracked(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _tracked_tensor(data, dtype, device) -> Tensor:
+    """``tensor(data)`` for data holding tracked values: a differentiable copy of a tensor, or
+    the nested sequence stacked with dualad ops (numbers and untracked tensors become constants
+    of the same dtype, detached as ``tensor`` detaches them). The dtype is inferred as for
+    plain data; the device, unless given, is that of the first tracked tensor."""
+    from .ops.shape import stack  # (ops import this module: bound where first needed)
+
+    dtype = _dtypes.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        out = data.to(dtype=dtype, device=device)
+        return out.clone() if out is data else out  # tensor() never aliases its input
+    if dtype is None:
+        leaf_dtypes: set = set()
+        _scan(data, leaf_dtypes)
+        dtype = _dtypes.result_type(*leaf_dtypes) if len(leaf_dtypes) > 1 else leaf_dtypes.pop()
+    if device is None:
+        device = _first_tracked(data).device
+
+    def build(item) -> Tensor:
+        if isinstance(item, Tensor):
+            if not _holds_tracked(item):
+                item = item.detach()
+            return item.to(dtype=dtype, device=device)
+        if isinstance(item, (list, tuple)):
+            parts = [build(part) for part in item]
+            if not parts:
+                return wrap(_to_array([], dtype, device, copy=False))
+            shapes = {tuple(part.shape) for part in parts}
+            if len(shapes) > 1:
+                raise ValueError(
+                    "dualad.tensor: cannot make a tensor from ragged data: its entries have "
+                    f"the shapes {sorted(shapes)}"
+                )
+            return stack(parts)
+        return wrap(_to_array(item, dtype, device, copy=True))
+
+    return build(data)
+
+
+def _tracked_argument(name: str, argument: str, value: Tensor, why: str):
+    """The error for a factory argument that must be a number but is a tracked tensor."""
+    level = tracking_level(value)
+    return TrackedConversionError(
+        f"dualad.{name}: {argument} is a tensor that {level.title} tracks, and {why}: taking "
+        "its value as a number would silently drop its derivative. Pass "
+        f"{argument}.detach() if the value is meant as a constant."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +259,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     ``data`` may be a Python scalar, a (nested) list or tuple of numbers or tensors, a NumPy or
     CuPy array, or a tensor (copied and detached). Python floats become the default dtype.
 
+    Inside a transform, values that it tracks stay tracked (detaching them would make the
+    derivative silently wrong): a tracked tensor is copied differentiably, a sequence holding
+    tracked tensors is stacked (``tensor([x[0], 2 * x[1]])`` is ``stack([x[0], 2 * x[1]])``),
+    on the device of the tracked values unless ``device`` is given.
+
     >>> import dualad
     >>> dualad.tensor([[1, 2], [3, 4]]).dtype
     dtype('int64')
@@ -171,8 +271,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     tensor(1.5)
     >>> dualad.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
+    >>> from dualad.func import grad
+    >>> grad(lambda x: dualad.tensor([x[0], 2 * x[1]]).sum())(dualad.tensor([1.0, 1.0]))
+    tensor([1., 2.])
     """
-    out = wrap(_to_array(data, dtype, device, copy=True))
+    if LEVELS and _holds_tracked(data):
+        out = _tracked_tensor(data, dtype, device)
+    else:
+        out = wrap(_to_array(data, dtype, device, copy=True))
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -194,6 +300,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if dtype is None and device is None:
             return data
         return data.to(dtype=dtype, device=device)
+    if LEVELS and _holds_tracked(data):
+        return _tracked_tensor(data, dtype, device)  # (a sequence: stacked, as tensor does)
     return wrap(_to_array(data, dtype, device, copy=False))
 
 
@@ -231,6 +339,11 @@ def _size(name: str, args: tuple, size) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list, Tensor, np.ndarray)):
         only = args[0]
         if isinstance(only, Tensor):
+            if only.dtype.kind not in "iu":
+                raise TypeError(
+                    f"dualad.{name}: argument 'size' must be a tuple of ints, but got a tensor "
+                    f"of dtype {only.dtype}"
+                )
             only = only.tolist()
         args = (only,) if isinstance(only, builtins.int) else tuple(only)
     shape = []
@@ -277,20 +390,56 @@ def _finish(array, requires_grad: bool) -> Tensor:
     return out
 
 
+def _finish_tracked(out: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        out.requires_grad_(True)  # (a level's wrapper or a non-leaf refuses, as it should)
+    return out
+
+
 def _float_dtype(dtype):
     dtype = _dtypes.to_dtype(dtype)
     return _dtypes.get_default_dtype() if dtype is None else dtype
 
 
-def _scalar_value(value, name: str):
-    """A fill value or bound as a Python/NumPy scalar (one-element tensors are unwrapped)."""
+def _scalar_value(value, name: str, argument: str = "the value", why: str = ""):
+    """A fill value or bound as a Python/NumPy scalar (one-element tensors are unwrapped).
+    A tensor that an active level tracks raises (``why``: why it has no derivative here)."""
     if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise RuntimeError(
-                f"dualad.{name}: expected a number, got a tensor of shape {tuple(value.shape)}"
-            )
+        _check_one_element(value, name)
+        if LEVELS and tracking_level(value) is not None:
+            raise _tracked_argument(name, argument, value, why)
         return value.item()
     return value
+
+
+def _check_one_element(value: Tensor, name: str) -> None:
+    if value.numel() != 1:
+        raise RuntimeError(
+            f"dualad.{name}: expected a number, got a tensor of shape {tuple(value.shape)}"
+        )
+
+
+def _is_tracked(value) -> bool:
+    """Whether ``value`` is a tensor that an active level tracks (or a level's wrapper)."""
+    return bool(LEVELS) and isinstance(value, Tensor) and _holds_tracked(value)
+
+
+def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
+    """A new tensor of ``shape`` filled with the one-element tracked ``value``, differentiably
+    (its derivative is the sum of the result's)."""
+    from .ops.shape import broadcast_to  # (ops import this module: bound where first needed)
+
+    value = value.reshape(()).to(dtype=dtype, device=device)
+    return broadcast_to(value, shape).clone()  # (clone: memory of its own, as full's)
+
+
+def _number_dtype(kind: str) -> np.dtype:
+    """The dtype ``tensor(t.item())`` has for a tensor ``t`` of dtype kind ``kind``."""
+    if kind == "c":
+        return _dtypes.default_complex_dtype()
+    if kind == "f":
+        return _dtypes.get_default_dtype()
+    return _dtypes.bool_ if kind == "b" else _dtypes.int64
 
 
 def _scalar_dtype(value) -> np.dtype:
@@ -338,8 +487,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     tensor([7, 7])
     >>> dualad.full((2,), 0.5).dtype
     dtype('float64')
+
+    A one-element tensor that a transform tracks fills differentiably (on its device unless
+    ``device`` is given).
     """
     shape = _size("full", (size,), None)
+    if _is_tracked(fill_value):
+        _check_one_element(fill_value, "full")
+        dtype = _number_dtype(fill_value.dtype.kind) if dtype is None else _dtypes.to_dtype(dtype)
+        return _finish_tracked(_filled(fill_value, shape, dtype, device), requires_grad)
     fill_value = _scalar_value(fill_value, "full")
     dtype = _scalar_dtype(fill_value) if dtype is None else _dtypes.to_dtype(dtype)
     return _finish(
@@ -374,7 +530,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """
     if end is None:
         start, end = 0, start
-    start, end, step = (_scalar_value(v, "arange") for v in (start, end, step))
+    why = "the length of arange's result depends on it, which no derivative can follow"
+    start, end, step = (
+        _scalar_value(v, "arange", argument, why)
+        for v, argument in ((start, "start"), (end, "end"), (step, "step"))
+    )
     if dtype is None:
         kinds = {_scalar_dtype(v).kind for v in (start, end, step)}
         if "c" in kinds:
@@ -399,9 +559,14 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     >>> import dualad
     >>> dualad.linspace(0, 1, 5)
     tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+
+    Tensor endpoints that a transform tracks give a differentiable result (the values of
+    ``linspace`` of the detached endpoints, on their device unless ``device`` is given).
     """
-    start, end = _scalar_value(start, "linspace"), _scalar_value(end, "linspace")
     steps = _count("linspace", "steps", steps)
+    if _is_tracked(start) or _is_tracked(end):
+        return _finish_tracked(_linspace_tracked(start, end, steps, dtype, device), requires_grad)
+    start, end = _scalar_value(start, "linspace"), _scalar_value(end, "linspace")
     if dtype is None:
         is_complex = "c" in (_scalar_dtype(start).kind, _scalar_dtype(end).kind)
         dtype = _dtypes.default_complex_dtype() if is_complex else _dtypes.get_default_dtype()
@@ -409,6 +574,46 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     return _finish(
         allocate_on(device, lambda xp: xp.linspace(start, end, steps, dtype=dtype)), requires_grad
     )
+
+
+def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
+    """``linspace`` with tracked endpoints, in dualad ops: NumPy's steps (``arange * step +
+    start``, the last value exactly ``end``) computed in float64 (complex128), as NumPy computes
+    for the Python numbers that untracked endpoints become, then cast to the result dtype
+    (PyTorch's: the default float or complex dtype unless given). So the values are exactly
+    those of ``linspace`` with the endpoints detached."""
+    from .ops.shape import cat  # (ops import this module: bound where first needed)
+
+    ends = []
+    for value in (start, end):
+        if isinstance(value, Tensor):
+            _check_one_element(value, "linspace")
+            value = value.reshape(())
+        ends.append(value)
+    tracked = next(v for v in ends if isinstance(v, Tensor))
+    device = tracked.device if device is None else device
+    is_complex = any(
+        (v.dtype if isinstance(v, Tensor) else _scalar_dtype(v)).kind == "c" for v in ends
+    )
+    work = np.dtype(np.complex128 if is_complex else np.float64)
+    start, end = (
+        v.to(dtype=work, device=device)
+        if isinstance(v, Tensor)
+        else wrap(_to_array(v, work, device, copy=False))
+        for v in ends
+    )
+    if dtype is None:
+        dtype = _dtypes.default_complex_dtype() if is_complex else _dtypes.get_default_dtype()
+    dtype = _dtypes.to_dtype(dtype)
+    if steps == 0:
+        values = (start * 0).reshape((1,))[:0]  # (empty, but still at the tracked levels)
+    elif steps == 1:
+        values = start.reshape((1,)) * 1
+    else:
+        div = steps - 1
+        ramp = wrap(allocate_on(device, lambda xp: xp.arange(div, dtype=work)))
+        values = cat([ramp * ((end - start) / div) + start, end.reshape((1,))])
+    return values.to(dtype=dtype)
 
 
 def _like(t, dtype, device, make) -> Any:
@@ -454,7 +659,16 @@ def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) ->
     >>> import dualad
     >>> dualad.full_like(dualad.zeros(2), 3)
     tensor([3., 3.])
+
+    A one-element tensor that a transform tracks fills differentiably.
     """
+    if _is_tracked(fill_value):
+        _check_one_element(fill_value, "full_like")
+        if not isinstance(t, Tensor):
+            t = as_tensor(t)
+        dtype = t.dtype if dtype is None else _dtypes.to_dtype(dtype)
+        device = t.device if device is None else device
+        return _finish_tracked(_filled(fill_value, tuple(t.shape), dtype, device), requires_grad)
     fill_value = _scalar_value(fill_value, "full_like")
     array = _like(t, dtype, device, lambda xp, shape, dt: xp.full(shape, fill_value, dtype=dt))
     return _finish(array, requires_grad)
@@ -631,7 +845,11 @@ def randint(
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    low, high = _scalar_value(low, "randint"), _scalar_value(high, "randint")
+    # integer draws are piecewise constant in their bounds (zero derivative): the bounds' values
+    # are all that counts, so tracked bounds are detached (a vmap batch still raises)
+    low, high = (
+        _scalar_value(v.detach() if isinstance(v, Tensor) else v, "randint") for v in (low, high)
+    )
     shape = _size("randint", () if size is None else (size,), None)
     dtype = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
     if not high > low:

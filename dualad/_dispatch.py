@@ -165,6 +165,16 @@ class Level:
     def process(self, op: OpDef, args: tuple, params: dict):
         raise NotImplementedError
 
+    def tracks(self, value: Any) -> bool:
+        """Whether ``value`` carries a derivative (or a batch) of this level, so that turning
+        it into a NumPy array or a Python number would lose it (``Tensor.item`` & co ask)."""
+        return self.owns(value)
+
+    def conversion_error(self, value: Any, kind: str) -> Exception:
+        """The error for conversion ``kind`` (a key of ``dualad._errors.ATTEMPTS``) of a value
+        this level tracks: it names the level (as the user called it) and the fix."""
+        raise NotImplementedError
+
 
 def find_level(args: tuple) -> Level | None:
     """The innermost active level that owns one of ``args``."""

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import CPU, Device, device_of, to_device, xp_of
-from ._state import GRAD
+from ._errors import TrackedConversionError
+from ._state import GRAD, LEVELS
 
 _new = object.__new__
 
@@ -454,10 +455,32 @@ class Tensor:
             box[0] += 1
 
     # ------------------------------------------------------------------ conversion
+    # A value that an active level differentiates (a func.grad tape, a dual level's tangent) or
+    # batches (vmap) has no NumPy array or Python number that stands for it: the result would be
+    # a constant to that level and the derivative silently lost. Those conversions raise
+    # TrackedConversionError naming the level and the fix (until NumPy calls dispatch to dualad
+    # ops). An eager tensor that merely requires grad keeps PyTorch's rules: ``.item()``,
+    # ``float()`` and ``.tolist()`` work (``loss.item()``), ``numpy()`` and ``__array__`` raise
+    # unless grad mode is off. Level wrappers (GradTensor, BatchedTensor) check their own level
+    # and then convert their value, which checks the levels below.
+    def _refuse_if_tracked(self, kind: str) -> None:
+        """Raise if an active level tracks this tensor (``kind``: see ``_errors.ATTEMPTS``)."""
+        for level in reversed(LEVELS):
+            if level.tracks(self):
+                raise level.conversion_error(self, kind)
+
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array (shares memory on cpu)."""
+        """The data as a NumPy array (shares memory on cpu). ``force=True`` converts a tensor
+        that requires grad or is tracked by a level too, as ``detach().numpy()`` would.
+
+        >>> import dualad
+        >>> dualad.tensor([1.0, 2.0]).numpy()
+        array([1., 2.])
+        """
+        if LEVELS and not force:
+            self._refuse_if_tracked("numpy")
         if self._rg and GRAD.enabled and not force:
-            raise RuntimeError(
+            raise TrackedConversionError(
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
@@ -465,10 +488,13 @@ class Tensor:
         return data if type(data) is np.ndarray else data.get()
 
     def __array__(self, dtype=None, copy=None):
+        if LEVELS:
+            self._refuse_if_tracked("array")
         if self._rg and GRAD.enabled:
-            raise RuntimeError(
-                "Can't convert a Tensor that requires grad to a NumPy array (np.asarray would drop "
-                "the graph). Use tensor.detach() first."
+            raise TrackedConversionError(
+                "Can't convert a Tensor that requires grad to a NumPy array (np.asarray, "
+                "np.array or a NumPy function such as np.exp would drop the graph). Use "
+                "tensor.detach() first, or the dualad op (dualad.exp for np.exp)."
             )
         data = self._data
         if type(data) is not np.ndarray:
@@ -480,7 +506,17 @@ class Tensor:
         return data
 
     def item(self):
-        """The value of a one-element tensor as a Python number."""
+        """The value of a one-element tensor as a Python number.
+
+        >>> import dualad
+        >>> dualad.tensor([2.5]).item()
+        2.5
+        """
+        if LEVELS:
+            self._refuse_if_tracked("item")
+        return self._item()
+
+    def _item(self):
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -488,24 +524,39 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if LEVELS:
+            self._refuse_if_tracked("tolist")
         data = self._data
         return (data if type(data) is np.ndarray else data.get()).tolist()
 
     def __float__(self) -> float:
-        return float(self.item().real if self.is_complex() else self.item())
+        if LEVELS:
+            self._refuse_if_tracked("float")
+        value = self._item()
+        return float(value.real if self.is_complex() else value)
 
     def __int__(self) -> int:
-        return int(self.item())
+        if LEVELS:
+            self._refuse_if_tracked("int")
+        return int(self._item())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        if LEVELS:
+            self._refuse_if_tracked("complex")
+        return complex(self._item())
 
     def __index__(self) -> int:
+        # integer tensors carry no derivative at any level: nothing to refuse (vmap's
+        # BatchedTensor, whose value differs per example, overrides this)
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(self._item())
 
     def __bool__(self) -> bool:
+        # Not refused for func.grad or dual levels: Python control flow on a tracked value's
+        # VALUE is legitimate define-by-run code (PyTorch allows it; seeds branch on values),
+        # and a truth value is piecewise constant, so its derivative is zero almost everywhere:
+        # nothing is lost. vmap's BatchedTensor refuses (it has no single value).
         if self._data.size != 1:
             amount = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(
@@ -647,6 +698,18 @@ def wrap(data) -> Tensor:
     out._vc = None
     out._view = None
     return out
+
+
+def tracking_level(t: Tensor):
+    """The innermost active level that tracks ``t`` (differentiates or batches it), or that
+    tracks the value a level's wrapper holds (wrappers keep it in ``_value``); None when no
+    active level does, so that converting ``t`` to NumPy or a number loses nothing."""
+    while isinstance(t, Tensor):
+        for level in reversed(LEVELS):
+            if level.tracks(t):
+                return level
+        t = getattr(t, "_value", None)
+    return None
 
 
 def is_tensor(obj: Any) -> bool:

@@ -29,6 +29,7 @@ from collections import namedtuple
 
 from .._creation import zeros_like
 from .._dispatch import find_level
+from .._errors import TrackedConversionError
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
 from ..func.grad_level import _FREED_MESSAGE as _GRAD_FREED_MESSAGE
@@ -275,13 +276,22 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
     return outputs, is_tuple, ctx, kinds
 
 
+def _no_jvp_error(cls) -> RuntimeError:
+    return RuntimeError(
+        "You must implement the jvp function for custom autograd.Function to use it with "
+        f"forward mode AD. (dualad: {cls.__name__} has no jvp, and its backward is not a "
+        "differentiable function of its gradient inputs (it is not written in dualad ops, or "
+        "is @once_differentiable), so the tangents cannot be derived from it.)"
+    )
+
+
 def _jvp_from_backward(cls, ctx, args: tuple, outputs: tuple, kinds: tuple, tangents: list):
     """Output tangents of a Function without ``jvp``, from its backward (a VJP, linear in the
     output gradients ``u``): ``J t`` is the gradient of ``<backward(u), t>`` with respect to
     ``u``. A ``func.grad`` level records backward on ``u``, so this needs a backward written in
     dualad ops; one that is not (NumPy code, ``@once_differentiable``) raises instead of
     giving zero tangents."""
-    level = enter()
+    level = enter(f"the forward-mode derivative of {cls.__name__} (from its backward)")
     try:
         us = []
         for o, (kind, _) in zip(outputs, kinds):
@@ -292,7 +302,13 @@ def _jvp_from_backward(cls, ctx, args: tuple, outputs: tuple, kinds: tuple, tang
             else:
                 us.append(track(zeros_like(o), level, "jvp"))
         view = LevelCtx(ctx, outputs, None, ctx.needs_input_grad)
-        result = check_count(backward_method(cls)(view, *us), len(args), cls._backward_cls.__name__)
+        try:
+            result = backward_method(cls)(view, *us)
+        except TrackedConversionError as exc:
+            # a backward in NumPy code converts the gradient inputs: PyTorch's error, not the
+            # conversion's, whose level the user never entered
+            raise _no_jvp_error(cls) from exc
+        result = check_count(result, len(args), cls._backward_cls.__name__)
     finally:
         leave(level)
     roots = []
@@ -301,13 +317,7 @@ def _jvp_from_backward(cls, ctx, args: tuple, outputs: tuple, kinds: tuple, tang
         if g is None or t is None:
             continue
         if not (type(g) is GradTensor and g._level is level and g._gnode is not None):
-            raise RuntimeError(
-                f"You must implement the jvp function for custom autograd.Function to use it "
-                f"with forward mode AD. (dualad: {cls.__name__} has no jvp, and its backward is "
-                "not a differentiable function of its gradient inputs (it is not written in "
-                "dualad ops, or is @once_differentiable), so the tangents cannot be derived from "
-                "it.)"
-            )
+            raise _no_jvp_error(cls)
         roots.append(g)
         cotangents.append(t)
     leaves = [u._gnode for u in us if type(u) is GradTensor]

@@ -26,9 +26,12 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     return _jvp(func, primals, tangents, has_aux, copy_tangents=True)
 
 
-def _jvp(func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool):
+def _jvp(
+    func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool, name: str = "jvp"
+):
     """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
-    (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals."""
+    (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals.
+    ``name``: the transform the user called (``jacfwd``, ``hvp`` ...), which errors name."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.jvp: Expected primals and tangents to be tuples. E.g. jvp(f, (x,), (t,))"
@@ -40,6 +43,7 @@ def _jvp(func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bo
             "dualad.func.jvp: Expected primals and tangents to have the same python structure"
         )
     with fwd.dual_level() as level:
+        fwd.DUAL_LEVELS[-1].title = f"dualad.func.{name}"
         duals = []
         for p, t in zip(primal_leaves, tangent_leaves):
             if not isinstance(p, Tensor) or not isinstance(t, Tensor):

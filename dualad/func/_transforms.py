@@ -125,7 +125,7 @@ def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
     @functools.wraps(func, updated=())
     def wrapper(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), name)
-        level = enter()
+        level = enter(f"dualad.func.{name}")
         try:
             args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
             result = func(*args, **kwargs)
@@ -170,9 +170,22 @@ def _check_scalar(result, name: str) -> None:
 def vjp(func, *primals, has_aux: bool = False):
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
     (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
-    (``jacrev`` vmaps it)."""
+    (``jacrev`` vmaps it).
+
+    >>> import dualad
+    >>> from dualad.func import vjp
+    >>> out, vjp_fn = vjp(dualad.sin, dualad.tensor([0.0]))
+    >>> vjp_fn(dualad.tensor([2.0]))
+    (tensor([2.]),)
+    """
     _check_callable(func, "vjp")
-    level = enter()
+    return _vjp(func, primals, has_aux, "vjp")
+
+
+def _vjp(func, primals: tuple, has_aux: bool, name: str):
+    """``vjp``; ``name``: the transform the user called (``jacrev``, ``linearize`` ...), which
+    error messages name."""
+    level = enter(f"dualad.func.{name}")
     try:
         leaves, rebuild = flatten(primals)
         wrapped = [track(leaf, level, "vjp") for leaf in leaves]
@@ -313,10 +326,22 @@ def _reshaped(x: Tensor, shape: tuple) -> Tensor:
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None):
     """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp_fn`` over the standard basis
     of the output. Each output leaf gets ``(*out.shape, *in.shape)`` blocks (a tuple over
-    ``argnums`` when it is a tuple)."""
+    ``argnums`` when it is a tuple).
+
+    >>> import dualad
+    >>> from dualad.func import jacrev
+    >>> jacrev(lambda x: x * x)(dualad.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    _check_callable(func, "jacrev")
+    return _jacrev(func, argnums, has_aux, chunk_size, "jacrev")
+
+
+def _jacrev(func, argnums, has_aux: bool, chunk_size, title: str):
+    """``jacrev``; ``title``: the transform the user called (``hessian`` calls this)."""
     from ..vmap.api import vmap
 
-    _check_callable(func, "jacrev")
     _check_chunk_size(chunk_size, "jacrev")
 
     @functools.wraps(func, updated=())
@@ -324,7 +349,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size: int | None = N
         _error_if_complex("jacrev", args, "inputs")
         nums = _normalize_argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)
-        res = vjp(_restricted(func, args, nums), *diff, has_aux=has_aux)
+        res = _vjp(_restricted(func, args, nums), diff, has_aux, title)
         out, vjp_fn = res[0], res[1]
         out_leaves, rebuild_out = flatten(out)
         _error_if_complex("jacrev", out_leaves, "outputs")
@@ -389,12 +414,23 @@ def jacfwd(
     """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
     the inputs. Same layout as ``jacrev``. ``chunk_size`` (a dualad extension, as in
     ``jacrev``) pushes that many basis tangents at a time, bounding the memory of the batched
-    intermediate values."""
-    from ..vmap.api import vmap
-    from . import _jvp
+    intermediate values.
 
+    >>> import dualad
+    >>> from dualad.func import jacfwd
+    >>> jacfwd(lambda x: x * x)(dualad.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
     _check_callable(func, "jacfwd")
     _check_chunk_size(chunk_size, "jacfwd")
+    return _jacfwd(func, argnums, has_aux, randomness, chunk_size, "jacfwd")
+
+
+def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: str):
+    """``jacfwd``; ``title``: the transform the user called (``hessian`` calls this)."""
+    from ..vmap.api import vmap
+    from . import _jvp
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
@@ -412,7 +448,14 @@ def jacfwd(
         total = sum(x.numel() for x in in_leaves)
 
         def push(*tangents):
-            res = _jvp(restricted, diff, rebuild_in(list(tangents)), has_aux, copy_tangents=False)
+            res = _jvp(
+                restricted,
+                diff,
+                rebuild_in(list(tangents)),
+                has_aux,
+                copy_tangents=False,
+                name=title,
+            )
             _error_if_complex("jacfwd", res[0], "outputs")
             return (res[1], res[2]) if has_aux else res[1]
 
@@ -462,8 +505,17 @@ def jacfwd(
 
 
 def hessian(func, argnums=0):
-    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func))`` (forward-over-reverse)."""
-    return jacfwd(jacrev(func, argnums), argnums)
+    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func))`` (forward-over-reverse).
+
+    >>> import dualad
+    >>> from dualad.func import hessian
+    >>> hessian(lambda x: (x**3).sum())(dualad.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    _check_callable(func, "hessian")
+    inner = _jacrev(func, argnums, False, None, "hessian")
+    return _jacfwd(inner, argnums, False, "error", None, "hessian")
 
 
 def hvp(func, primals, tangents):
@@ -480,7 +532,7 @@ def hvp(func, primals, tangents):
     >>> hvp(cube, dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 1.0]))[1]
     tensor([ 6., 12.])
     """
-    from . import jvp
+    from . import _jvp
 
     _check_callable(func, "hvp")
     single = isinstance(primals, Tensor) and isinstance(tangents, Tensor)
@@ -498,7 +550,9 @@ def hvp(func, primals, tangents):
     def gradient_and_value(*p):
         return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
-    (_, value), (product, _) = jvp(gradient_and_value, primals, tangents)
+    (_, value), (product, _) = _jvp(
+        gradient_and_value, primals, tangents, False, copy_tangents=True, name="hvp"
+    )
     return value, (product[0] if single else product)
 
 
@@ -518,7 +572,7 @@ def linearize(func, *primals):
     from .._creation import zeros_like
 
     _check_callable(func, "linearize")
-    out, vjp_fn = vjp(func, *primals)
+    out, vjp_fn = _vjp(func, primals, False, "linearize")
     out_leaves, rebuild_out = flatten(out)
     in_leaves, _ = flatten(primals)
     # outputs without a derivative (integer, boolean) get zero tangents, as in jvp

@@ -26,6 +26,7 @@ import itertools
 import weakref
 
 from .._dispatch import Level, _aliases, _xp, dispatch
+from .._errors import conversion_error
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new, wrap
 from ..rev.engine import run
@@ -41,17 +42,33 @@ _sequence = itertools.count()  # execution order within one level's graph (later
 class GradLevel(Level):
     """One active ``func.grad`` / ``func.vjp`` call: a tape recording on logical values."""
 
-    __slots__ = ("outer_grad_mode",)
+    __slots__ = ("outer_grad_mode", "title")
     kind = "grad"
     forbids_backward = False
 
-    def __init__(self, index: int, outer_grad_mode: bool) -> None:
+    def __init__(self, index: int, outer_grad_mode: bool, title: str = "dualad.func.grad") -> None:
         self.index = index
         self.alive = True
         self.outer_grad_mode = outer_grad_mode
+        self.title = title  # the transform as the user called it, for error messages
 
     def owns(self, value) -> bool:
         return type(value) is GradTensor and value._level is self
+
+    def tracks(self, value) -> bool:
+        # a value with a graph edge here, while this level records (grad mode on: under
+        # no_grad its values are constants to it, as eager tensors that require grad are)
+        return (
+            type(value) is GradTensor
+            and value._level is self
+            and value._gnode is not None
+            and GRAD.enabled
+        )
+
+    def conversion_error(self, value, kind: str) -> Exception:
+        return conversion_error(
+            self.title, f"that {self.title} differentiates (grad level {self.index})", kind
+        )
 
     def process(self, op, args: tuple, params: dict):
         values = []
@@ -565,29 +582,40 @@ class GradTensor(Tensor):
     def data(self) -> Tensor:
         return self._value.data
 
-    # values: the value's (which raises inside vmap)
+    # values: refused while this level (or one above) tracks the tensor (``Tensor``'s
+    # conversion section says why), else the value's, which checks the levels below (and
+    # raises inside vmap)
     def item(self):
+        self._refuse_if_tracked("item")
         return self._value.item()
 
     def tolist(self):
+        self._refuse_if_tracked("tolist")
         return self._value.tolist()
 
     def numpy(self, *, force: bool = False):
-        return self._value.detach().numpy(force=force)
+        if force:
+            return self._value.detach().numpy(force=True)
+        self._refuse_if_tracked("numpy")
+        return self._value.numpy()
 
     def __array__(self, dtype=None, copy=None):
-        return self._value.detach().__array__(dtype, copy)
+        self._refuse_if_tracked("array")
+        return self._value.__array__(dtype, copy)
 
     def __bool__(self) -> bool:
         return bool(self._value)
 
     def __float__(self) -> float:
+        self._refuse_if_tracked("float")
         return float(self._value)
 
     def __int__(self) -> int:
+        self._refuse_if_tracked("int")
         return int(self._value)
 
     def __complex__(self) -> complex:
+        self._refuse_if_tracked("complex")
         return complex(self._value)
 
     def __index__(self) -> int:
@@ -633,9 +661,10 @@ class GradTensor(Tensor):
 # entering, leaving, running backward
 
 
-def enter() -> GradLevel:
-    """Push a new grad level (grad mode on inside it)."""
-    level = GradLevel(len(active_grad_levels()) + 1, GRAD.enabled)
+def enter(title: str = "dualad.func.grad") -> GradLevel:
+    """Push a new grad level (grad mode on inside it); ``title`` names the transform the user
+    called, for error messages."""
+    level = GradLevel(len(active_grad_levels()) + 1, GRAD.enabled, title)
     LEVELS.append(level)
     GRAD.enabled = True
     return level

@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 
 from .._dispatch import EMPTY, Level, dispatch, eager
+from .._errors import conversion_error
 from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
 from .._state import LEVELS
 from .._tensor import Tensor
@@ -60,7 +61,7 @@ def _unshared(tangent, input_tangents: list):
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
-    __slots__ = ("__weakref__", "holders", "prune_at")
+    __slots__ = ("__weakref__", "holders", "prune_at", "title")
     kind = "dual_level"
     forbids_backward = False
 
@@ -69,6 +70,12 @@ class DualLevel(Level):
         self.alive = True
         self.holders: list = []
         self.prune_at = 1024
+        # the transform as the user called it, for error messages (func.jvp/jacfwd rename it)
+        self.title = "dualad.fwd.dual_level"
+
+    def conversion_error(self, value, kind: str) -> Exception:
+        via = "" if self.title == "dualad.fwd.dual_level" else f" (the level of {self.title})"
+        return conversion_error(self.title, f"with a tangent at dual level {self.index}{via}", kind)
 
     def owns(self, value) -> bool:
         if type(value) is Tensor or isinstance(value, Tensor):

@@ -19,6 +19,7 @@ from .._dispatch import (
     OpDef,
     apply,
     apply1,
+    as_arg,
     binary_caller,
     dispatch,
     register,
@@ -192,6 +193,13 @@ def pow(a, b):
     """
     if type(b) in SCALAR_TYPES:
         return _pow_scalar(a, b)
+    # arrays and lists as tensors here, not only in eager dispatch: under a level the rules get
+    # the operands as given, and they tell a tensor from a scalar (``np.ones(2) ** x`` inside
+    # func.grad reaches this through Tensor.__rpow__)
+    if not isinstance(a, (Tensor, np.generic)) and type(a) not in SCALAR_TYPES:
+        a = as_arg(a)
+    if not isinstance(b, (Tensor, np.generic)):
+        b = as_arg(b)
     return _pow_tensor(a, b)
 
 

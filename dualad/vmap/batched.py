@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from .._dispatch import Level, dispatch
+from .._errors import ATTEMPTS, TrackedConversionError
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
 
@@ -50,6 +51,7 @@ class VmapLevel(Level):
 
     __slots__ = ("randomness", "size")
     kind = "vmap"
+    title = "dualad.vmap"  # for error messages, as the other levels' titles
     forbids_backward = True  # rev/engine.py: backward() inside vmap is an error
 
     def __init__(self, index: int, size: int, randomness: str) -> None:
@@ -57,6 +59,9 @@ class VmapLevel(Level):
         self.size = size
         self.randomness = randomness
         self.alive = True
+
+    def conversion_error(self, value, kind: str) -> Exception:
+        return value._no_values(ATTEMPTS[kind])
 
     def owns(self, value) -> bool:
         return type(value) is BatchedTensor and value._level is self
@@ -343,44 +348,54 @@ class BatchedTensor(Tensor):
         )
 
     # ------------------------------------------------------------------ no per-example values
-    def _no_values(self, what: str) -> RuntimeError:
-        return RuntimeError(
+    def _no_values(self, what: str) -> TrackedConversionError:
+        if what.startswith("conversion to a NumPy array"):
+            fix = (
+                "Use the dualad op instead of the NumPy function (dualad.exp(x) for "
+                "np.exp(x)), or move the NumPy code out of the vmapped function."
+            )
+        else:
+            fix = (
+                "Data-dependent Python control flow on batched values cannot be vmapped: "
+                "rewrite it with tensor ops (dualad.where, masks) or move it out of the "
+                "vmapped function."
+            )
+        return TrackedConversionError(
             f"dualad.vmap: {what} on a batched tensor ({_level_of(self)}, logical shape "
             f"{self.shape}) is not supported: inside vmap a tensor stands for all examples at "
-            "once, so data-dependent Python control flow on batched values cannot be vmapped. "
-            "Rewrite it with tensor ops (dualad.where, masks) or move it out of the vmapped "
-            "function."
+            f"once, so it has no single value. {fix}"
         )
 
+    # always refused, even once the level has exited (the value is still a whole batch)
     def item(self):
-        raise self._no_values(".item()")
+        raise self._no_values(ATTEMPTS["item"])
 
     def tolist(self):
-        raise self._no_values(".tolist()")
+        raise self._no_values(ATTEMPTS["tolist"])
 
     def numpy(self, *, force: bool = False):
-        raise self._no_values(".numpy()")
+        raise self._no_values(ATTEMPTS["numpy"])
 
     def __array__(self, dtype=None, copy=None):
-        raise self._no_values("Conversion to a NumPy array")
+        raise self._no_values(ATTEMPTS["array"])
 
     def __bool__(self) -> bool:
         raise self._no_values("bool() (an `if` or `while` on a tensor)")
 
     def __float__(self) -> float:
-        raise self._no_values("float()")
+        raise self._no_values(ATTEMPTS["float"])
 
     def __int__(self) -> int:
-        raise self._no_values("int()")
+        raise self._no_values(ATTEMPTS["int"])
 
     def __complex__(self) -> complex:
-        raise self._no_values("complex()")
+        raise self._no_values(ATTEMPTS["complex"])
 
     def __index__(self) -> int:
-        raise self._no_values("Use as a Python index")
+        raise self._no_values("use as a Python index")
 
     def __reduce_ex__(self, protocol):
-        raise self._no_values("Pickling")
+        raise self._no_values("pickling")
 
     def __deepcopy__(self, memo):
         raise self._no_values("copy.deepcopy()")
@@ -568,9 +583,9 @@ class _LogicalData:
     # layouts of batched values are not comparable per example (fwd.make_dual compares them)
     strides = None
 
-    def _unsupported(self, what: str) -> RuntimeError:
+    def _unsupported(self, what: str) -> TrackedConversionError:
         owner = self._owner
-        return RuntimeError(
+        return TrackedConversionError(
             f"dualad.vmap: this operation needs the array data of a batched tensor "
             f"({_level_of(owner)}, logical shape {owner.shape}) ({what}), which inside vmap "
             "stands for a whole batch. Tensor values used as static arguments (a shape or a "
