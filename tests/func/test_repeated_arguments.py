@@ -183,3 +183,19 @@ def test_duplicate_argnums_names_the_wrapped_positions(x):
         func.grad(mul, argnums=(1, -1))(x, x)
     with pytest.raises(RuntimeError, match="argnums elements must be unique"):
         func.hessian(mul, argnums=(0, 0))(x, x)
+
+
+def test_inplace_on_one_slot_leaves_the_other_and_the_caller_alone():
+    # grad levels rebind in-place results (nothing is written into the value below): the other
+    # slot keeps x's value and the caller's tensor is unchanged
+    x = dualad.tensor([5.0])
+
+    def f(a, b):
+        a.mul_(2)
+        return (a * b).sum()
+
+    assert_values(func.grad(f, argnums=(0, 1))(x, x), ([2 * X], [2 * X]))
+    assert_values(func.jacrev(lambda a, b: a.mul_(2) * b, argnums=(0, 1))(x, x), ([[10.0]],) * 2)
+    _, vjp_fn = func.vjp(lambda a, b: a.mul_(2) * b, x, x)
+    assert_values(vjp_fn(dualad.ones(1)), ([2 * X], [2 * X]))
+    assert_values(x, [X])
