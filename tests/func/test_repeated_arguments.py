@@ -158,6 +158,9 @@ def test_eager_x_times_x_and_repeated_inputs():
     assert_values(dualad.autograd.grad(x * 2, [x, x]), (2.0, 2.0))
     y = dualad.tensor(2.0, requires_grad=True)
     assert_values(dualad.autograd.grad(x * y * x, (x, y, x)), (12.0, 9.0, 12.0))
+    # backward(inputs=...) naming one leaf twice accumulates its gradient once
+    (x * 3).backward(inputs=[x, x])
+    assert_values(x.grad, 6.0 + 3.0)
 
 
 def test_complex_values():
@@ -199,3 +202,42 @@ def test_inplace_on_one_slot_leaves_the_other_and_the_caller_alone():
     _, vjp_fn = func.vjp(lambda a, b: a.mul_(2) * b, x, x)
     assert_values(vjp_fn(dualad.ones(1)), ([2 * X], [2 * X]))
     assert_values(x, [X])
+
+
+class SquareTimes(dualad.autograd.Function):
+    """a^2 b, with a backward of its own (on the saved inputs)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * 2 * a * b, g * a * a
+
+
+def test_custom_function_saved_inputs_of_repeated_slots(x):
+    # the Function's saved a and b are lifted to their own slots (they were matched to the
+    # arguments by identity, so both went to the last slot): double backward per slot
+    assert_values(func.grad(SquareTimes.apply, argnums=(0, 1))(x, x), (2 * X * X, X * X))
+    assert_values(func.hessian(SquareTimes.apply, argnums=(0, 1))(x, x), cubic_hessian())
+    twice = func.jacrev(func.jacrev(SquareTimes.apply, argnums=(0, 1)), argnums=(0, 1))
+    assert_values(twice(x, x), cubic_hessian())
+    for argnums, row in ((0, (2 * X, 2 * X)), (1, (2 * X, 0.0))):
+        inner = lambda a, b, n=argnums: func.grad(SquareTimes.apply, argnums=n)(a, b)
+        assert_values(func.grad(inner, argnums=(0, 1))(x, x), row)
+    # one slot a constant (the plain tensor), the other tracked: its value is the same tensor
+    assert_values(func.grad(lambda a: func.grad(SquareTimes.apply, argnums=1)(x, a))(x), 0.0)
+    assert_values(func.grad(lambda a: func.grad(SquareTimes.apply, argnums=0)(a, x))(x), 2 * X)
+    # eager: one tensor in both slots is one input (both uses summed)
+    y = dualad.tensor(X, requires_grad=True)
+    (g,) = dualad.autograd.grad(SquareTimes.apply(y, y), y, create_graph=True)
+    assert_values(g, 3 * X * X)
+    assert_values(dualad.autograd.grad(g, y)[0], 6 * X)
+
+
+def cubic_hessian():
+    # a^2 b: [[2b, 2a], [2a, 0]]
+    return ((2 * X, 2 * X), (2 * X, 0.0))
