@@ -134,6 +134,21 @@ def test_grad_of_grad(x):
     assert_values(func.grad(lambda a: func.grad(mul)(a, a))(x), 1.0)
 
 
+def test_forward_over_reverse_and_reverse_over_forward(x):
+    one, zero = dualad.tensor(1.0), dualad.tensor(0.0)
+    # H of a^2 b at a = b = x: [[2b, 2a], [2a, 0]]
+    _, hv = func.jvp(func.grad(cubic, argnums=(0, 1)), (x, x), (one, zero))
+    assert_values(hv, (2 * X, 2 * X))
+    directional = lambda a, b: func.jvp(cubic, (a, b), (one, zero))[1]
+    assert_values(func.grad(directional, argnums=(0, 1))(x, x), (2 * X, 2 * X))
+    twice = func.jacrev(func.jacfwd(cubic, argnums=(0, 1)), argnums=(0, 1))
+    assert_values(twice(x, x), ((2 * X, 2 * X), (2 * X, 0.0)))
+    v = dualad.tensor([1.0, 2.0])
+    expected = ([1.0, 2.0], [1.0, 2.0])
+    assert_values(func.vmap(func.jacrev(mul, argnums=(0, 1)))(v, v), expected)
+    assert_values(func.vmap(func.jacfwd(mul, argnums=(0, 1)))(v, v), expected)
+
+
 def test_autograd_functional(x):
     one, zero = dualad.tensor(1.0), dualad.tensor(0.0)
     assert_values(AF.jacobian(mul, (x, x)), (X, X))
