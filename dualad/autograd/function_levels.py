@@ -17,7 +17,8 @@ Invariants:
   becomes the level's output, a saved input the level's argument (so tangents and tracking the
   level attached to it are there), a batched value of the generated rule's vmap level a batched
   value of this vmap level; anything else (an intermediate) is a constant at the level, as in
-  PyTorch's eager semantics.
+  PyTorch's eager semantics. That matching is by identity, so a grad level passes one tensor
+  standing for several argument slots (one tensor passed twice) down as distinct aliases.
 - a vmap level that runs a user ``vmap`` staticmethod has no ctx for the levels above it; they
   build one with ``setup_context`` on their own values, and a ctx-style Function (forward(ctx,
   ...)) there is an error, not a silently different result.
@@ -28,7 +29,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._creation import zeros_like
-from .._dispatch import find_level
+from .._dispatch import dispatch, find_level
 from .._errors import TrackedConversionError
 from .._state import GRAD, LEVELS
 from .._tensor import Tensor, _new
@@ -47,6 +48,7 @@ from ..func.grad_level import (
 )
 from ..func.grad_level import _sequence as _grad_sequence
 from ..func.grad_level import backward as level_backward
+from ..fwd import _alias_op
 from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
 from ..ops.elementwise import clone
 from ..rev.function_node import (
@@ -147,6 +149,26 @@ class LevelCtx(FunctionCtx):
 
     def _forward_entries(self) -> tuple:
         return tuple([self._lift_value(v) for v in self._below._forward_entries()])
+
+
+def _distinct_values(values: tuple, args: tuple) -> tuple:
+    """``values`` (one level down, that level active) where one tensor stands for different
+    arguments (the same tensor passed in two slots: two wrappers, or a wrapper and the plain
+    tensor, hold one value) made distinct objects: aliases one level down. What the Function
+    saves, and an output that is an input, are matched to the arguments by identity
+    (``_lift_map``, the output kinds): with one object for two slots, a saved input was lifted
+    to the wrong slot's wrapper (double backward sent its gradient to the other slot)."""
+    seen: dict = {}
+    out = None
+    for i, (value, arg) in enumerate(zip(values, args)):
+        if not isinstance(value, Tensor):
+            continue
+        first = seen.setdefault(id(value), i)
+        if first != i and args[first] is not arg:
+            if out is None:
+                out = list(values)
+            out[i] = dispatch(_alias_op, (value,), {})
+    return values if out is None else tuple(out)
 
 
 def _lift_map(values: tuple, args: tuple, outs_down: tuple, outs: tuple) -> dict:
@@ -427,6 +449,7 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
     removed = _suspend(level)
     GRAD.enabled = mode and level.outer_grad_mode
     try:
+        values = _distinct_values(values, args)
         outputs, is_tuple, ctx, kinds = run(cls, values)
         recording = mode and True in needs
         needs_input_grad = tuple(needs) if recording else (False,) * len(args)

@@ -49,7 +49,13 @@ def _normalize_argnums(argnums, count: int, name: str) -> tuple[int, ...]:
             )
         result.append(a % count)
     if len(set(result)) != len(result):
-        raise RuntimeError(f"{name}: argnums must be unique, got {argnums}")
+        # (PyTorch's text; one slot named twice would ask for one derivative in two places: to
+        # differentiate with respect to one tensor in two slots, pass it in both slots)
+        raise RuntimeError(
+            f"{name}: argnums elements must be unique, got {tuple(result)} (argnums={argnums!r} "
+            "names one argument more than once; each argument slot gets its own derivative, so "
+            "pass a tensor in two slots to differentiate each use of it)"
+        )
     return tuple(result)
 
 

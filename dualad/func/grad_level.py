@@ -10,6 +10,10 @@ Invariants:
   above it suspended), and G records a ``GradNode`` whose saved arguments/outputs are those
   values. Outputs are re-wrapped for G. Values of other levels are constants to G (identity
   test on the level object): that is what keeps nested grads free of perturbation confusion.
+- Every argument slot (every pytree leaf) is its own input with its own ``GradLeaf``, also when
+  the caller passes one tensor in several slots: then several wrappers hold the SAME value, so
+  a VJP rule never reads ``args[i] is args[j]`` as "one input" (``mul`` gives both slots their
+  partial; the engine sums them where the edges meet).
 - The backward pass of G runs after G has left the stack, so the VJP rules (dualad ops) run on
   the values one level down: vmap levels below G batch them (per-example gradients), dual
   levels below G push tangents through them (forward-over-reverse), an outer grad level records

@@ -147,6 +147,17 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
             "Setting a forward grad that itself has a forward gradient at the same level"
             f"{dual.index} is not supported."
         )
+    for inner in _dual_levels_above(dual):
+        if inner.tangent_of(tangent) is not None:
+            # a tangent at ``dual`` carries the levels below ``dual`` only (the mixed terms
+            # belong to the inner level's tangent): such a tangent's inner part would be lost
+            raise RuntimeError(
+                f"dualad.fwd.make_dual: the tangent given for dual level {dual.index} has itself a "
+                f"tangent at dual level {inner.index}, which was entered after it; dualad cannot "
+                "propagate that mixed term. Put it in the inner level's tangent instead (t plain, "
+                f"s the mixed term): make_dual(make_dual(x, t, level={dual.index}), "
+                f"make_dual(zeros_like(x), s, level={dual.index}), level={inner.index})"
+            )
     if type(tensor) is not Tensor or type(tangent) is not Tensor:
         # batched by a vmap level above ``dual``: the dual number lives below that level
         from ..vmap.batched import lift_make_dual
@@ -164,7 +175,23 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
-    """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None for a non-dual."""
+    """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None for a non-dual.
+
+    With nested levels the two carry the other levels' perturbations, whichever level is
+    unpacked first (mixed partials are symmetric): unpacking the outer level inside the inner
+    one gives a tangent whose inner tangent is the mixed term, and a primal that keeps its inner
+    tangent.
+
+    >>> import dualad
+    >>> from dualad import fwd
+    >>> with fwd.dual_level() as outer:
+    ...     x = fwd.make_dual(dualad.tensor(0.0), dualad.tensor(1.0), level=outer)
+    ...     with fwd.dual_level() as inner:
+    ...         y = dualad.exp(fwd.make_dual(x, dualad.tensor(1.0), level=inner))
+    ...         dy = fwd.unpack_dual(y, level=outer).tangent
+    ...         fwd.unpack_dual(dy, level=inner).tangent
+    tensor(1.)
+    """
     dual = _resolve(level, "unpack_dual")
     if dual is None or not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
@@ -174,17 +201,88 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         lifted = lift_unpack_dual(dual, tensor)
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
-    tangent = dual.tangent_of(tensor)
     if not FORWARD_GRAD_ENABLED[0]:
-        tangent = None  # forward grad off (e.g. inside a custom Function's forward): no tangents
+        # forward grad off (e.g. inside a custom Function's forward): no tangents
+        return UnpackedDualTensor(_alias_below(tensor, dual), None)
+    above = _dual_levels_above(dual)
+    if not above or all(m.tangent_of(tensor) is None for m in above):
+        # the usual case: no level inside ``dual`` perturbs the tensor
+        tangent = dual.tangent_of(tensor)
+        return UnpackedDualTensor(_alias_below(tensor, dual), tangent)
+    return UnpackedDualTensor(_without(tensor, dual, above), _coefficient(tensor, dual, above))
+
+
+# Nested levels (see the invariant in ``levels``): a tangent at level L carries the tangents of
+# the levels below L only, as L's rules computed it with L and the levels above suspended. The
+# mixed terms of L and a level M above it sit in M's tangent (its tangent at L). Unpacking L
+# while such an M is active gathers them: ``_coefficient`` (L's tangent, plus, at each M, the
+# coefficient of L in M's tangent) and ``_without`` (the tensor, with, at each M, M's tangent
+# without L's perturbation).
+
+
+def _dual_levels_above(dual: DualLevel) -> list:
+    """The dual levels active right above ``dual`` (up to the first other transform level:
+    above a vmap or grad level, tangents live on that level's wrappers, not on this tensor)."""
+    if not LEVELS or LEVELS[-1] is dual or dual not in LEVELS:
+        return []
+    above = []
+    for level in LEVELS[LEVELS.index(dual) + 1 :]:
+        if type(level) is not DualLevel:
+            break
+        above.append(level)
+    return above
+
+
+def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
+    """A view of ``tensor`` carrying the tangents of the levels below ``dual`` only (computed
+    with ``dual`` and the levels above it suspended); it never derives ``dual``'s tangent from
+    its base."""
     if dual in LEVELS:
         with suspended(dual):
-            primal = dispatch(_alias_op, (tensor,), {})
+            out = dispatch(_alias_op, (tensor,), {})
     else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
-        primal = dispatch(_alias_op, (tensor,), {})
-    if type(primal) is Tensor and primal._view is not None:
-        primal._view.fw_derivable = False  # the primal never has the dual's tangent
-    return UnpackedDualTensor(primal, tangent)
+        out = dispatch(_alias_op, (tensor,), {})
+    if type(out) is Tensor and out._view is not None:
+        out._view.fw_derivable = False  # the primal never has the dual's tangent
+    return out
+
+
+def _coefficient(tensor: Tensor, dual: DualLevel, above: list):
+    """The coefficient of ``dual``'s perturbation in ``tensor`` (None: zero), carrying the
+    perturbations of the levels below ``dual`` and of ``above`` (the levels above ``dual`` to
+    account for, innermost last)."""
+    base = dual.tangent_of(tensor)
+    mixed = []
+    for k, level in enumerate(above):
+        inner = level.tangent_of(tensor)
+        if inner is not None:
+            term = _coefficient(inner, dual, above[:k])  # (inner carries levels below it only)
+            if term is not None:
+                mixed.append((level, term))
+    if not mixed:
+        return base
+    if base is None:  # no first-order term, but mixed ones
+        from .._creation import zeros_like
+
+        base = zeros_like(tensor)
+    out = _alias_below(base, dual)
+    for level, term in mixed:
+        level.attach(out, term)
+    return out
+
+
+def _without(tensor: Tensor, dual: DualLevel, above: list) -> Tensor:
+    """A view of ``tensor`` without ``dual``'s perturbation: the tangents of the levels below
+    ``dual`` as they are, and at each level of ``above`` that level's tangent without it."""
+    out = _alias_below(tensor, dual)
+    for k, level in enumerate(above):
+        inner = level.tangent_of(tensor)
+        if inner is not None:
+            rest = [m for m in above[:k] if m.tangent_of(inner) is not None]
+            if rest or dual.tangent_of(inner) is not None:  # (else it is free of dual already)
+                inner = _without(inner, dual, rest)
+            level.attach(out, inner)
+    return out
 
 
 def _is_fwd_grad_enabled() -> bool:

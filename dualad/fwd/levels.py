@@ -9,6 +9,12 @@ Invariants:
   see. That is what gives nested levels exact higher derivatives, what keeps one level's
   perturbation out of another's (identity checks, never level arithmetic), and what makes
   reverse-over-forward work (the tangent computation is recorded by autograd).
+- Nested levels, canonical form: a tangent at level L carries tangents of the levels below L
+  only (L's rule ran with L and the levels above it suspended); the mixed terms of L and a level
+  M above it sit in M's tangent (as its tangent at L), nowhere else. ``make_dual`` keeps this
+  (it refuses a tangent that carries an inner level's tangent), and ``unpack_dual`` at L, while
+  such an M is active, gathers the mixed terms from M's tangent, so that every unpacking order
+  gives the same values (symmetric mixed partials) and the primal keeps M's perturbation.
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
   level never keeps a tensor alive).
 """

@@ -262,8 +262,14 @@ def _bilinear_vjp(cts, outs, args, params, needs):
     # the partials b and a, without the generic binary rule's calls (mul is the hottest op)
     ct = cts[0]
     a, b = args
-    if a is b and needs[0]:  # x * x: d = 2 x dx, one product (exactly ct*x + ct*x)
-        return (ct * _conj_if_complex(a)) * 2, None
+    if a is b:
+        # one value in both slots: both partials are ct * conj(x), made once. Not (2 ct x,
+        # None): the two slots can be different inputs with one value (at a grad level the
+        # saved arguments are the values under the wrappers: grad(lambda a, b: a * b,
+        # argnums=(0, 1))(x, x) is (x, x)), or one slot a constant. For x * x the engine
+        # sums the two (exactly 2 ct x).
+        g = ct * _conj_if_complex(a)
+        return (g if needs[0] else None), (g if needs[1] else None)
     grad_a = grad_b = None
     if needs[0]:
         if type(b) is Tensor and b._data.dtype.kind != "c":
@@ -281,7 +287,7 @@ def _bilinear_vjp(cts, outs, args, params, needs):
 def _bilinear_jvp(tangents, outs, args, params):
     a, b = args
     t_a, t_b = tangents
-    if a is b and t_a is not None:  # x * x: 2 x dx
+    if a is b and t_a is t_b and t_a is not None:  # x * x: 2 x dx (one tangent in both slots)
         return _broadcast_to_output((t_a * a) * 2, outs[0])
     if t_a is None:
         total = None if t_b is None else t_b * a

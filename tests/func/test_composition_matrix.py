@@ -12,7 +12,11 @@ differentiable outputs flattened and concatenated into one small 1-D tensor. The
 4. ``dualad.autograd.grad(..., is_grads_batched=True)`` with 3 cotangents equals a loop;
 5. (twice-differentiable) forward-over-reverse ``jvp(grad(g))``, reverse-over-forward
    ``grad(jvp(g))`` and ``func.hvp`` give the same Hessian-vector product, which matches a
-   central difference of ``func.grad(g)`` along the tangent.
+   central difference of ``func.grad(g)`` along the tangent;
+6. (entries with leaves of one shape, first such sample) one tensor passed in all those slots
+   gives what copies of it give: ``func.grad(g)``, ``jacrev(f)``, ``jacfwd(f)`` per slot;
+7. (twice-differentiable, first small sample) nested dual levels unpacked in either order give
+   the same mixed second derivative ``w^T H v``, that of ``func.hvp``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pytest
 
 import dualad
 from dualad import func
+from dualad import fwd as fwd_ad
 from dualad.testing._numeric import flatten_outputs, is_differentiable_dtype, numerical_jvp
 from dualad.testing.opdb import all_ops
 from tests._helpers import assert_close, function_of_leaves, replace_leaves
@@ -276,3 +281,86 @@ def test_hvp_three_ways(info, index):
         got = np.concatenate([_np(p).reshape(-1) for p in other])
         assert_close(got, flat, rtol=RTOL, atol=ATOL, what=case.what(f"{name} vs fwd-over-rev"))
     assert_close(flat, expected, rtol=rtol, atol=atol, what=case.what("hvp vs FD of grad"))
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. one tensor in several argument slots == copies of it
+
+
+def _shared_groups(sample) -> list[list[int]]:
+    """Positions of leaves with one shape and dtype (groups of two or more)."""
+    groups: dict = {}
+    for i, a in enumerate(sample.leaves()):
+        a = np.asarray(a)
+        groups.setdefault((a.shape, a.dtype.str), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _first_sample_params(keep) -> list:
+    """One sample per entry (the first that ``keep`` accepts): these checks look for wrong
+    plumbing, not per-sample numerics, and keep the default run short."""
+    out = []
+    for info in INFOS:
+        for index, sample in enumerate(info.sample_inputs(DTYPE)):
+            if keep(info, sample):
+                out.append(pytest.param(info, index, id=f"{info.name}-{index}"))
+                break
+    return out
+
+
+@pytest.mark.parametrize(
+    ("info", "index"), _first_sample_params(lambda info, sample: bool(_shared_groups(sample)))
+)
+def test_one_tensor_in_several_slots_matches_copies(info, index):
+    case = Case(info, index)
+    arrays = list(case.arrays)
+    for group in _shared_groups(case.sample):
+        for j in group[1:]:
+            arrays[j] = arrays[group[0]]
+    copies = [dualad.tensor(a.copy()) for a in arrays]
+    shared = list(copies)
+    for group in _shared_groups(case.sample):
+        for j in group[1:]:
+            shared[j] = shared[group[0]]  # the same tensor object in every slot of the group
+    for name, transform, fn in (
+        ("grad", func.grad, case.g),
+        ("jacrev", func.jacrev, case.f),
+        ("jacfwd", func.jacfwd, case.f),
+    ):
+        # (one value in several slots may leave the op's domain, xlogy(x, x) at x < 0: NaN
+        # either way, compared as equal)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expected = transform(fn, case.argnums)(*copies)
+            got = transform(fn, case.argnums)(*shared)
+        for i, (a, e) in enumerate(zip(got, expected)):
+            what = case.what(f"{name} slot {i}: one tensor in slots {_shared_groups(case.sample)}")
+            assert_close(_np(a), _np(e), rtol=RTOL, atol=ATOL, what=what)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. nested dual levels: the mixed derivative in either unpacking order
+
+
+@pytest.mark.parametrize(("info", "index"), _first_sample_params(_small_twice))
+def test_nested_dual_levels_either_order(info, index):
+    case = Case(info, index)
+    rng = _rng(info, "nested")
+    vs = [dualad.tensor(rng.uniform(-1.0, 1.0, a.shape)) for a in case.arrays]
+    ws = [dualad.tensor(rng.uniform(-1.0, 1.0, a.shape)) for a in case.arrays]
+    xs = case.inputs()
+    _, hv = func.hvp(case.g, tuple(xs), tuple(vs))
+    expected = sum(float((h * w).sum()) for h, w in zip(hv, ws))
+    unpack = fwd_ad.unpack_dual
+    with fwd_ad.dual_level() as outer:
+        duals = [fwd_ad.make_dual(x, v, level=outer) for x, v in zip(xs, vs)]
+        with fwd_ad.dual_level() as inner:
+            duals = [fwd_ad.make_dual(d, w, level=inner) for d, w in zip(duals, ws)]
+            y = case.g(*duals)
+            results = {}
+            for first, second in ((outer, inner), (inner, outer)):
+                tangent = unpack(unpack(y, level=first).tangent, level=second).tangent
+                results[(first, second)] = None if tangent is None else float(tangent)
+    for order, got in results.items():
+        what = case.what(f"nested levels, unpacked {order}")
+        assert got is not None or expected == 0.0, f"{what}: no mixed tangent"
+        assert_close(got or 0.0, expected, rtol=RTOL, atol=ATOL, what=f"{what} vs func.hvp")

@@ -161,7 +161,7 @@ def test_errors():
         grad(lambda x: x.sum(), has_aux=True)(x)
     with pytest.raises(RuntimeError, match=r"Got argnums=2, but only 2 positional inputs"):
         grad(lambda x, y: x.sum(), argnums=2)(x, x)
-    with pytest.raises(RuntimeError, match="argnums must be unique"):
+    with pytest.raises(RuntimeError, match="argnums elements must be unique"):
         grad(lambda x, y: x.sum(), argnums=(0, 0))(x, x)
     with pytest.raises(RuntimeError, match="argnums must be int or Tuple"):
         grad(lambda x: x.sum(), argnums=[0])(x)
