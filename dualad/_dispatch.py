@@ -252,11 +252,19 @@ def eager(op: OpDef, args: tuple, params: dict):
     if converted:
         return eager(op, tuple(as_arg(a) for a in args), params)
     if xp is None:
+        if any(type(a) in SCALAR_TYPES for a in args):
+            # Python scalars alone (``negative(2.0)``, ``add(2, 3)``): computed as the 0-d
+            # tensors ``tensor(value)`` would make (default float dtype, int64, bool, default
+            # complex), so the result is a 0-d array of that dtype, not a Python number
+            return eager(op, tuple(_scalar_as_tensor(a) for a in args), params)
         xp = np
     try:
         out = op.impl(xp, *datas, **params)
     except Exception as exc:
-        raise op_error(op, args, params, exc) from exc
+        error = op_error(op, args, params, exc)
+        if error is exc:
+            raise
+        raise error from exc
     record = requires_grad and op.differentiable and GRAD.enabled
     if op.nout == 1:
         if type(out) in _NP_SCALAR_TYPES:
@@ -274,6 +282,14 @@ def eager(op: OpDef, args: tuple, params: dict):
     if record:
         record_node(op, args, params, results)
     return results
+
+
+def _scalar_as_tensor(value):
+    if type(value) in SCALAR_TYPES:
+        from ._creation import tensor
+
+        return tensor(value)
+    return value
 
 
 def _version(t: Tensor) -> int:
@@ -409,8 +425,15 @@ def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
 
 
 def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
-    """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception."""
-    if isinstance(exc, (RuntimeError, TypeError, IndexError)) and str(exc).startswith("dualad"):
+    """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception.
+
+    The class stays the impl's (NumPy's ``FloatingPointError`` under ``np.errstate``,
+    ``LinAlgError``, ``ValueError`` ...), so callers can catch what NumPy raises; the caller
+    chains it ``from`` the original. A class that cannot be built from one message (or would
+    render it differently) gets the context as a note on the original exception, which is then
+    returned as is (the caller re-raises it unchanged).
+    """
+    if str(exc).startswith("dualad"):
         return exc
     described = ", ".join(
         f"Tensor(shape={tuple(a.shape)}, dtype={a.dtype})" if isinstance(a, Tensor) else repr(a)
@@ -418,12 +441,16 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     )
     extra = f" with {params}" if params else ""
     text = f"dualad.{op.name}: {type(exc).__name__}: {exc} (arguments: {described}{extra})"
-    kind = (
-        IndexError
-        if isinstance(exc, IndexError)
-        else (TypeError if isinstance(exc, TypeError) else RuntimeError)
-    )
-    return kind(text)
+    try:
+        error = type(exc)(text)
+        if str(error) == text:
+            return error
+    except Exception:
+        pass
+    add_note = getattr(exc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(text)
+    return exc
 
 
 def _device_error(op: OpDef, args: tuple) -> RuntimeError:
