@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
+from ._dtypes import _default as DEFAULT_DTYPE
+from ._dtypes import default_complex_dtype
 from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
 from .rev.anomaly import MODE as ANOMALY
@@ -252,11 +254,15 @@ def eager(op: OpDef, args: tuple, params: dict):
     if converted:
         return eager(op, tuple(as_arg(a) for a in args), params)
     if xp is None:
-        if any(type(a) in SCALAR_TYPES for a in args):
-            # Python scalars alone (``negative(2.0)``, ``add(2, 3)``): computed as the 0-d
-            # tensors ``tensor(value)`` would make (default float dtype, int64, bool, default
-            # complex), so the result is a 0-d array of that dtype, not a Python number
-            return eager(op, tuple(_scalar_as_tensor(a) for a in args), params)
+        for i, a in enumerate(args):
+            if type(a) in SCALAR_TYPES:
+                # Python scalars alone (``negative(2.0)``, ``add(2, 3)``): the first as the 0-d
+                # tensor ``tensor(value)`` makes (default float dtype, int64, bool, default
+                # complex), the others weak scalars with it, so the result is a 0-d array of
+                # the dtype ``result_type`` gives the scalars, not a Python number
+                from ._creation import tensor
+
+                return eager(op, (*args[:i], tensor(a), *args[i + 1 :]), params)
         xp = np
     try:
         out = op.impl(xp, *datas, **params)
@@ -269,6 +275,8 @@ def eager(op: OpDef, args: tuple, params: dict):
     if op.nout == 1:
         if type(out) in _NP_SCALAR_TYPES:
             out = np.asarray(out)
+        if DEFAULT_DTYPE[0] is not _F64:
+            out = to_default_dtype(out, args, params)
         result = wrap(out)
         if op.view:
             make_view(result, args[0], op, params)
@@ -284,12 +292,25 @@ def eager(op: OpDef, args: tuple, params: dict):
     return results
 
 
-def _scalar_as_tensor(value):
-    if type(value) in SCALAR_TYPES:
-        from ._creation import tensor
+_F64 = np.dtype("float64")
+_C128 = np.dtype("complex128")
 
-        return tensor(value)
-    return value
+
+def to_default_dtype(out, args: tuple, params: dict = EMPTY):
+    """``out`` in the default dtype when NumPy made it float64 (complex128) out of no floating
+    or complex tensor: an integer tensor with a Python float, true division of integers.
+
+    Called only while the default dtype is not float64 (``DEFAULT_DTYPE[0] is not _F64``: one
+    test on the fast paths), where PyTorch's rule (the default dtype) and NumPy's (float64)
+    differ; ops asked for a dtype (``astype``) keep it.
+    """
+    dtype = getattr(out, "dtype", None)
+    if (dtype is not _F64 and dtype is not _C128) or "dtype" in params:
+        return out
+    for a in args:
+        if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+            return out
+    return out.astype(DEFAULT_DTYPE[0] if dtype is _F64 else default_complex_dtype())
 
 
 def _version(t: Tensor) -> int:
@@ -599,6 +620,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     differentiable = op.differentiable  # comparisons etc. never record a node
     new = _new
     scalar_types = _NP_SCALAR_TYPES
+    default_dtype = DEFAULT_DTYPE
+    f64 = _F64
 
     def call(x):
         if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
@@ -609,6 +632,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in scalar_types:
                 out = np.asarray(out)
+            if default_dtype[0] is not f64:
+                out = to_default_dtype(out, (x,))
             result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
             result._rg = False
@@ -636,6 +661,8 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     new = _new
     scalar_types = _NP_SCALAR_TYPES
     masks = two_arg_save_masks(op)
+    default_dtype = DEFAULT_DTYPE
+    f64 = _F64
 
     def call(a, b):
         if not LEVELS:
@@ -669,6 +696,8 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
                 if type(out) in scalar_types:
                     out = np.asarray(out)
+                if default_dtype[0] is not f64:
+                    out = to_default_dtype(out, (a, b))
                 result = new(Tensor)  # wrap(out), inline
                 result._data = out
                 result._rg = False
@@ -711,6 +740,8 @@ def apply1(op: OpDef, x, params: dict):
         if op.nout == 1:
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
+            if DEFAULT_DTYPE[0] is not _F64:
+                out = to_default_dtype(out, (x,), params)
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
                 if op.save_mask is None:

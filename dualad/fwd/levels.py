@@ -121,6 +121,8 @@ class DualLevel(Level):
             removed = LEVELS[position:]
             del LEVELS[position:]
         try:
+            if op.view and tangents[0] is not None and type(args[0]) is not Tensor:
+                tangents[0] = self._widen_viewed_tangent(args[0], tangents[0])
             if LEVELS:
                 out = dispatch(op, args, params)
             elif op.fast is not None and not params:
@@ -181,7 +183,12 @@ class DualLevel(Level):
         if tangent is None:
             return out
         tangent = _unshared(tangent, tangents)
-        if type(tangent) is Tensor and out._fw is None and out._data.dtype.kind == "f":
+        if (
+            type(tangent) is Tensor
+            and out._fw is None
+            and out._data.dtype.kind == "f"
+            and tangent._data.dtype is out._data.dtype
+        ):
             out._fw = {self: tangent}  # attach, inline: a real result's first tangent
             holders = self.holders
             holders.append(_weakref(out))
@@ -190,6 +197,26 @@ class DualLevel(Level):
         else:
             self.attach(out, tangent)
         return out
+
+    def _widen_viewed_tangent(self, primal, tangent):
+        """The tangent of a view's source, batched at every vmap level its primal is.
+
+        Under ``vmap(jacfwd(f))`` the tangent of ``y = x.clone()`` is batched at jacfwd's basis
+        level only, while y is batched at the outer vmap level too. A view of y gets a view of
+        that tangent; an in-place op on the view then writes a tangent batched at both levels,
+        which cannot go into it. So before a view is taken the source's tangent is replaced by
+        a copy batched like its primal (runs with this level suspended, in ``process``); later
+        in-place writes through any view then land in it, and the source sees them.
+        """
+        from ..rev.inplace import _vmap_levels
+        from ..ops.reductions import sum as sum_
+
+        if _vmap_levels(primal) <= _vmap_levels(tangent):
+            return tangent
+        # an exact 0 batched like the primal (a sum over no elements: no NaN from inf * 0)
+        wide = tangent + sum_(primal.detach().reshape(-1)[:0])
+        self.attach(primal, wide)
+        return wide
 
     def _prune(self) -> None:
         """Drop references to dead tensors now and then, so a long-lived level stays small."""
@@ -207,9 +234,11 @@ class DualLevel(Level):
             from .._creation import full_like
 
             tangent = full_like(tensor, tangent)
-        elif kind == "c" and tangent._data.dtype.kind != "c":
-            # a complex result of real tangents (x + 1j * c with c constant): the tangent is
-            # complex too, or rules such as imag/scatter on it would see the wrong dtype
+        elif tangent._data.dtype != tensor._data.dtype:
+            # a tangent has its primal's dtype: a rule's tangent may be promoted differently
+            # (float32 dual + int64 tensor: a float64 primal, a float32 tangent from the dual's
+            # tangent alone), or real where the result is complex (x + 1j * c with c constant),
+            # and later rules (imag, scatter, in-place ops) rely on the primal's dtype
             from ..ops.elementwise import astype
 
             tangent = astype(tangent, tensor._data.dtype)
