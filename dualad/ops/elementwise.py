@@ -61,6 +61,15 @@ def _floating(x):
 _FLOAT_DTYPES = frozenset(np.dtype(c) for c in "efdgFDG")
 
 
+def _floating_pair(a, b):
+    """The operands of a floating-point binary op (atan2, hypot, ...): with a floating or
+    complex array among them NumPy promotes as ``promote_types`` (int16 with float16 is
+    float32); with none, integer and bool arrays become the default float dtype."""
+    if getattr(a, "dtype", None) in _FLOAT_DTYPES or getattr(b, "dtype", None) in _FLOAT_DTYPES:
+        return a, b
+    return _floating(a), _floating(b)
+
+
 def _float_array(x):
     """Like ``_floating`` but Python scalars become 0-d arrays too (for impls that read dtype)."""
     if type(x) in _PY_SCALARS:
@@ -863,7 +872,7 @@ def _atan2_inverse_radius2(a, b):
 
 atan2 = binary(
     "atan2",
-    lambda xp, a, b: xp.arctan2(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.arctan2(*_floating_pair(a, b)),
     (
         lambda a, b, y: b * _atan2_inverse_radius2(a, b),
         lambda a, b, y: -a * _atan2_inverse_radius2(a, b),
@@ -873,7 +882,7 @@ atan2 = binary(
 arctan2 = atan2
 hypot = binary(
     "hypot",
-    lambda xp, a, b: xp.hypot(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.hypot(*_floating_pair(a, b)),
     (lambda a, b, y: a / y, lambda a, b, y: b / y),
     uses="aby",
     doc="``sqrt(a**2 + b**2)`` without overflow.",
@@ -1216,16 +1225,15 @@ fmod = binary(
 def _float_operands(xp, a, b):
     """Both operands as float arrays of the result dtype (Python scalars adopt the tensor's
     dtype, as NumPy 2 does for them in ufuncs)."""
-    a, b = _floating(a), _floating(b)
-    if type(a) in _PY_SCALARS or type(b) in _PY_SCALARS:
-        # dtypes only (NEP 50 keeps Python scalars weak): NumPy never touches CuPy data here
-        dtype = np.result_type(getattr(a, "dtype", a), getattr(b, "dtype", b))
-        if dtype.kind in "biu":
-            dtype = _dtypes.get_default_dtype()
-        if type(a) in _PY_SCALARS:
-            a = xp.asarray(a, dtype=dtype)
-        if type(b) in _PY_SCALARS:
-            b = xp.asarray(b, dtype=dtype)
+    a, b = _floating_pair(a, b)
+    # dtypes only (NEP 50 keeps Python scalars weak): NumPy never touches CuPy data here
+    dtype = np.result_type(getattr(a, "dtype", a), getattr(b, "dtype", b))
+    if dtype.kind in "biu":
+        dtype = _dtypes.get_default_dtype()
+    if type(a) in _PY_SCALARS or a.dtype != dtype:
+        a = xp.asarray(a, dtype=dtype)
+    if type(b) in _PY_SCALARS or b.dtype != dtype:
+        b = xp.asarray(b, dtype=dtype)
     return a, b
 
 
@@ -1257,14 +1265,14 @@ xlogy = binary(
 
 logaddexp = binary(
     "logaddexp",
-    lambda xp, a, b: xp.logaddexp(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
     (lambda a, b, y: exp(a - y), lambda a, b, y: exp(b - y)),
     uses="aby",
     doc="``log(exp(a) + exp(b))`` without overflow.",
 )
 logaddexp2 = binary(
     "logaddexp2",
-    lambda xp, a, b: xp.logaddexp2(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
     (lambda a, b, y: exp2(a - y), lambda a, b, y: exp2(b - y)),
     uses="aby",
     doc="``log2(2**a + 2**b)`` without overflow.",
@@ -1273,7 +1281,7 @@ logaddexp2 = binary(
 
 def _copysign_impl(xp, a, b):
     _reject_complex("copysign", a, b)
-    return xp.copysign(_floating(a), _floating(b))
+    return xp.copysign(*_floating_pair(a, b))
 
 
 copysign = binary(
