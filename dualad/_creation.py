@@ -3,10 +3,10 @@
 Dtype inference follows PyTorch: Python floats become the default dtype (float64 unless
 changed), Python complex numbers its complex counterpart, Python ints int64, bools bool; NumPy
 scalars, arrays and tensors keep their dtype, and a list mixing them promotes as the ops do
-(``dualad._dtypes.result_type``: NumPy 2's rule, Python numbers weak). ``tensor`` always copies; ``as_tensor`` and ``from_numpy``
-share memory when they can. Factories take ``dtype``, ``device`` and ``requires_grad`` keywords
-and torch-style sizes: ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or
-``zeros(size=(2, 3))``.
+(``dualad._dtypes.result_type``: NumPy 2's rule, Python numbers weak). ``tensor`` always
+copies; ``as_tensor`` and ``from_numpy`` share memory when they can. Factories take ``dtype``,
+``device`` and ``requires_grad`` keywords and torch-style sizes: ``zeros(2, 3)``,
+``zeros((2, 3))``, ``zeros([2, 3])`` or ``zeros(size=(2, 3))``.
 Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``manual_seed``.
 """
 

@@ -208,8 +208,8 @@ class DualLevel(Level):
         a copy batched like its primal (runs with this level suspended, in ``process``); later
         in-place writes through any view then land in it, and the source sees them.
         """
-        from ..rev.inplace import _vmap_levels
         from ..ops.reductions import sum as sum_
+        from ..rev.inplace import _vmap_levels
 
         if _vmap_levels(primal) <= _vmap_levels(tangent):
             return tangent

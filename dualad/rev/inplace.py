@@ -237,9 +237,14 @@ def _widen_tangent(level, x: Tensor, new):
     level.attach(base, wide)
     for ref in level.holders:
         held = ref()
-        if held is not None and held is not base and held._view is not None:
-            if held._view.base is base and held._fw is not None:
-                held._fw.pop(level, None)
+        if (
+            held is not None
+            and held is not base
+            and held._view is not None
+            and held._view.base is base
+            and held._fw is not None
+        ):
+            held._fw.pop(level, None)
     if view is None:
         return wide
     target = replay_view(wide, view.replay)
