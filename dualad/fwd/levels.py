@@ -11,6 +11,11 @@ Invariants:
   reverse-over-forward work (the tangent computation is recorded by autograd).
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
   level never keeps a tensor alive).
+- A tangent has its primal's dtype: ``attach`` casts a rule's tangent that was promoted
+  differently (float32 dual + int64 tensor: a float64 primal, a float32 tangent).
+- The tangent of a view's source is batched at every vmap level its primal is before the view
+  is taken (``_widen_viewed_tangent``), so in-place writes through views under
+  ``vmap(jacfwd(f))`` land in it.
 """
 
 from __future__ import annotations
