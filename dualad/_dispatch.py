@@ -470,7 +470,7 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
         error = type(exc)(text)
         if str(error) == text:
             return error
-    except Exception:
+    except Exception:  # a constructor that takes something else (UnicodeDecodeError): a note
         pass
     add_note = getattr(exc, "add_note", None)  # Python 3.11+
     if add_note is not None:

@@ -193,11 +193,6 @@ def test_int_tensor_with_float_scalar_gives_default_float():
     assert (dualad.tensor([True]) + 1).dtype == dualad.int64
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="elementwise impls use NumPy promotion: int tensor + Python float gives float64 even "
-    "when the default dtype is float32 (torch gives float32); reported to the lead",
-)
 def test_int_tensor_with_float_scalar_under_float32_default(float32_default):
     assert (dualad.tensor([1, 2]) + 0.5).dtype == dualad.float32
 
