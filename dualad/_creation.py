@@ -2,11 +2,11 @@
 
 Dtype inference follows PyTorch: Python floats become the default dtype (float64 unless
 changed), Python complex numbers its complex counterpart, Python ints int64, bools bool; NumPy
-scalars, arrays and tensors keep their dtype, and a list mixing them promotes like PyTorch
-(``dualad._dtypes.promote_types``). ``tensor`` always copies; ``as_tensor`` and ``from_numpy``
-share memory when they can. Factories take ``dtype``, ``device`` and ``requires_grad`` keywords
-and torch-style sizes: ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` or
-``zeros(size=(2, 3))``.
+scalars, arrays and tensors keep their dtype, and a list mixing them promotes as the ops do
+(``dualad._dtypes.result_type``: NumPy 2's rule, Python numbers weak). ``tensor`` always
+copies; ``as_tensor`` and ``from_numpy`` share memory when they can. Factories take ``dtype``,
+``device`` and ``requires_grad`` keywords and torch-style sizes: ``zeros(2, 3)``,
+``zeros((2, 3))``, ``zeros([2, 3])`` or ``zeros(size=(2, 3))``.
 Random numbers come from one NumPy/CuPy ``Generator`` per device, reseeded by ``manual_seed``.
 
 Values that an active level tracks (a ``func.grad`` tape, a dual level's tangent, a vmap batch)
@@ -112,10 +112,11 @@ def _from_python(data, dtype):
     _check_kind(array.dtype, data)
     if dtype is None:
         # no leaves ([] or [[], []]) means an empty float tensor of the default dtype
-        if len(leaf_dtypes) == 1:
-            (inferred,) = leaf_dtypes
-        elif leaf_dtypes:
-            inferred = _dtypes.result_type(*leaf_dtypes)
+        if leaf_dtypes:
+            # one value per Python type (False, 0, 0.0, 0j: weak), the dtypes as they are
+            inferred = _dtypes.result_type(
+                *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
+            )
         else:
             inferred = _dtypes.get_default_dtype()
         if inferred != array.dtype:
@@ -139,7 +140,7 @@ def _scan(data, leaf_dtypes: set) -> bool:
     has_tensors = False
     for kind in set(map(type, data)):
         if kind in _PYTHON_SCALARS:
-            leaf_dtypes.add(_python_scalar_dtype(kind))
+            leaf_dtypes.add(kind)  # the type: Python numbers promote as weak scalars
         elif kind is list or kind is tuple:
             for item in data:
                 if type(item) is kind and _scan(item, leaf_dtypes):

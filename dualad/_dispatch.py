@@ -12,6 +12,10 @@ mode is on, records a graph node with a specialised recorder. Otherwise ``dispat
    grad mode is on, records a graph Node (``rev.node.OpNode``) for reverse mode.
 
 Impls are the only code that calls the array module; they get it as their first argument.
+Python scalars alone (``negative(2.0)``) are computed as a 0-d tensor of the first (the others
+weak scalars with it). While the default dtype is not float64, a float64 (complex128) result
+made from no floating tensor takes the default dtype (``to_default_dtype``: one test on the
+fast paths). An impl's exception keeps its class, with the op and arguments added (``op_error``).
 Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
 mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
 """
@@ -25,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
+from ._dtypes import _default as DEFAULT_DTYPE
+from ._dtypes import default_complex_dtype
 from ._state import GRAD, LEVELS, RECORD_HOOKS
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
 from .rev.anomaly import MODE as ANOMALY
@@ -262,15 +268,29 @@ def eager(op: OpDef, args: tuple, params: dict):
     if converted:
         return eager(op, tuple(as_arg(a) for a in args), params)
     if xp is None:
+        for i, a in enumerate(args):
+            if type(a) in SCALAR_TYPES:
+                # Python scalars alone (``negative(2.0)``, ``add(2, 3)``): the first as the 0-d
+                # tensor ``tensor(value)`` makes (default float dtype, int64, bool, default
+                # complex), the others weak scalars with it, so the result is a 0-d array of
+                # the dtype ``result_type`` gives the scalars, not a Python number
+                from ._creation import tensor
+
+                return eager(op, (*args[:i], tensor(a), *args[i + 1 :]), params)
         xp = np
     try:
         out = op.impl(xp, *datas, **params)
     except Exception as exc:
-        raise op_error(op, args, params, exc) from exc
+        error = op_error(op, args, params, exc)
+        if error is exc:
+            raise
+        raise error from exc
     record = requires_grad and op.differentiable and GRAD.enabled
     if op.nout == 1:
         if type(out) in _NP_SCALAR_TYPES:
             out = np.asarray(out)
+        if DEFAULT_DTYPE[0] is not _F64:
+            out = to_default_dtype(out, args, params)
         result = wrap(out)
         if op.view:
             make_view(result, args[0], op, params)
@@ -284,6 +304,27 @@ def eager(op: OpDef, args: tuple, params: dict):
     if record:
         record_node(op, args, params, results)
     return results
+
+
+_F64 = np.dtype("float64")
+_C128 = np.dtype("complex128")
+
+
+def to_default_dtype(out, args: tuple, params: dict = EMPTY):
+    """``out`` in the default dtype when NumPy made it float64 (complex128) out of no floating
+    or complex tensor: an integer tensor with a Python float, true division of integers.
+
+    Called only while the default dtype is not float64 (``DEFAULT_DTYPE[0] is not _F64``: one
+    test on the fast paths), where PyTorch's rule (the default dtype) and NumPy's (float64)
+    differ; ops asked for a dtype (``astype``) keep it.
+    """
+    dtype = getattr(out, "dtype", None)
+    if (dtype is not _F64 and dtype is not _C128) or "dtype" in params:
+        return out
+    for a in args:
+        if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+            return out
+    return out.astype(DEFAULT_DTYPE[0] if dtype is _F64 else default_complex_dtype())
 
 
 def _version(t: Tensor) -> int:
@@ -419,8 +460,15 @@ def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
 
 
 def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
-    """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception."""
-    if isinstance(exc, (RuntimeError, TypeError, IndexError)) and str(exc).startswith("dualad"):
+    """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception.
+
+    The class stays the impl's (NumPy's ``FloatingPointError`` under ``np.errstate``,
+    ``LinAlgError``, ``ValueError`` ...), so callers can catch what NumPy raises; the caller
+    chains it ``from`` the original. A class that cannot be built from one message (or would
+    render it differently) gets the context as a note on the original exception, which is then
+    returned as is (the caller re-raises it unchanged).
+    """
+    if str(exc).startswith("dualad"):
         return exc
     described = ", ".join(
         f"Tensor(shape={tuple(a.shape)}, dtype={a.dtype})" if isinstance(a, Tensor) else repr(a)
@@ -428,12 +476,16 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     )
     extra = f" with {params}" if params else ""
     text = f"dualad.{op.name}: {type(exc).__name__}: {exc} (arguments: {described}{extra})"
-    kind = (
-        IndexError
-        if isinstance(exc, IndexError)
-        else (TypeError if isinstance(exc, TypeError) else RuntimeError)
-    )
-    return kind(text)
+    try:
+        error = type(exc)(text)
+        if str(error) == text:
+            return error
+    except Exception:  # a constructor that takes something else (UnicodeDecodeError): a note
+        pass
+    add_note = getattr(exc, "add_note", None)  # Python 3.11+
+    if add_note is not None:
+        add_note(text)
+    return exc
 
 
 def _device_error(op: OpDef, args: tuple) -> RuntimeError:
@@ -582,6 +634,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     differentiable = op.differentiable  # comparisons etc. never record a node
     new = _new
     scalar_types = _NP_SCALAR_TYPES
+    default_dtype = DEFAULT_DTYPE
+    f64 = _F64
 
     def call(x):
         if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
@@ -592,6 +646,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in scalar_types:
                 out = np.asarray(out)
+            if default_dtype[0] is not f64:
+                out = to_default_dtype(out, (x,))
             result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
             result._rg = False
@@ -619,6 +675,8 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     new = _new
     scalar_types = _NP_SCALAR_TYPES
     masks = two_arg_save_masks(op)
+    default_dtype = DEFAULT_DTYPE
+    f64 = _F64
 
     def call(a, b):
         if not LEVELS:
@@ -652,6 +710,8 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                     return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
                 if type(out) in scalar_types:
                     out = np.asarray(out)
+                if default_dtype[0] is not f64:
+                    out = to_default_dtype(out, (a, b))
                 result = new(Tensor)  # wrap(out), inline
                 result._data = out
                 result._rg = False
@@ -694,6 +754,8 @@ def apply1(op: OpDef, x, params: dict):
         if op.nout == 1:
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
+            if DEFAULT_DTYPE[0] is not _F64:
+                out = to_default_dtype(out, (x,), params)
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
                 if op.save_mask is None:

@@ -5,6 +5,19 @@ and user code can pass them back and forth. The torch-style short names follow P
 ``dualad.float`` is float32, ``dualad.double`` float64, ``dualad.int`` int32, ``dualad.long``
 int64. Python floats become the default dtype (float64 unless ``set_default_dtype`` changed it),
 Python complex numbers its complex counterpart.
+
+Promotion is NumPy 2's (NEP 50), one rule for ``promote_types``, ``result_type``, ``tensor`` of
+mixed lists and every op:
+
+- tensors and arrays promote by NumPy's table: int64 with float32 is float64, int8 with float16
+  float16, float32 with complex64 complex64, float64 with complex64 complex128;
+- Python scalars are weak: they never widen a tensor of their kind or a higher one (float32
+  tensor * 2.5 stays float32, int8 tensor + 1 stays int8), and only lift the kind: an integer or
+  bool tensor with a Python float gives a float of the default dtype;
+- where NumPy would make float64 (complex128) out of no floating or complex tensor at all (an
+  integer tensor with a Python float, true division of integers, ``sqrt`` of an integer
+  tensor), the result has the default dtype (its complex counterpart) instead, as in PyTorch:
+  this only differs from NumPy after ``set_default_dtype``.
 """
 
 from __future__ import annotations
@@ -37,7 +50,7 @@ TENSOR_KINDS = frozenset("biufc")
 
 _default = [float64]
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
-# bool < integer < floating < complex: the order torch's promotion compares first
+# bool < integer < floating < complex: the kinds a Python scalar may lift a tensor to
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
@@ -125,39 +138,64 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def promote_types(a, b) -> np.dtype:
-    """The dtype of an elementwise op between tensors of dtypes ``a`` and ``b`` (PyTorch's rule).
+    """The dtype of an elementwise op between tensors of dtypes ``a`` and ``b``: NumPy's table.
 
-    The higher category (bool < integer < floating < complex) wins; within a category the wider
-    type wins. Unlike NumPy, an integer never widens a float: int64 with float32 is float32.
-    A complex with a wider float gives the complex of that width.
+    The higher kind wins (bool < integer < floating < complex), widened so that it holds both:
+    int64 with float32 is float64 (as the ops compute), int8 with float16 is float16, complex64
+    with float64 is complex128.
 
     >>> promote_types(int64, float32), promote_types(float32, float64)
-    (dtype('float32'), dtype('float64'))
-    >>> promote_types(complex64, float64)
-    dtype('complex128')
+    (dtype('float64'), dtype('float64'))
+    >>> promote_types(complex64, float64), promote_types(uint8, int8)
+    (dtype('complex128'), dtype('int16'))
     """
-    a, b = np.dtype(a), np.dtype(b)
-    if a == b:
-        return a
-    category_a, category_b = _CATEGORY[a.kind], _CATEGORY[b.kind]
-    if category_a == category_b:
-        return np.promote_types(a, b)
-    if category_a < category_b:
-        a, b = b, a  # a is now of the higher category
-    if a.kind == "c" and b.kind == "f":
-        return np.promote_types(a, complex_dtype(b))
-    return a
+    return np.promote_types(to_dtype(a), to_dtype(b))
 
 
-def result_type(*dtypes) -> np.dtype:
-    """``promote_types`` folded over several dtypes.
+_PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
-    >>> result_type(bool_, int32, float16)
-    dtype('float16')
+
+def result_type(*operands) -> np.dtype:
+    """The dtype of an op over ``operands``: dtypes, tensors and arrays (promoted by
+    ``promote_types``) and Python numbers (weak: they only lift the kind, see the module
+    docstring). A floating or complex result with no floating or complex dtype among the
+    non-Python operands has the default dtype (its complex counterpart).
+
+    >>> result_type(bool_, int8, float16), result_type(int32, float16)
+    (dtype('float16'), dtype('float64'))
+    >>> result_type(float32, 2.5), result_type(int8, 1), result_type(int64, 2.5)
+    (dtype('float32'), dtype('int8'), dtype('float64'))
+    >>> result_type(1, 2.5), result_type(True, 1)
+    (dtype('float64'), dtype('int64'))
     """
-    if not dtypes:
-        raise TypeError("dualad.result_type: needs at least one dtype")
-    result = np.dtype(dtypes[0])
-    for dtype in dtypes[1:]:
-        result = promote_types(result, dtype)
-    return result
+    if not operands:
+        raise TypeError("dualad.result_type: needs at least one operand")
+    strong = None
+    weak_category = -1
+    for operand in operands:
+        if type(operand) in _PYTHON_SCALARS:
+            weak_category = builtins.max(weak_category, _CATEGORY[_python_kind(operand)])
+            continue
+        dtype = getattr(operand, "dtype", None)
+        dtype = to_dtype(operand) if dtype is None else np.dtype(dtype)
+        strong = dtype if strong is None else np.promote_types(strong, dtype)
+    if strong is None:
+        return (bool_, int64, _default[0], default_complex_dtype())[weak_category]
+    category = _CATEGORY[strong.kind]
+    if weak_category <= category:
+        return strong
+    if weak_category == 1:  # a bool tensor with a Python int
+        return int64
+    if weak_category == 2:  # an integer or bool tensor with a Python float
+        return _default[0]
+    # a Python complex: the complex of a floating tensor's width, else the default complex
+    return complex_dtype(strong) if category == 2 else default_complex_dtype()
+
+
+def _python_kind(value) -> str:
+    kind = type(value)
+    if kind is builtins.bool:
+        return "b"
+    if kind is builtins.int:
+        return "i"
+    return "f" if kind is builtins.float else "c"

@@ -543,9 +543,13 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
         return tuple(out_tangents)
 
     if total == 0:
-        raise NotImplementedError(
-            "dualad.autograd.functional.jacobian: forward mode with inputs of no elements"
+        # no basis to push: one call finds the outputs' shapes; every block has no elements
+        out_tangents = push_forward(*(zeros(t.shape, dtype=t.dtype) for t in inputs))
+        rows = tuple(
+            tuple(zeros((*o.shape, *t.shape), dtype=o.dtype, device=o.device) for t in inputs)
+            for o in out_tangents
         )
+        return _tuple_postprocess(rows, (structure[0], is_inputs_tuple))
     out_tangents = vmap(push_forward)(*tangents)  # each (total, *out.shape)
     is_outputs_tuple = structure[0]
     rows = []

@@ -403,10 +403,10 @@ def _per_argnum(per_arg: tuple, argnums):
     return per_arg[0] if _is_int(argnums) else per_arg
 
 
-def _empty_block(out: Tensor, x: Tensor):
+def _empty_block(out: Tensor, x: Tensor, dtype=None):
     from .._creation import zeros
 
-    return zeros(*out.shape, *x.shape, dtype=x.dtype, device=x.device)
+    return zeros(*out.shape, *x.shape, dtype=x.dtype if dtype is None else dtype, device=x.device)
 
 
 def jacfwd(
@@ -466,7 +466,25 @@ def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: st
             return (res[1], res[2]) if has_aux else res[1]
 
         if total == 0:
-            raise RuntimeError("dualad.func.jacfwd: the differentiated inputs have no elements")
+            # no basis to push: one call finds the outputs (and aux); every block is empty
+            res = _jvp(
+                restricted,
+                diff,
+                rebuild_in([x.detach() * 0 for x in in_leaves]),
+                has_aux,
+                copy_tangents=False,
+            )
+            out_leaves, rebuild_out = flatten(res[0])
+            _error_if_complex("jacfwd", out_leaves, "outputs")
+            jac = rebuild_out(
+                [
+                    _per_argnum(
+                        rebuild_in([_empty_block(o, x, o.dtype) for x in in_leaves]), argnums
+                    )
+                    for o in out_leaves
+                ]
+            )
+            return (jac, res[2]) if has_aux else jac
         # (randomness="same": vmap's own chunks replay the random state, so that every chunk
         # draws what the first one drew; they need the whole basis)
         replayed = randomness == "same"

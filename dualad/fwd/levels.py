@@ -17,6 +17,11 @@ Invariants:
   gives the same values (symmetric mixed partials) and the primal keeps M's perturbation.
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
   level never keeps a tensor alive).
+- A tangent has its primal's dtype: ``attach`` casts a rule's tangent that was promoted
+  differently (float32 dual + int64 tensor: a float64 primal, a float32 tangent).
+- The tangent of a view's source is batched at every vmap level its primal is before the view
+  is taken (``_widen_viewed_tangent``), so in-place writes through views under
+  ``vmap(jacfwd(f))`` land in it.
 """
 
 from __future__ import annotations
@@ -134,6 +139,8 @@ class DualLevel(Level):
             removed = LEVELS[position:]
             del LEVELS[position:]
         try:
+            if op.view and tangents[0] is not None and type(args[0]) is not Tensor:
+                tangents[0] = self._widen_viewed_tangent(args[0], tangents[0])
             if LEVELS:
                 out = dispatch(op, args, params)
             elif op.fast is not None and not params:
@@ -194,7 +201,12 @@ class DualLevel(Level):
         if tangent is None:
             return out
         tangent = _unshared(tangent, tangents)
-        if type(tangent) is Tensor and out._fw is None and out._data.dtype.kind == "f":
+        if (
+            type(tangent) is Tensor
+            and out._fw is None
+            and out._data.dtype.kind == "f"
+            and tangent._data.dtype is out._data.dtype
+        ):
             out._fw = {self: tangent}  # attach, inline: a real result's first tangent
             holders = self.holders
             holders.append(_weakref(out))
@@ -203,6 +215,26 @@ class DualLevel(Level):
         else:
             self.attach(out, tangent)
         return out
+
+    def _widen_viewed_tangent(self, primal, tangent):
+        """The tangent of a view's source, batched at every vmap level its primal is.
+
+        Under ``vmap(jacfwd(f))`` the tangent of ``y = x.clone()`` is batched at jacfwd's basis
+        level only, while y is batched at the outer vmap level too. A view of y gets a view of
+        that tangent; an in-place op on the view then writes a tangent batched at both levels,
+        which cannot go into it. So before a view is taken the source's tangent is replaced by
+        a copy batched like its primal (runs with this level suspended, in ``process``); later
+        in-place writes through any view then land in it, and the source sees them.
+        """
+        from ..ops.reductions import sum as sum_
+        from ..rev.inplace import _vmap_levels
+
+        if _vmap_levels(primal) <= _vmap_levels(tangent):
+            return tangent
+        # an exact 0 batched like the primal (a sum over no elements: no NaN from inf * 0)
+        wide = tangent + sum_(primal.detach().reshape(-1)[:0])
+        self.attach(primal, wide)
+        return wide
 
     def _prune(self) -> None:
         """Drop references to dead tensors now and then, so a long-lived level stays small."""
@@ -220,9 +252,15 @@ class DualLevel(Level):
             from .._creation import full_like
 
             tangent = full_like(tensor, tangent)
-        elif kind == "c" and tangent._data.dtype.kind != "c":
-            # a complex result of real tangents (x + 1j * c with c constant): the tangent is
-            # complex too, or rules such as imag/scatter on it would see the wrong dtype
+        elif tangent._data.dtype != tensor._data.dtype and (
+            kind == "c" or tangent._data.dtype.kind != "c"
+        ):
+            # a tangent has its primal's dtype: a rule's tangent may be promoted differently
+            # (float32 dual + int64 tensor: a float64 primal, a float32 tangent from the dual's
+            # tangent alone), or real where the result is complex (x + 1j * c with c constant),
+            # and later rules (imag, scatter, in-place ops) rely on the primal's dtype. A
+            # complex tangent of a real result is a broken rule, not a promotion: it stays, for
+            # gradcheck's dtype check to report (dropping its imaginary part would hide it)
             from ..ops.elementwise import astype
 
             tangent = astype(tangent, tensor._data.dtype)

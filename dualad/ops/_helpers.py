@@ -4,6 +4,7 @@
 - ``binary``: broadcasting elementwise, from the partial derivatives ``(d/da, d/db)``; the
   engine reduces broadcast cotangents to each argument's shape in one place (node validation).
 - ``linear``: ops that are linear in their tensor argument: JVP is the op itself, VJP a transpose.
+- ``piecewise_constant``: floor, sign and the like: outputs require grad, derivatives are zero.
 - ``nondiff``: comparisons, predicates and the like: outputs never require grad; still batchable.
 - ``explicit``: anything else, with its rules given by hand next to its impl.
 
@@ -334,6 +335,46 @@ def linear(
         )
     )
     return op
+
+
+def zero_vjp(cts, outs, args, params, needs):
+    """The VJP of a piecewise-constant op (floor, sign, ...): zero cotangents wherever it is
+    differentiable (PyTorch's ``zeros_like(grad)``, JAX's zeros). Zeros, not ``ct * 0``, so that
+    an infinite cotangent gives 0, not NaN."""
+    from .._creation import zeros_like
+
+    ct = cts[0]
+    return tuple(zeros_like(ct) if need else None for need in needs)
+
+
+def zero_jvp(tangents, outs, args, params):
+    """The JVP of a piecewise-constant op: a zero tangent of the output's shape and dtype."""
+    from .._creation import zeros_like
+
+    return zeros_like(outs[0])
+
+
+def piecewise_constant_op(name: str, impl: Callable) -> OpDef:
+    """The OpDef of an elementwise op that is constant between its jumps (floor, ceil, trunc,
+    sign, round): its output requires grad and every derivative is zero, so ``grad``, ``jacrev``,
+    ``jacfwd``, ``hessian`` and ``vmap`` of them give zeros (as PyTorch and JAX) instead of
+    cutting the graph. Nothing is saved (the rules read only the cotangent's shape)."""
+    return register(
+        OpDef(
+            name,
+            impl,
+            vjp=zero_vjp,
+            jvp=zero_jvp,
+            batch=batching.elementwise,
+            save_args=False,
+        )
+    )
+
+
+def piecewise_constant(name: str, impl: Callable, *, doc: str | None = None):
+    """The public function of a parameterless piecewise-constant op (see
+    ``piecewise_constant_op``)."""
+    return unary_caller(piecewise_constant_op(name, impl), doc=doc)
 
 
 def nondiff_unary(name: str, impl: Callable, *, doc: str | None = None):

@@ -34,8 +34,12 @@ from ._helpers import (
     binary,
     nondiff_binary,
     nondiff_unary,
+    piecewise_constant,
+    piecewise_constant_op,
     unary,
     unary_op,
+    zero_jvp,
+    zero_vjp,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -56,6 +60,15 @@ def _floating(x):
 
 
 _FLOAT_DTYPES = frozenset(np.dtype(c) for c in "efdgFDG")
+
+
+def _floating_pair(a, b):
+    """The operands of a floating-point binary op (atan2, hypot, ...): with a floating or
+    complex array among them NumPy promotes as ``promote_types`` (int16 with float16 is
+    float32); with none, integer and bool arrays become the default float dtype."""
+    if getattr(a, "dtype", None) in _FLOAT_DTYPES or getattr(b, "dtype", None) in _FLOAT_DTYPES:
+        return a, b
+    return _floating(a), _floating(b)
 
 
 def _float_array(x):
@@ -628,7 +641,9 @@ _abs_op = register(
 )
 abs = unary_caller(_abs_op, doc="Absolute value (gradient sgn(x), 0 at 0).")
 absolute = abs
-sign = nondiff_unary("sign", lambda xp, x: xp.sign(x), doc="Sign of x (-1, 0, 1); no gradient.")
+sign = piecewise_constant(
+    "sign", lambda xp, x: xp.sign(x), doc="Sign of x (-1, 0, 1); zero gradient (PyTorch's)."
+)
 
 
 def _sgn_impl(xp, x):
@@ -639,10 +654,43 @@ def _sgn_impl(xp, x):
     return xp.where(magnitude == 0, 0, x / safe)
 
 
-sgn = nondiff_unary("sgn", _sgn_impl, doc="x / |x| (0 at 0); sign for real x.")
-floor = nondiff_unary("floor", lambda xp, x: xp.floor(x), doc="Round down (zero gradient).")
-ceil = nondiff_unary("ceil", lambda xp, x: xp.ceil(x), doc="Round up (zero gradient).")
-trunc = nondiff_unary("trunc", lambda xp, x: xp.trunc(x), doc="Round to zero (zero gradient).")
+def _sgn_inverse_magnitude(x):
+    # 1 / |x|, 0 at 0 (where sgn's derivative is taken to be 0, as PyTorch's sgn_backward)
+    magnitude = abs(x)
+    zero = magnitude == 0
+    return where(zero, 0.0, reciprocal(where(zero, 1.0, magnitude)))
+
+
+def _sgn_vjp(cts, outs, args, params, needs):
+    (x,) = args
+    ct = cts[0]
+    if x.dtype.kind != "c":
+        return zero_vjp(cts, outs, args, params, needs)
+    # u = z / |z|: du = (dz - u Re(conj(u) dz)) / |z|, whose adjoint for a real loss is
+    # (g - Re(g conj(u)) u) / |z| (not holomorphic: no conjugated derivative to multiply)
+    u = outs[0]
+    return ((ct - real(ct * conj(u)) * u) * _sgn_inverse_magnitude(x),)
+
+
+def _sgn_jvp(tangents, outs, args, params):
+    (x,) = args
+    if x.dtype.kind != "c":
+        return zero_jvp(tangents, outs, args, params)
+    u = outs[0]
+    t = tangents[0]
+    return (t - u * real(conj(u) * t)) * _sgn_inverse_magnitude(x)
+
+
+_sgn_op = register(
+    OpDef("sgn", _sgn_impl, vjp=_sgn_vjp, jvp=_sgn_jvp, batch=batching.elementwise, save_out=True)
+)
+sgn = unary_caller(
+    _sgn_op,
+    doc="x / |x| (0 at 0); sign for real x (zero gradient), differentiable for complex x.",
+)
+floor = piecewise_constant("floor", lambda xp, x: xp.floor(x), doc="Round down (zero gradient).")
+ceil = piecewise_constant("ceil", lambda xp, x: xp.ceil(x), doc="Round up (zero gradient).")
+trunc = piecewise_constant("trunc", lambda xp, x: xp.trunc(x), doc="Round to zero (zero gradient).")
 floor_divide = nondiff_binary("floor_divide", lambda xp, a, b: xp.floor_divide(a, b))
 remainder = binary(
     "remainder",
@@ -820,16 +868,29 @@ atanh = unary(
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
+
+def _atan2_inverse_radius2(a, b):
+    # 1 / (a**2 + b**2), 0 at the origin (PyTorch's atan2_backward masks the infinite
+    # reciprocal): the partials b / r2 and -a / r2 are then 0 there instead of 0/0 = NaN, and so
+    # are their derivatives (r2's reciprocal is a constant 0 on the masked points)
+    r2 = a * a + b * b
+    origin = r2 == 0
+    return where(origin, 0.0, reciprocal(where(origin, 1.0, r2)))
+
+
 atan2 = binary(
     "atan2",
-    lambda xp, a, b: xp.arctan2(_floating(a), _floating(b)),
-    (lambda a, b, y: b / (a * a + b * b), lambda a, b, y: -a / (a * a + b * b)),
+    lambda xp, a, b: xp.arctan2(*_floating_pair(a, b)),
+    (
+        lambda a, b, y: b * _atan2_inverse_radius2(a, b),
+        lambda a, b, y: -a * _atan2_inverse_radius2(a, b),
+    ),
     doc="Angle of the point ``(b, a)``: ``atan2(a, b)`` with quadrant (``arctan2``).",
 )
 arctan2 = atan2
 hypot = binary(
     "hypot",
-    lambda xp, a, b: xp.hypot(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.hypot(*_floating_pair(a, b)),
     (lambda a, b, y: a / y, lambda a, b, y: b / y),
     uses="aby",
     doc="``sqrt(a**2 + b**2)`` without overflow.",
@@ -1172,16 +1233,15 @@ fmod = binary(
 def _float_operands(xp, a, b):
     """Both operands as float arrays of the result dtype (Python scalars adopt the tensor's
     dtype, as NumPy 2 does for them in ufuncs)."""
-    a, b = _floating(a), _floating(b)
-    if type(a) in _PY_SCALARS or type(b) in _PY_SCALARS:
-        # dtypes only (NEP 50 keeps Python scalars weak): NumPy never touches CuPy data here
-        dtype = np.result_type(getattr(a, "dtype", a), getattr(b, "dtype", b))
-        if dtype.kind in "biu":
-            dtype = _dtypes.get_default_dtype()
-        if type(a) in _PY_SCALARS:
-            a = xp.asarray(a, dtype=dtype)
-        if type(b) in _PY_SCALARS:
-            b = xp.asarray(b, dtype=dtype)
+    a, b = _floating_pair(a, b)
+    # dtypes only (NEP 50 keeps Python scalars weak): NumPy never touches CuPy data here
+    dtype = np.result_type(getattr(a, "dtype", a), getattr(b, "dtype", b))
+    if dtype.kind in "biu":
+        dtype = _dtypes.get_default_dtype()
+    if type(a) in _PY_SCALARS or a.dtype != dtype:
+        a = xp.asarray(a, dtype=dtype)
+    if type(b) in _PY_SCALARS or b.dtype != dtype:
+        b = xp.asarray(b, dtype=dtype)
     return a, b
 
 
@@ -1213,14 +1273,14 @@ xlogy = binary(
 
 logaddexp = binary(
     "logaddexp",
-    lambda xp, a, b: xp.logaddexp(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
     (lambda a, b, y: exp(a - y), lambda a, b, y: exp(b - y)),
     uses="aby",
     doc="``log(exp(a) + exp(b))`` without overflow.",
 )
 logaddexp2 = binary(
     "logaddexp2",
-    lambda xp, a, b: xp.logaddexp2(_floating(a), _floating(b)),
+    lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
     (lambda a, b, y: exp2(a - y), lambda a, b, y: exp2(b - y)),
     uses="aby",
     doc="``log2(2**a + 2**b)`` without overflow.",
@@ -1229,7 +1289,7 @@ logaddexp2 = binary(
 
 def _copysign_impl(xp, a, b):
     _reject_complex("copysign", a, b)
-    return xp.copysign(_floating(a), _floating(b))
+    return xp.copysign(*_floating_pair(a, b))
 
 
 copysign = binary(
@@ -1415,11 +1475,11 @@ def _round_impl(xp, x, *, decimals):
     return xp.round(x, decimals)
 
 
-_round_op = register(OpDef("round", _round_impl, batch=batching.elementwise, differentiable=False))
+_round_op = piecewise_constant_op("round", _round_impl)
 
 
 def round(x, decimals: int = 0):
-    """Round half to even, to ``decimals`` decimal places (like ``torch.round``); no gradient.
+    """Round half to even, to ``decimals`` decimal places (like ``torch.round``); zero gradient.
 
     >>> import dualad
     >>> dualad.round(dualad.tensor([0.5, 1.5, 2.567]), decimals=0)
@@ -1435,10 +1495,40 @@ def round(x, decimals: int = 0):
 signbit = nondiff_unary(
     "signbit", lambda xp, x: xp.signbit(x), doc="True where the sign bit is set (also -0.0)."
 )
-heaviside = nondiff_binary(
-    "heaviside",
-    lambda xp, x, values: xp.heaviside(x, values),
-    doc="Step function: 0 for x < 0, ``values`` at x == 0, 1 for x > 0; no gradient.",
+
+
+def _heaviside_vjp(cts, outs, args, params, needs):
+    # constant in x away from 0; ``values`` is the output exactly where x == 0
+    x = args[0]
+    ct = cts[0]
+    grad_x = grad_values = None
+    if needs[0]:
+        grad_x = zero_vjp(cts, outs, args, params, (True,))[0]
+    if needs[1]:
+        grad_values = where(x == 0, ct, 0.0)
+    return grad_x, grad_values
+
+
+def _heaviside_jvp(tangents, outs, args, params):
+    t_values = tangents[1]
+    if t_values is None:
+        return zero_jvp(tangents, outs, args, params)
+    return _output_tangent(where(args[0] == 0, t_values, 0.0), outs[0])
+
+
+_heaviside_op = register(
+    OpDef(
+        "heaviside",
+        lambda xp, x, values: xp.heaviside(x, values),
+        vjp=_heaviside_vjp,
+        jvp=_heaviside_jvp,
+        batch=batching.elementwise,
+    )
+)
+heaviside = binary_caller(
+    _heaviside_op,
+    doc="Step function: 0 for x < 0, ``values`` at x == 0, 1 for x > 0. Zero gradient in x; "
+    "the gradient in ``values`` is 1 where x == 0.",
 )
 
 

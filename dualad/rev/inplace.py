@@ -151,6 +151,17 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
             continue
         new = None if result._fw is None else result._fw.get(level)
         current = None if x._fw is None else x._fw.get(level)
+        if (
+            current is not None
+            and new is not None
+            and _batched_beyond(new, current)
+            and (view is not None or _bottom(x)._view is None)
+        ):
+            # vmap(jacfwd(f)) with x.sin_() on a clone: the new tangent is batched at a vmap
+            # level (the outer one, through x's primal) where x's tangent (the clone of a basis
+            # tangent) is not, so it cannot be written into it; x's tangent (its base's, for a
+            # view) is first widened to a copy batched there too, then written in place
+            current = _widen_tangent(level, x, new)
         if current is not None:
             if new is None:
                 current.zero_()
@@ -169,9 +180,76 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
 
             holder = zeros_like(base)
             level.attach(base, holder)
+        elif _batched_beyond(new, holder):
+            holder = _widen_tangent(level, base, new)
         target = replay_view(holder, view.replay)
         target.copy_(new)
         level.attach(x, target)
+
+
+def _bottom(x):
+    """The plain tensor under any BatchedTensor wrappers: a wrapper of a view is not marked as
+    a view itself, its bottom is. The tangent of such a view was made batched like its source
+    when the view was taken (``DualLevel._widen_viewed_tangent``): if it still needs widening,
+    the write raises vmap's error rather than widening a copy its source would not see."""
+    from ..vmap.batched import BatchedTensor
+
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
+
+
+def _vmap_levels(t) -> set:
+    """The vmap levels whose BatchedTensor wrappers ``t`` is made of."""
+    from ..vmap.batched import BatchedTensor
+
+    levels = set()
+    while type(t) is BatchedTensor:
+        levels.add(t._level)
+        t = t._value
+    return levels
+
+
+def _batched_beyond(new, current) -> bool:
+    """Whether ``new`` is batched at a vmap level where ``current`` is not (so it cannot be
+    written into ``current``)."""
+    return not _vmap_levels(new) <= _vmap_levels(current)
+
+
+def _widen_tangent(level, x: Tensor, new):
+    """Replace the tangent of x's base (x itself when not a view) at the dual ``level`` by a copy
+    batched also at ``new``'s vmap levels, and return x's tangent in it (the base's, or its
+    view replayed). Views of the base that held a view of the old tangent drop it, to replay
+    the new one when next read (``DualLevel.view_tangent``)."""
+    from ..ops.reductions import sum as sum_
+    from .views import replay_view
+
+    view = x._view
+    base = x if view is None else view.base
+    old = base._fw.get(level) if base._fw is not None else None
+    # an exact 0 batched like ``new`` (a sum over no elements: no NaN from inf * 0)
+    zero = sum_(new.reshape(-1)[:0])
+    if old is None:
+        from .._creation import zeros_like
+
+        old = zeros_like(base)
+    wide = old + zero
+    level.attach(base, wide)
+    for ref in level.holders:
+        held = ref()
+        if (
+            held is not None
+            and held is not base
+            and held._view is not None
+            and held._view.base is base
+            and held._fw is not None
+        ):
+            held._fw.pop(level, None)
+    if view is None:
+        return wide
+    target = replay_view(wide, view.replay)
+    level.attach(x, target)
+    return target
 
 
 def write_into(x: Tensor, result: Tensor) -> None:

@@ -210,36 +210,50 @@ def _predicate_samples(rng, dtype):
     return [SampleInput((x.reshape(2, 4),)), SampleInput((uniform(rng, (), dtype),))]
 
 
-def _rounding_samples(rng, dtype):
-    x = uniform(rng, (2, 4), dtype, -3.0, 3.0).reshape(-1)
-    x[:4] = [0.5, 1.5, -2.5, 2.0]  # halves round to even
-    x = x.reshape(2, 4).astype(dtype)
-    out = [SampleInput((x,)), SampleInput((uniform(rng, (), dtype, -3.0, 3.0),))]
+def _clear_of_jumps(rng, shape, dtype, low, high, step, offset=0.0, margin=0.2):
+    """Values in about [low, high) at least ``margin * step`` from the jumps of a rounding to
+    multiples of ``step`` (floor, ceil, trunc: the multiples; round: the half-way points, so
+    ``offset=0.5`` shifts the values by half a step): central differences see a constant."""
+    values = rng.uniform(low, high, shape) / step
+    fraction = values - np.floor(values)
+    values = np.floor(values) + np.clip(fraction, margin, 1 - margin) + offset
+    return np.asarray(values * step).astype(dtype)
+
+
+def _piecewise_constant_samples(offset=0.0):
+    def samples(rng, dtype):
+        return [
+            SampleInput((_clear_of_jumps(rng, shape, dtype, -3.0, 3.0, 1.0, offset),))
+            for shape in ((2, 4), ())
+        ]
+
+    return samples
+
+
+def _round_diff_samples(rng, dtype):
+    # round's jumps are at the half-way points: values shifted by half a step sit clear of them
+    out = _piecewise_constant_samples(0.5)(rng, dtype)
+    for decimals, step in ((2, 0.01), (-1, 10.0)):
+        x = _clear_of_jumps(rng, (5,), dtype, -30.0, 30.0, step, 0.5)
+        out.append(SampleInput((x,), {"decimals": decimals}, note=f"decimals={decimals}"))
     return out
 
 
-def _round_samples(rng, dtype):
-    out = _rounding_samples(rng, dtype)
-    x = uniform(rng, (5,), dtype, -30.0, 30.0)
-    out.append(SampleInput((x,), {"decimals": 2}, note="decimals=2"))
-    out.append(SampleInput((x,), {"decimals": -1}, note="decimals=-1"))
-    return out
+def _heaviside_diff_samples(rng, dtype):
+    # x clear of its jump at 0, where the output is constant in both arguments (the derivative
+    # in ``values`` at x == 0 is checked in tests/test_small_fixes.py: central differences in x
+    # would straddle the jump there)
+    x = away_from(rng, (2, 4), dtype, (0.0,), 0.2)
+    return [
+        SampleInput((x, uniform(rng, (4,), dtype)), diff=(0, 1)),
+        SampleInput((x, np.asarray(0.5, dtype)), diff=(0, 1)),
+    ]
 
 
 def _signbit_samples(rng, dtype):
     x = uniform(rng, (6,), dtype)
     x[:2] = [0.0, -0.0]
     return [SampleInput((x,)), SampleInput((uniform(rng, (2, 2), dtype),))]
-
-
-def _heaviside_samples(rng, dtype):
-    x = uniform(rng, (2, 4), dtype).reshape(-1)
-    x[:2] = 0.0
-    x = x.reshape(2, 4)
-    return [
-        SampleInput((x, np.asarray(0.5, dtype)), diff=()),
-        SampleInput((x, uniform(rng, (4,), dtype)), diff=()),
-    ]
 
 
 def _comparison_samples(rng, dtype):
@@ -582,12 +596,16 @@ OPS = [
     ),
     OpInfo("where", dualad.where, _where_samples, dtypes=ALL_DIFF, ref=np.where),
     # no gradient
-    OpInfo("sign", dualad.sign, _rounding_samples, differentiable=False, ref=np.sign),
-    OpInfo("sgn", dualad.sgn, unary_samples(), dtypes=ALL_DIFF, differentiable=False, ref=_sgn_ref),
-    OpInfo("floor", dualad.floor, _rounding_samples, differentiable=False, ref=np.floor),
-    OpInfo("ceil", dualad.ceil, _rounding_samples, differentiable=False, ref=np.ceil),
-    OpInfo("trunc", dualad.trunc, _rounding_samples, differentiable=False, ref=np.trunc),
-    OpInfo("round", dualad.round, _round_samples, differentiable=False, ref=np.round),
+    # piecewise constant: zero derivatives (samples clear of the jumps)
+    OpInfo("sign", dualad.sign, unary_samples(avoid=(0.0,)), ref=np.sign),
+    OpInfo("sgn", dualad.sgn, unary_samples(avoid=(0.0,)), dtypes=ALL_DIFF, ref=_sgn_ref),
+    OpInfo("floor", dualad.floor, _piecewise_constant_samples(), ref=np.floor),
+    OpInfo("ceil", dualad.ceil, _piecewise_constant_samples(), ref=np.ceil),
+    OpInfo("trunc", dualad.trunc, _piecewise_constant_samples(), ref=np.trunc),
+    OpInfo("round", dualad.round, _round_diff_samples, ref=np.round),
+    OpInfo("heaviside", dualad.heaviside, _heaviside_diff_samples, ref=np.heaviside),
+    # no gradient
+    # no gradient
     OpInfo(
         "floor_divide",
         dualad.floor_divide,
@@ -596,13 +614,6 @@ OPS = [
         ref=np.floor_divide,
     ),
     OpInfo("signbit", dualad.signbit, _signbit_samples, differentiable=False, ref=np.signbit),
-    OpInfo(
-        "heaviside",
-        dualad.heaviside,
-        _heaviside_samples,
-        differentiable=False,
-        ref=np.heaviside,
-    ),
     OpInfo("isnan", dualad.isnan, _predicate_samples, differentiable=False, ref=np.isnan),
     OpInfo("isinf", dualad.isinf, _predicate_samples, differentiable=False, ref=np.isinf),
     OpInfo("isfinite", dualad.isfinite, _predicate_samples, differentiable=False, ref=np.isfinite),
