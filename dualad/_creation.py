@@ -111,17 +111,21 @@ def _from_python(data, dtype):
         raise TypeError(f"dualad.tensor: cannot make a tensor from this data: {exc}") from None
     _check_kind(array.dtype, data)
     if dtype is None:
-        # no leaves ([] or [[], []]) means an empty float tensor of the default dtype
-        if leaf_dtypes:
-            # one value per Python type (False, 0, 0.0, 0j: weak), the dtypes as they are
-            inferred = _dtypes.result_type(
-                *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
-            )
-        else:
-            inferred = _dtypes.get_default_dtype()
+        inferred = _leaf_dtype(leaf_dtypes)
         if inferred != array.dtype:
             array = array.astype(inferred)
     return array
+
+
+def _leaf_dtype(leaf_dtypes: set) -> np.dtype:
+    """The dtype of data whose leaves ``_scan`` found: one value per Python type (False, 0,
+    0.0, 0j: weak scalars), the dtypes as they are; no leaves ([] or [[], []]) means an empty
+    float tensor of the default dtype."""
+    if not leaf_dtypes:
+        return _dtypes.get_default_dtype()
+    return _dtypes.result_type(
+        *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
+    )
 
 
 def _python_scalar_dtype(kind: type) -> np.dtype:
@@ -215,7 +219,7 @@ def _tracked_tensor(data, dtype, device) -> Tensor:
     if dtype is None:
         leaf_dtypes: set = set()
         _scan(data, leaf_dtypes)
-        dtype = _dtypes.result_type(*leaf_dtypes) if len(leaf_dtypes) > 1 else leaf_dtypes.pop()
+        dtype = _leaf_dtype(leaf_dtypes)  # as for plain data
     if device is None:
         device = _first_tracked(data).device
 

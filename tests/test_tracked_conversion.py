@@ -479,8 +479,9 @@ def test_tensor_of_tracked_values_dtype_and_device():
     x32 = t(X, dtype=dualad.float32)
 
     def check(v):
-        # dtype inferred as for plain values: float32 with a Python float gives the default
-        assert dualad.tensor([v[0], 1.0]).dtype == dualad.get_default_dtype()
+        # dtype inferred as for plain values (Python numbers are weak): float32 stays float32
+        plain = dualad.tensor([v[0].detach(), 1.0]).dtype
+        assert dualad.tensor([v[0], 1.0]).dtype == plain == dualad.float32
         assert dualad.tensor([v[0], v[1]]).dtype == dualad.float32
         assert dualad.tensor([v[0], 1]).dtype == dualad.float32
         assert dualad.tensor([v[0], v[1]], dtype=dualad.float64).dtype == dualad.float64
