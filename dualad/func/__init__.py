@@ -17,6 +17,7 @@ from __future__ import annotations
 from .. import fwd
 from .._tensor import Tensor
 from .._tree import flatten
+from ..ops.elementwise import clone
 from ..vmap.api import vmap
 
 
@@ -55,7 +56,10 @@ def _jvp(
                 )
             if t.dtype != p.dtype and t.dtype.kind == p.dtype.kind:
                 t = t.to(dtype=p.dtype)  # (another float width: the primal's, as torch does)
-            duals.append(fwd._make_dual(p, t, level, copy_tangent=copy_tangents))
+            # the dual's primal is a copy: an in-place op of ``func`` on an argument must not
+            # write into the caller's tensor (nothing a user passes in is mutated; ``vjp`` and
+            # ``jacrev`` leave it alone too), nor into another slot given the same tensor
+            duals.append(fwd._make_dual(clone(p), t, level, copy_tangent=copy_tangents))
         result = func(*rebuild(duals))
         aux = None
         if has_aux:

@@ -256,3 +256,24 @@ def test_custom_function_saved_inputs_of_repeated_slots(x):
 def cubic_hessian():
     # a^2 b: [[2b, 2a], [2a, 0]]
     return ((2 * X, 2 * X), (2 * X, 0.0))
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "linearize", "jacrev", "vjp", "grad"])
+def test_in_place_on_an_argument_leaves_the_callers_tensor_alone(transform):
+    # forward-mode transforms made their duals as views of the caller's tensor: f's in-place op
+    # wrote into it (x became 10) and into the other slot holding it (jacfwd gave (20, 10))
+    x = dualad.tensor([5.0])
+    f = lambda a, b: (a.mul_(2) * b).sum()
+    if transform == "jvp":
+        _, tangent = func.jvp(f, (x, x), (dualad.ones(1), dualad.zeros(1)))
+        assert tangent.item() == 10.0
+    elif transform == "linearize":
+        _, jvp_fn = func.linearize(lambda a: a.mul_(2).sum(), x)
+        assert jvp_fn(dualad.ones(1)).item() == 2.0
+    elif transform == "vjp":
+        _, pullback = func.vjp(f, x, x)
+        assert [g.item() for g in pullback(dualad.tensor(1.0))] == [10.0, 10.0]
+    else:
+        jac = {"jacfwd": func.jacfwd, "jacrev": func.jacrev, "grad": func.grad}[transform]
+        assert [g.item() for g in jac(f, argnums=(0, 1))(x, x)] == [10.0, 10.0]
+    assert x.item() == 5.0
