@@ -603,8 +603,9 @@ def programs(
     numpy=(),
 ):
     """Programs; ``two_inputs``: of a second input ``b`` (register 2, read-only like ``x``;
-    it, and an op given ``x`` and ``b``, always among the outputs); ``numpy``: the guards (see ``_NUMPY_GUARDS``) of one ``numpy``
-    instruction every program has (its result always among the outputs)."""
+    it, and an op given ``x`` and ``b``, always among the outputs); ``numpy``: the guards that
+    the one ``numpy`` instruction every program then has may draw ("none": the value as it is,
+    "detach", "nograd": a copy made under no_grad); its result is always among the outputs."""
     shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3), (3, 1), (2, 1, 3)]))
     prog = Program(shape=shape, n_inputs=2 if two_inputs else 1)
     x0 = dualad.tensor(_random(np.random.default_rng(0), shape, complex_))
