@@ -25,12 +25,31 @@ def gpu_available() -> bool:
     return cuda_is_available()
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow",
+        action="store_true",
+        default=False,
+        help="run the tests marked slow (also run with DUALAD_HYPOTHESIS_PROFILE=dev)",
+    )
+
+
+def run_slow(config) -> bool:
+    """Whether tests marked ``slow`` run: with ``--runslow`` or the ``dev`` profile."""
+    return config.getoption("--runslow") or os.environ.get("DUALAD_HYPOTHESIS_PROFILE") == "dev"
+
+
 def pytest_collection_modifyitems(config, items):
     gpu_tests = [item for item in items if item.get_closest_marker("gpu") is not None]
     if gpu_tests and not gpu_available():
         skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU")
         for item in gpu_tests:
             item.add_marker(skip)
+    if not run_slow(config):
+        skip = pytest.mark.skip(reason="slow: run with --runslow or DUALAD_HYPOTHESIS_PROFILE=dev")
+        for item in items:
+            if item.get_closest_marker("slow") is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture
