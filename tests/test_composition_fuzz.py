@@ -1523,8 +1523,7 @@ def test_float32_second_order(prog):
 
 # ---------------------------------------------------------------------------------------------
 # issue 11: one tensor in several argument slots, NumPy calls on tracked values, nested dual
-# levels unpacked in both orders. The tests of the bugs not yet fixed on this branch are xfail
-# (not strict), one per item, to be un-marked when the item's branch is merged
+# levels unpacked in both orders (each of these tests failed before its item was fixed)
 
 
 @_SOME
@@ -1535,8 +1534,7 @@ def test_repeated_argument_forward_and_eager(prog):
     RepeatedChecker(prog, x0).forward_and_eager()
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 2: fixed on branch i11-args")
-@_SOME_UNSHRUNK
+@_SOME
 @given(programs(two_inputs=True))
 def test_repeated_argument_reverse(prog):
     note(repr(prog))
@@ -1552,8 +1550,7 @@ def test_repeated_argument_second_order_forward_and_eager(prog):
     RepeatedChecker(prog, x0, rtol=1e-4, atol=1e-5).second_order_forward_and_eager()
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 2: fixed on branch i11-args")
-@_SOME_UNSHRUNK
+@_SOME
 @given(programs(n_instr=(1, 5), allow_nograd=False, two_inputs=True))
 def test_repeated_argument_second_order_reverse(prog):
     note(repr(prog))
@@ -1572,8 +1569,7 @@ def test_numpy_calls_on_detached_values(prog):
     c.batched()
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 1: fixed on branch i11-numpy")
-@_SOME_UNSHRUNK
+@_SOME
 @given(programs(numpy=("none", "none", "nograd")))
 def test_numpy_calls_on_tracked_values(prog):
     note(repr(prog))
@@ -1583,8 +1579,7 @@ def test_numpy_calls_on_tracked_values(prog):
     c.batched()
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 3: fixed on branch i11-args")
-@_SOME_UNSHRUNK
+@_SOME
 @given(programs(n_instr=(1, 5), allow_nograd=False))
 def test_nested_dual_unpack_orders(prog):
     note(repr(prog))
@@ -1802,8 +1797,7 @@ def test_complex_second_order(prog):
     ComplexChecker(prog, x0, rtol=1e-4, atol=1e-5).second_order()
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 3: fixed on branch i11-args")
-@_SOME_UNSHRUNK
+@_SOME
 @given(programs(n_instr=(1, 5), allow_nograd=False, complex_=True))
 def test_complex_nested_dual_unpack_orders(prog):
     note(repr(prog))
