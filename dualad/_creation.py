@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import allocate_on, to_device
-from ._state import LEVELS
+from ._state import ACTIVE
 from ._tensor import Tensor, wrap
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -581,7 +581,7 @@ def _normal(gen, shape, dtype):
 def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Tensor:
     """``rand`` / ``randn`` (``public``): ``draw(generator, shape, dtype)`` on ``device``."""
     shape, dtype = _size(name, shape, size), _random_dtype(name, dtype)
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
         from .vmap.batched import vmap_random
 
         drawn = vmap_random(
@@ -639,7 +639,7 @@ def randint(
             f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
             f"from={low} >= to={high}"
         )
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
         from .vmap.batched import vmap_random
 
         def redraw(s):

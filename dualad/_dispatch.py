@@ -1,7 +1,8 @@
 """Op records and dispatch: the one path every dualad op takes.
 
 An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
-The caller's fast path runs when no transform level is active (``LEVELS`` empty) and every
+The caller's fast path runs when no transform level is active (``_state.ACTIVE`` empty: no thread
+has one) and every
 tensor argument is a plain ``Tensor`` (a view only if its base was not modified in place since its
 grad_fn was made): it calls the impl, wraps the array and, when an input requires grad and grad
 mode is on, records a graph node with a specialised recorder. Otherwise ``dispatch`` runs:
@@ -25,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
-from ._state import GRAD, LEVELS, RECORD_HOOKS
+from ._state import ACTIVE, GRAD, RECORD_HOOKS, resume, suspend
 from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
-from .rev.anomaly import MODE as ANOMALY
 from .rev.anomaly import record_forward_trace
 from .rev.node import ArgMeta, make_node_class
 from .rev.saved import pack_node
@@ -167,8 +167,8 @@ class Level:
 
 
 def find_level(args: tuple) -> Level | None:
-    """The innermost active level that owns one of ``args``."""
-    for level in reversed(LEVELS):
+    """The innermost level of this thread's stack that owns one of ``args``."""
+    for level in reversed(GRAD.levels):
         owns = level.owns
         for a in args:
             if owns(a):
@@ -177,7 +177,8 @@ def find_level(args: tuple) -> Level | None:
 
 
 class suspended:
-    """Context manager: take ``level`` and every level above it off the stack for a while."""
+    """Context manager: take ``level`` and every level above it off this thread's stack for a
+    while."""
 
     __slots__ = ("level", "removed")
 
@@ -185,12 +186,10 @@ class suspended:
         self.level = level
 
     def __enter__(self):
-        position = LEVELS.index(self.level)
-        self.removed = LEVELS[position:]
-        del LEVELS[position:]
+        self.removed = suspend(self.level)
 
     def __exit__(self, *exc):
-        LEVELS.extend(self.removed)
+        resume(self.removed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,8 +214,8 @@ def as_arg(value):
 
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
-    if LEVELS:
-        for level in reversed(LEVELS):  # find_level, inline
+    if ACTIVE:  # some thread has levels: look at this thread's
+        for level in reversed(GRAD.levels):  # find_level, inline
             owns = level.owns
             for a in args:
                 if owns(a):
@@ -394,7 +393,7 @@ def on_record(node, results: tuple) -> None:
     saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
     if GRAD.saved_hooks:
         pack_node(node, results)
-    if ANOMALY[0]:
+    if GRAD.anomaly[0]:
         record_forward_trace(node)
 
 
@@ -574,7 +573,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     scalar_types = _NP_SCALAR_TYPES
 
     def call(x):
-        if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
+        if type(x) is Tensor and not ACTIVE and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
                 out = impl(modules[type(data)], data) if kernel is None else kernel(data)
@@ -611,7 +610,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     masks = two_arg_save_masks(op)
 
     def call(a, b):
-        if not LEVELS:
+        if not ACTIVE:
             # the fast path: plain tensors (views only while current) and Python scalars
             if type(a) is Tensor:
                 da = a._data
@@ -675,7 +674,7 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if type(x) is Tensor and not LEVELS and x._view is None and not op.view:
+    if type(x) is Tensor and not ACTIVE and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)

@@ -1,31 +1,43 @@
 """Global and thread-local state read on every op.
 
-Invariant: ``LEVELS`` is the stack of active transform levels (dual levels, vmap levels, function
-transform tapes), innermost last. While it is empty every op takes the fast path: impl call and
-output wrap, plus a graph node when an input requires grad. Eager autograd is not on the stack:
-it is the bottom level, always there.
-
-``GRAD`` holds the per-thread autograd state (PyTorch semantics: grad mode, saved-tensor hooks and
-the running backward passes are thread-local). The level stack is process-wide, like PyTorch's
-dual levels and JAX's trace stack: transforms are not thread-safe.
-
-``RECORD_HOOKS`` is the one flag the recording path reads for the rarely used features that must
-see every recorded node (saved-tensor hooks in some thread, anomaly mode): while it is empty a
-recorded node costs nothing more.
+Invariants:
+- Each thread has its own stack of active transform levels (dual levels, vmap levels, function
+  transform tapes), innermost last: ``GRAD.levels``. A level is pushed and popped by one thread
+  (``push_level``/``pop_level``), and processing an op suspends levels of that thread's stack
+  only (``suspend``/``resume``). Eager autograd is not on the stack: it is the bottom level,
+  always there.
+- ``ACTIVE`` is process-wide and non-empty exactly while some thread's stack is non-empty: it
+  holds that thread's token (added when its stack becomes non-empty, removed when it empties;
+  ``append``/``remove`` are atomic under the GIL). ``if ACTIVE`` is the per-op fast-path test:
+  while it is empty every op takes the fast path (impl call and output wrap, plus a graph node
+  when an input requires grad). While another thread holds a level, a thread without one takes
+  ``dispatch``, which reads its own (empty) stack and runs eager: correct, a little slower.
+  Every stack change goes through the functions below, which keep ``ACTIVE`` in step.
+- ``GRAD`` holds the rest of the per-thread state (PyTorch semantics: grad mode, forward grad
+  mode, anomaly mode, saved-tensor hooks and the running backward passes are thread-local;
+  functorch's dynamic layer stack is too). Live dual levels are per thread (``GRAD.duals``);
+  ``DUALS_LIVE`` counts them process-wide for code that only needs to know whether tangents
+  may still arrive (a conservative superset for one thread).
+- ``RECORD_HOOKS`` is the one flag the recording path reads for the rarely used features that
+  must see every recorded node (saved-tensor hooks or anomaly mode in some thread): while it is
+  empty a recorded node costs nothing more.
+- Shared mutable state (``.grad`` accumulation, lazily created tensor metadata, version counters
+  and accumulator nodes) is guarded by ``LOCK`` on its rare creation step only (double-checked),
+  never on the per-op path.
 """
 
 from __future__ import annotations
 
 import threading
 
-# Active transform levels, innermost last. A list so that ``if LEVELS`` is the fast-path test.
-LEVELS: list = []
+# One token per thread whose level stack is non-empty. A list so that ``if ACTIVE`` is the
+# fast-path test.
+ACTIVE: list = []
 
-# Live dual levels, outermost first (a subset of LEVELS, but stays set while a level processes an
-# op with itself suspended: code that must know whether tangents may still arrive reads this).
-DUAL_LEVELS: list = []
+# One entry per live dual level in any thread (each thread's own are ``GRAD.duals``).
+DUALS_LIVE: list = []
 
-# Non-empty while some thread has saved-tensor hooks or anomaly mode is on: one token (a plain
+# Non-empty while some thread has saved-tensor hooks or anomaly mode on: one token (a plain
 # ``object()``, equal only to itself) per reason; ``append``/``remove`` are atomic under the GIL.
 # Read on the recording path only.
 RECORD_HOOKS: list = []
@@ -34,10 +46,36 @@ RECORD_HOOKS: list = []
 # copy what graphs saved from the memory they write to. Read by in-place writes only.
 MUTATION_WATCH: list = []
 
+# Guards the creation of state shared between threads that is made lazily (a tensor's
+# AutogradMeta, version counter, accumulator node): taken only when it is missing.
+LOCK = threading.RLock()
+
+
+class _Unlist:
+    """Held by a thread's state only: when the thread ends (its state is dropped), its token
+    leaves ``ACTIVE``, even if the thread died with levels on its stack."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, token) -> None:
+        self.token = token
+
+    def __del__(self) -> None:
+        try:
+            while self.token in ACTIVE:
+                ACTIVE.remove(self.token)
+        except ValueError:  # pragma: no cover - removed meanwhile
+            pass
+
 
 class _GradState(threading.local):
     enabled = True
     inference = False
+    # forward grad switch (torch's private _set_fwd_grad_enabled): when off, no dual level owns
+    # anything, so ops see plain primals and produce no tangents
+    fw_enabled = True
+    # anomaly mode: (enabled, check_nan)
+    anomaly = (False, True)
     # saved-tensor hooks: (pack, unpack) pairs, innermost last (rev/saved.py); a tuple, so that
     # the class default is never shared mutable state
     saved_hooks: tuple = ()
@@ -45,9 +83,82 @@ class _GradState(threading.local):
     saved_hooks_disabled = None
     # the node whose backward this thread is running (anomaly mode: parents of new nodes)
     current_node = None
+    # whether this thread's token is in ACTIVE
+    listed = False
+    # how many reentrant backward passes run on fresh threads below this one (engine)
+    fresh_depth = 0
 
     def __init__(self) -> None:
         self.tasks = []  # backward passes (rev.engine.GraphTask) running here, innermost last
+        self.levels = []  # this thread's transform levels, innermost last
+        self.duals = []  # this thread's live dual levels, outermost first
+        self.token = object()
+        self._unlist = _Unlist(self.token)
 
 
 GRAD = _GradState()
+
+
+def push_level(level) -> None:
+    """Push ``level`` on this thread's stack (innermost)."""
+    state = GRAD
+    if not state.listed:
+        ACTIVE.append(state.token)
+        state.listed = True
+    state.levels.append(level)
+
+
+def pop_level(level) -> None:
+    """Take ``level`` (pushed by this thread) off this thread's stack, wherever it is; no-op if
+    it is not there (suspended, or popped already)."""
+    state = GRAD
+    stack = state.levels
+    if level in stack:
+        stack.remove(level)
+    if not stack and state.listed:
+        ACTIVE.remove(state.token)
+        state.listed = False
+
+
+def suspend(level) -> list:
+    """Take ``level`` and every level above it off this thread's stack; returns them for
+    ``resume``."""
+    state = GRAD
+    stack = state.levels
+    position = stack.index(level)
+    removed = stack[position:]
+    del stack[position:]
+    if not stack and state.listed:
+        ACTIVE.remove(state.token)
+        state.listed = False
+    return removed
+
+
+def resume(removed) -> None:
+    """Put levels that ``suspend`` took back on top of this thread's stack."""
+    state = GRAD
+    if removed and not state.listed:
+        ACTIVE.append(state.token)
+        state.listed = True
+    state.levels.extend(removed)
+
+
+def adopt_levels(levels: list, duals: list) -> None:
+    """Give this (fresh) thread a copy of another thread's level stack and live dual levels
+    (the engine's reentrant passes on a fresh thread)."""
+    state = GRAD
+    state.levels = list(levels)
+    state.duals = list(duals)
+    if state.levels and not state.listed:
+        ACTIVE.append(state.token)
+        state.listed = True
+
+
+def drop_levels() -> None:
+    """Forget this thread's levels (a fresh thread that ends: the levels belong to another)."""
+    state = GRAD
+    state.levels = []
+    state.duals = []
+    if state.listed:
+        ACTIVE.remove(state.token)
+        state.listed = False

@@ -18,14 +18,13 @@ from __future__ import annotations
 import weakref
 
 from .._dispatch import EMPTY, Level, dispatch, eager
-from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
-from .._state import LEVELS
+from .._state import ACTIVE, GRAD, resume, suspend
 from .._tensor import Tensor
 from ..rev.views import replay_view
 
-# forward grad switch (torch's private _set_fwd_grad_enabled): when off, no level owns anything,
-# so ops see plain primals and produce no tangents
-FORWARD_GRAD_ENABLED = [True]
+# The forward grad switch (torch's private _set_fwd_grad_enabled) is per thread:
+# ``_state.GRAD.fw_enabled``. When off, no level owns anything, so ops see plain primals and
+# produce no tangents.
 
 
 def _clone(tangent):
@@ -74,7 +73,7 @@ class DualLevel(Level):
         if type(value) is Tensor or isinstance(value, Tensor):
             fw = value._fw
             if fw is not None and self in fw:
-                return FORWARD_GRAD_ENABLED[0]
+                return GRAD.fw_enabled
             return value._view is not None and self.view_tangent(value) is not None
         return False
 
@@ -94,7 +93,7 @@ class DualLevel(Level):
         got it after the view was made (an in-place op or setitem on the base or another view).
         As PyTorch does on reading such a view's forward grad, the view's tangent becomes the
         same view of the base's tangent (so later in-place writes on either stay in step)."""
-        if not FORWARD_GRAD_ENABLED[0]:
+        if not GRAD.fw_enabled:
             return None
         info = view._view
         if not info.fw_derivable:
@@ -110,18 +109,15 @@ class DualLevel(Level):
         return tangent
 
     def process(self, op, args: tuple, params: dict):
+        state = GRAD
+        stack = state.levels
         fast = op.fast
-        if fast is not None and not params and op.nout == 1 and not op.view and len(LEVELS) == 1:
-            return self._process_alone(op, fast, args)
+        if fast is not None and not params and op.nout == 1 and not op.view and len(stack) == 1:
+            return self._process_alone(op, fast, args, state)
         tangents = [self.tangent_of(a) for a in args]
-        if LEVELS[-1] is self:  # the common case: this is the innermost level
-            removed = (LEVELS.pop(),)
-        else:
-            position = LEVELS.index(self)
-            removed = LEVELS[position:]
-            del LEVELS[position:]
+        removed = suspend(self)
         try:
-            if LEVELS:
+            if stack:
                 out = dispatch(op, args, params)
             elif op.fast is not None and not params:
                 out = op.fast(*args)  # nothing below but eager autograd: the op's fast path
@@ -137,7 +133,7 @@ class DualLevel(Level):
                 outs = out if isinstance(out, tuple) else (out,)
                 out_tangents = op.jvp(tangents, outs, args, params)
         finally:
-            LEVELS.extend(removed)
+            resume(removed)
         if op.nout == 1:  # one output: the common case, without the loops below
             if out_tangent is not None:
                 if not op.view:
@@ -155,9 +151,10 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def _process_alone(self, op, fast, args: tuple):
+    def _process_alone(self, op, fast, args: tuple, state):
         """``process`` of a one-output op without parameters (its fast caller exists) while
-        this level is alone on the stack: the general case's steps, fewer tests."""
+        this level is alone on this thread's stack (``state``): the general case's steps, fewer
+        tests."""
         tangents = []
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
@@ -168,7 +165,13 @@ class DualLevel(Level):
                 tangents.append(tangent)
             else:
                 tangents.append(None)
-        del LEVELS[0]  # self
+        # suspend(self), inline: the stack empties, so this thread leaves ACTIVE and the rule's
+        # ops take their fast path (unless another thread holds levels)
+        stack = state.levels
+        del stack[0]  # self
+        token = state.token
+        ACTIVE.remove(token)
+        state.listed = False
         try:
             out = fast(*args)
             if not op.differentiable:
@@ -177,7 +180,10 @@ class DualLevel(Level):
                 raise _no_jvp_error(op)
             tangent = op.jvp(tangents, (out,), args, EMPTY)
         finally:
-            LEVELS.append(self)
+            if not state.listed:  # resume((self,)), inline
+                ACTIVE.append(token)
+                state.listed = True
+            stack.append(self)
         if tangent is None:
             return out
         tangent = _unshared(tangent, tangents)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 
-from .._state import DUAL_LEVELS
+from .._state import DUALS_LIVE
 from .._tensor import Tensor, _new
 from .saved import FREED_MESSAGE as _FREED_MESSAGE
 from .saved import (
@@ -254,7 +254,7 @@ class OpNode(Node):
             if box is None:
                 box = r._vc = [0]
             fw = r._fw
-            if fw is None and DUAL_LEVELS:
+            if fw is None and DUALS_LIVE:
                 # a dual level attaches the output's tangent after this node is recorded: share
                 # the (still empty) tangent dict so the unpacked output sees it (fwd-over-rev)
                 fw = r._fw = {}
@@ -267,7 +267,7 @@ class OpNode(Node):
             if box is None:
                 box = r._vc = [0]
             fw = r._fw
-            if fw is None and DUAL_LEVELS:
+            if fw is None and DUALS_LIVE:
                 fw = r._fw = {}
             boxes.append((box, box[0], fw))
         self._out_data = tuple([r._data for r in results])
