@@ -27,7 +27,7 @@ import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
 from ._state import ACTIVE, GRAD, RECORD_HOOKS, resume, suspend
-from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
+from ._tensor import Tensor, ViewInfo, _new, _version_box, accumulator_of, wrap
 from .rev.anomaly import record_forward_trace
 from .rev.node import ArgMeta, make_node_class
 from .rev.saved import pack_node
@@ -294,7 +294,7 @@ def make_view(
         base, chain = view.base, (view.chain, op, params, index)
     box = base._vc
     if box is None:
-        box = base._vc = [0]
+        box = _version_box(base)  # made under a lock: base may be shared between threads
     result._vc = box
     result._view = ViewInfo(
         base,

@@ -34,7 +34,7 @@ import threading
 # fast-path test.
 ACTIVE: list = []
 
-# One entry per live dual level in any thread (each thread's own are ``GRAD.duals``).
+# The live dual levels of all threads (each thread's own are ``GRAD.duals``).
 DUALS_LIVE: list = []
 
 # Non-empty while some thread has saved-tensor hooks or anomaly mode on: one token (a plain
@@ -53,18 +53,23 @@ LOCK = threading.RLock()
 
 class _Unlist:
     """Held by a thread's state only: when the thread ends (its state is dropped), its token
-    leaves ``ACTIVE``, even if the thread died with levels on its stack."""
+    leaves ``ACTIVE`` and its dual levels leave ``DUALS_LIVE``, also when the thread ended
+    with levels entered (other threads' ops would take the slow path for good)."""
 
-    __slots__ = ("token",)
+    __slots__ = ("duals", "token")
 
-    def __init__(self, token) -> None:
+    def __init__(self, token, duals: list) -> None:
         self.token = token
+        self.duals = duals
 
     def __del__(self) -> None:
         try:
             while self.token in ACTIVE:
                 ACTIVE.remove(self.token)
-        except ValueError:  # pragma: no cover - removed meanwhile
+            for level in self.duals:
+                if level in DUALS_LIVE:
+                    DUALS_LIVE.remove(level)
+        except (ValueError, TypeError):  # pragma: no cover - interpreter shutdown
             pass
 
 
@@ -93,7 +98,7 @@ class _GradState(threading.local):
         self.levels = []  # this thread's transform levels, innermost last
         self.duals = []  # this thread's live dual levels, outermost first
         self.token = object()
-        self._unlist = _Unlist(self.token)
+        self._unlist = _Unlist(self.token, self.duals)
 
 
 GRAD = _GradState()
@@ -147,8 +152,8 @@ def adopt_levels(levels: list, duals: list) -> None:
     """Give this (fresh) thread a copy of another thread's level stack and live dual levels
     (the engine's reentrant passes on a fresh thread)."""
     state = GRAD
-    state.levels = list(levels)
-    state.duals = list(duals)
+    state.levels[:] = levels
+    state.duals[:] = duals  # (not in DUALS_LIVE again: the other thread keeps them live)
     if state.levels and not state.listed:
         ACTIVE.append(state.token)
         state.listed = True
@@ -157,8 +162,8 @@ def adopt_levels(levels: list, duals: list) -> None:
 def drop_levels() -> None:
     """Forget this thread's levels (a fresh thread that ends: the levels belong to another)."""
     state = GRAD
-    state.levels = []
-    state.duals = []
+    state.levels.clear()
+    state.duals.clear()
     if state.listed:
         ACTIVE.remove(state.token)
         state.listed = False

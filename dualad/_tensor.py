@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _dtypes
 from ._backend import CPU, Device, device_of, to_device, xp_of
-from ._state import GRAD
+from ._state import GRAD, LOCK
 
 _new = object.__new__
 
@@ -104,9 +104,15 @@ class AutogradMeta:
 
 
 def _version_box(t: Tensor) -> list:
+    """``t``'s version counter, made on first use. Made under ``LOCK`` (checked again there):
+    two threads saving or viewing one shared tensor must not each make one, or a later
+    in-place write would bump one while a graph checks the other."""
     box = t._vc
     if box is None:
-        box = t._vc = [0]
+        with LOCK:
+            box = t._vc
+            if box is None:
+                box = t._vc = [0]
     return box
 
 
@@ -338,7 +344,7 @@ class Tensor:
         if meta is None:
             if value is None:
                 return
-            meta = self._meta = AutogradMeta()
+            meta = get_meta(self)
         meta.grad = value
 
     @grad.deleter
@@ -660,9 +666,15 @@ def is_tensor(obj: Any) -> bool:
 
 
 def get_meta(t: Tensor) -> AutogradMeta:
+    """``t``'s AutogradMeta, made on first use under ``LOCK`` (checked again there): threads
+    running their first backward into one shared leaf must all accumulate into one ``.grad``,
+    not each into a metadata object that another thread's then replaces."""
     meta = t._meta
     if meta is None:
-        meta = t._meta = AutogradMeta()
+        with LOCK:
+            meta = t._meta
+            if meta is None:
+                meta = t._meta = AutogradMeta()
     return meta
 
 
@@ -675,8 +687,13 @@ def accumulator_of(t: Tensor):
             return node
     from .rev.node import AccumulateGrad
 
-    node = AccumulateGrad(t)
-    get_meta(t).accumulator = weakref.ref(node)
+    meta = get_meta(t)
+    with LOCK:  # one node per leaf, also when threads record their first use at once
+        ref = meta.accumulator
+        node = None if ref is None else ref()
+        if node is None:
+            node = AccumulateGrad(t)
+            meta.accumulator = weakref.ref(node)
     return node
 
 

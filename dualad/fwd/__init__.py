@@ -44,7 +44,7 @@ def enter_dual_level() -> int:
     duals = GRAD.duals
     level = DualLevel(len(duals))
     duals.append(level)
-    DUALS_LIVE.append(None)
+    DUALS_LIVE.append(level)
     push_level(level)
     return level.index
 
@@ -62,7 +62,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
             "is not supported."
         )
     duals.pop()
-    DUALS_LIVE.pop()
+    if innermost in DUALS_LIVE:  # (a copy inherited by a reentrant pass's thread is not)
+        DUALS_LIVE.remove(innermost)
     pop_level(innermost)
     innermost.clear()
 

@@ -487,7 +487,7 @@ def packed_class(cls: type) -> type:
             cls.__name__, (_PackedSaved, cls), {"__slots__": (), "__module__": cls.__module__}
         )
         packed.__qualname__ = cls.__qualname__
-        _PACKED_CLASSES[cls] = packed
+        packed = _PACKED_CLASSES.setdefault(cls, packed)  # one class, also under threads
     return packed
 
 
