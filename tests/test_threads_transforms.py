@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import fwd
 from dualad import func as F
+from dualad import fwd
 from dualad._state import ACTIVE, DUALS_LIVE, GRAD
 
 
@@ -247,13 +247,12 @@ def test_dual_level_numbers_are_per_thread():
     inside = threading.Barrier(3)
 
     def target(i):
-        with fwd.dual_level() as outer:
-            with fwd.dual_level() as inner:
-                inside.wait()  # all three threads hold two levels now
-                numbers[i] = (outer, inner, fwd._current_level)
-                x = fwd.make_dual(dualad.tensor([1.0]), dualad.tensor([float(i)]), level=outer)
-                assert fwd.unpack_dual(x, level=outer).tangent.item() == float(i)
-                assert fwd.unpack_dual(x, level=inner).tangent is None
+        with fwd.dual_level() as outer, fwd.dual_level() as inner:
+            inside.wait()  # all three threads hold two levels now
+            numbers[i] = (outer, inner, fwd._current_level)
+            x = fwd.make_dual(dualad.tensor([1.0]), dualad.tensor([float(i)]), level=outer)
+            assert fwd.unpack_dual(x, level=outer).tangent.item() == float(i)
+            assert fwd.unpack_dual(x, level=inner).tangent is None
 
     threads = [threading.Thread(target=target, args=(i,)) for i in range(3)]
     for t in threads:
@@ -388,10 +387,9 @@ def test_no_grad_does_not_leak_to_another_thread():
 
 
 def test_anomaly_mode_does_not_leak_to_another_thread():
-    with pytest.warns(UserWarning, match="Anomaly Detection"):
-        with dualad.autograd.detect_anomaly():
-            assert _in_other_thread(_other_thread_state) == DEFAULTS
-            assert dualad.autograd.is_anomaly_enabled()
+    with pytest.warns(UserWarning, match="Anomaly Detection"), dualad.autograd.detect_anomaly():
+        assert _in_other_thread(_other_thread_state) == DEFAULTS
+        assert dualad.autograd.is_anomaly_enabled()
     with dualad.autograd.set_detect_anomaly(True, check_nan=False):
         assert _in_other_thread(_other_thread_state) == DEFAULTS
         assert not dualad.autograd.is_anomaly_check_nan_enabled()
@@ -401,9 +399,12 @@ def test_anomaly_mode_does_not_leak_to_another_thread():
     def nan_in_anomaly_thread():
         with dualad.autograd.set_detect_anomaly(True):
             x = dualad.tensor([0.0], requires_grad=True)
-            with pytest.raises(RuntimeError, match="returned nan"), np.errstate(all="ignore"):
-                with pytest.warns(UserWarning, match="Error detected in SqrtBackward0"):
-                    (dualad.sqrt(x) * 0.0).sum().backward()
+            with (
+                pytest.raises(RuntimeError, match="returned nan"),
+                np.errstate(all="ignore"),
+                pytest.warns(UserWarning, match="Error detected in SqrtBackward0"),
+            ):
+                (dualad.sqrt(x) * 0.0).sum().backward()
 
     nan_in_anomaly_thread()  # (this thread, to check the reproducer)
     entered, release = threading.Event(), threading.Event()
@@ -437,10 +438,14 @@ def test_modes_set_in_another_thread_do_not_reach_this_one():
     entered, release = threading.Event(), threading.Event()
 
     def holder():
-        with dualad.no_grad(), fwd._set_fwd_grad_enabled(False), fwd.dual_level():
-            with dualad.autograd.set_detect_anomaly(True):
-                entered.set()
-                release.wait()
+        with (
+            dualad.no_grad(),
+            fwd._set_fwd_grad_enabled(False),
+            fwd.dual_level(),
+            dualad.autograd.set_detect_anomaly(True),
+        ):
+            entered.set()
+            release.wait()
 
     worker = threading.Thread(target=holder)
     worker.start()
