@@ -1,8 +1,8 @@
 """Op records and dispatch: the one path every dualad op takes.
 
 An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
-The caller's fast path runs when no transform level is active (``_state.ACTIVE`` empty: no thread
-has one) and every
+The caller's fast path runs when this thread has no transform level (``_state.ACTIVE`` empty: no
+thread has one, else this thread's ``GRAD.levels`` empty) and every
 tensor argument is a plain ``Tensor`` (a view only if its base was not modified in place since its
 grad_fn was made): it calls the impl, wraps the array and, when an input requires grad and grad
 mode is on, records a graph node with a specialised recorder. Otherwise ``dispatch`` runs:
@@ -573,7 +573,11 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     scalar_types = _NP_SCALAR_TYPES
 
     def call(x):
-        if type(x) is Tensor and not ACTIVE and (x._view is None or _fresh(x._view)):
+        if (
+            type(x) is Tensor
+            and (not ACTIVE or not GRAD.levels)  # no level in this thread
+            and (x._view is None or _fresh(x._view))
+        ):
             data = x._data
             try:
                 out = impl(modules[type(data)], data) if kernel is None else kernel(data)
@@ -610,8 +614,9 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     masks = two_arg_save_masks(op)
 
     def call(a, b):
-        if not ACTIVE:
-            # the fast path: plain tensors (views only while current) and Python scalars
+        if not ACTIVE or not GRAD.levels:
+            # the fast path (no level in this thread): plain tensors (views only while
+            # current) and Python scalars
             if type(a) is Tensor:
                 da = a._data
                 if type(b) is Tensor:
@@ -674,7 +679,7 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if type(x) is Tensor and not ACTIVE and x._view is None and not op.view:
+    if type(x) is Tensor and (not ACTIVE or not GRAD.levels) and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)

@@ -70,7 +70,8 @@ def attach_operators() -> None:
     Tensor.__getitem__ = shape.getitem
 
     def __setitem__(self, key, value):
-        if not ACTIVE and not _records(self, value) and _write_direct(self, key, value):
+        direct = not ACTIVE or not GRAD.levels  # no level in this thread
+        if direct and not _records(self, value) and _write_direct(self, key, value):
             return
         apply_inplace(mutation.index_put, self, key, value)
 

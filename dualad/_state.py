@@ -8,16 +8,17 @@ Invariants:
   always there.
 - ``ACTIVE`` is process-wide and non-empty exactly while some thread's stack is non-empty: it
   holds that thread's token (added when its stack becomes non-empty, removed when it empties;
-  ``append``/``remove`` are atomic under the GIL). ``if ACTIVE`` is the per-op fast-path test:
-  while it is empty every op takes the fast path (impl call and output wrap, plus a graph node
-  when an input requires grad). While another thread holds a level, a thread without one takes
-  ``dispatch``, which reads its own (empty) stack and runs eager: correct, a little slower.
-  Every stack change goes through the functions below, which keep ``ACTIVE`` in step.
+  ``append``/``remove`` are atomic under the GIL). ``not ACTIVE or not GRAD.levels`` is the
+  per-op fast-path test: while no thread holds a level it is one truthiness test and every op
+  takes the fast path (impl call and output wrap, plus a graph node when an input requires
+  grad); while another thread holds one, a thread without levels pays one thread-local read
+  more and still takes the fast path (``dispatch`` too reads this thread's stack only). Every
+  stack change goes through the functions below, which keep ``ACTIVE`` in step.
+- ``DUALS_LIVE`` lists the live dual levels of all threads, for code that only needs to know
+  whether tangents may still arrive (a conservative superset for one thread).
 - ``GRAD`` holds the rest of the per-thread state (PyTorch semantics: grad mode, forward grad
   mode, anomaly mode, saved-tensor hooks and the running backward passes are thread-local;
-  functorch's dynamic layer stack is too). Live dual levels are per thread (``GRAD.duals``);
-  ``DUALS_LIVE`` counts them process-wide for code that only needs to know whether tangents
-  may still arrive (a conservative superset for one thread).
+  functorch's dynamic layer stack is too). Live dual levels are per thread (``GRAD.duals``).
 - ``RECORD_HOOKS`` is the one flag the recording path reads for the rarely used features that
   must see every recorded node (saved-tensor hooks or anomaly mode in some thread): while it is
   empty a recorded node costs nothing more.

@@ -677,7 +677,7 @@ def _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph: bool) -> 
         type(buf) is GradSum
         and buf.owned is previous
         and not create_graph
-        and not ACTIVE
+        and (not ACTIVE or not GRAD.levels)
         and type(g) is Tensor
         and g._fw is None
     ):
