@@ -655,3 +655,53 @@ def test_reentrant_backward_that_never_ends_raises(monkeypatch):
         (x * 2).sum().backward()
     assert threading.active_count() == threads_before
     assert sys.getrecursionlimit() > 0
+
+
+def _slow_class(monkeypatch, module, name: str):
+    """Make ``module.name`` (a class made lazily under a check-then-set) slow to construct, so
+    that threads racing to make it overlap every time (the race shows without luck)."""
+    import time
+
+    cls = getattr(module, name)
+
+    class Slow(cls):
+        __slots__ = ()
+
+        def __init__(self, *args, **kwargs):
+            time.sleep(0.002)  # (releases the GIL: another thread runs its check meanwhile)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, Slow)
+
+
+def test_concurrent_hook_registration_on_a_fresh_leaf_keeps_every_hook(monkeypatch):
+    # the hook tables of a leaf are made on first use: threads registering at once each made
+    # one, and the hooks in the tables that lost never ran
+    import dualad._tensor
+    import dualad.rev.hooks
+
+    _slow_class(monkeypatch, dualad.rev.hooks, "HookDict")
+    _slow_class(monkeypatch, dualad._tensor, "AutogradMeta")
+    for _ in range(10):
+        x = dualad.tensor([1.0], requires_grad=True)
+        ran: list = []
+
+        def target(i, x=x, ran=ran):
+            x.register_hook(lambda g, i=i: ran.append(("tensor", i)))
+            x.register_post_accumulate_grad_hook(lambda t, i=i: ran.append(("post", i)))
+
+        run_threads(target, 4)
+        (x * 2.0).sum().backward()
+        assert sorted(ran) == [(kind, i) for kind in ("post", "tensor") for i in range(4)]
+
+
+def test_first_concurrent_backward_with_slow_metadata_creation(monkeypatch):
+    # the same race as above on .grad's metadata, made certain: every thread reaches the
+    # creation of the fresh leaf's AutogradMeta before any finishes it
+    import dualad._tensor
+
+    _slow_class(monkeypatch, dualad._tensor, "AutogradMeta")
+    for _ in range(10):
+        x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        run_threads(lambda i, x=x: (x * float(i + 1)).sum().backward(), 4)
+        np.testing.assert_array_equal(value(x.grad), [10.0, 10.0])
