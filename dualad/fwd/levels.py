@@ -11,6 +11,9 @@ Invariants:
   reverse-over-forward work (the tangent computation is recorded by autograd).
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
   level never keeps a tensor alive).
+- Levels, their numbers and the forward grad switch are per thread (``_state.GRAD.duals``,
+  ``GRAD.fw_enabled``): a level is entered and exited by one thread, and only that thread's ops
+  are processed by it.
 """
 
 from __future__ import annotations
