@@ -89,10 +89,6 @@ class _GradState(threading.local):
     saved_hooks_disabled = None
     # the node whose backward this thread is running (anomaly mode: parents of new nodes)
     current_node = None
-    # whether this thread's token is in ACTIVE
-    listed = False
-    # how many reentrant backward passes run on fresh threads below this one (engine)
-    fresh_depth = 0
 
     def __init__(self) -> None:
         self.tasks = []  # backward passes (rev.engine.GraphTask) running here, innermost last
@@ -108,10 +104,10 @@ GRAD = _GradState()
 def push_level(level) -> None:
     """Push ``level`` on this thread's stack (innermost)."""
     state = GRAD
-    if not state.listed:
+    stack = state.levels
+    if not stack:  # (this thread's token is in ACTIVE exactly while its stack is non-empty)
         ACTIVE.append(state.token)
-        state.listed = True
-    state.levels.append(level)
+    stack.append(level)
 
 
 def pop_level(level) -> None:
@@ -121,9 +117,8 @@ def pop_level(level) -> None:
     stack = state.levels
     if level in stack:
         stack.remove(level)
-    if not stack and state.listed:
-        ACTIVE.remove(state.token)
-        state.listed = False
+        if not stack:
+            ACTIVE.remove(state.token)
 
 
 def suspend(level) -> list:
@@ -134,37 +129,34 @@ def suspend(level) -> list:
     position = stack.index(level)
     removed = stack[position:]
     del stack[position:]
-    if not stack and state.listed:
+    if not stack:
         ACTIVE.remove(state.token)
-        state.listed = False
     return removed
 
 
 def resume(removed) -> None:
     """Put levels that ``suspend`` took back on top of this thread's stack."""
     state = GRAD
-    if removed and not state.listed:
+    stack = state.levels
+    if removed and not stack:
         ACTIVE.append(state.token)
-        state.listed = True
-    state.levels.extend(removed)
+    stack.extend(removed)
 
 
 def adopt_levels(levels: list, duals: list) -> None:
     """Give this (fresh) thread a copy of another thread's level stack and live dual levels
     (the engine's reentrant passes on a fresh thread)."""
     state = GRAD
+    if levels and not state.levels:
+        ACTIVE.append(state.token)
     state.levels[:] = levels
     state.duals[:] = duals  # (not in DUALS_LIVE again: the other thread keeps them live)
-    if state.levels and not state.listed:
-        ACTIVE.append(state.token)
-        state.listed = True
 
 
 def drop_levels() -> None:
     """Forget this thread's levels (a fresh thread that ends: the levels belong to another)."""
     state = GRAD
+    if state.levels:
+        ACTIVE.remove(state.token)
     state.levels.clear()
     state.duals.clear()
-    if state.listed:
-        ACTIVE.remove(state.token)
-        state.listed = False

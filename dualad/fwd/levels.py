@@ -116,7 +116,7 @@ class DualLevel(Level):
         stack = state.levels
         fast = op.fast
         if fast is not None and not params and op.nout == 1 and not op.view and len(stack) == 1:
-            return self._process_alone(op, fast, args, state)
+            return self._process_alone(op, fast, args, stack, state)
         tangents = [self.tangent_of(a) for a in args]
         removed = suspend(self)
         try:
@@ -154,10 +154,10 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def _process_alone(self, op, fast, args: tuple, state):
+    def _process_alone(self, op, fast, args: tuple, stack: list, state):
         """``process`` of a one-output op without parameters (its fast caller exists) while
-        this level is alone on this thread's stack (``state``): the general case's steps, fewer
-        tests."""
+        this level is alone on this thread's stack (``stack``, of ``state``): the general
+        case's steps, fewer tests."""
         tangents = []
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
@@ -169,12 +169,10 @@ class DualLevel(Level):
             else:
                 tangents.append(None)
         # suspend(self), inline: the stack empties, so this thread leaves ACTIVE and the rule's
-        # ops take their fast path (unless another thread holds levels)
-        stack = state.levels
+        # ops take their fast path
         del stack[0]  # self
         token = state.token
         ACTIVE.remove(token)
-        state.listed = False
         try:
             out = fast(*args)
             if not op.differentiable:
@@ -183,9 +181,8 @@ class DualLevel(Level):
                 raise _no_jvp_error(op)
             tangent = op.jvp(tangents, (out,), args, EMPTY)
         finally:
-            if not state.listed:  # resume((self,)), inline
+            if not stack:  # resume([self]), inline
                 ACTIVE.append(token)
-                state.listed = True
             stack.append(self)
         if tangent is None:
             return out
