@@ -159,6 +159,10 @@ class Level:
 
     __slots__ = ("alive", "index")
 
+    # ``process_in(stack, op, args, params)``: ``process`` given this thread's level stack
+    # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``
+    process_in = None
+
     def owns(self, value: Any) -> bool:
         raise NotImplementedError
 
@@ -215,11 +219,22 @@ def as_arg(value):
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
     if ACTIVE:  # some thread has levels: look at this thread's
-        for level in reversed(GRAD.levels):  # find_level, inline
-            owns = level.owns
-            for a in args:
-                if owns(a):
-                    return level.process(op, args, params)
+        levels = GRAD.levels
+        if levels:
+            return dispatch_at(levels, op, args, params)
+    return eager(op, args, params)
+
+
+def dispatch_at(levels: list, op: OpDef, args: tuple, params: dict):
+    """``dispatch`` given this thread's (non-empty) level stack ``levels``."""
+    for level in reversed(levels):  # find_level, inline
+        owns = level.owns
+        for a in args:
+            if owns(a):
+                process_in = level.process_in
+                if process_in is not None:
+                    return process_in(levels, op, args, params)
+                return level.process(op, args, params)
     return eager(op, args, params)
 
 
@@ -573,11 +588,11 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     scalar_types = _NP_SCALAR_TYPES
 
     def call(x):
-        if (
-            type(x) is Tensor
-            and (not ACTIVE or not GRAD.levels)  # no level in this thread
-            and (x._view is None or _fresh(x._view))
-        ):
+        if ACTIVE:  # some thread has levels
+            levels = GRAD.levels
+            if levels:  # this one
+                return dispatch_at(levels, op, (x,), EMPTY)
+        if type(x) is Tensor and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
                 out = impl(modules[type(data)], data) if kernel is None else kernel(data)
@@ -614,50 +629,53 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     masks = two_arg_save_masks(op)
 
     def call(a, b):
-        if not ACTIVE or not GRAD.levels:
-            # the fast path (no level in this thread): plain tensors (views only while
-            # current) and Python scalars
-            if type(a) is Tensor:
-                da = a._data
-                if type(b) is Tensor:
-                    db = b._data
-                    fast = type(da) is type(db) and (b._view is None or _fresh(b._view))
-                    requires_grad = a._rg or b._rg
-                else:
-                    db = b
-                    fast = type(b) in scalars
-                    requires_grad = a._rg
-                fast = fast and (a._view is None or _fresh(a._view))
-                xp_of = da
-            elif type(b) is Tensor:
-                da = a
-                db = xp_of = b._data
-                fast = type(a) in scalars and (b._view is None or _fresh(b._view))
-                requires_grad = b._rg
+        if ACTIVE:  # some thread has levels
+            levels = GRAD.levels
+            if levels:  # this one
+                return dispatch_at(levels, op, (a, b), EMPTY)
+        # the fast path (no level in this thread): plain tensors (views only while current)
+        # and Python scalars
+        if type(a) is Tensor:
+            da = a._data
+            if type(b) is Tensor:
+                db = b._data
+                fast = type(da) is type(db) and (b._view is None or _fresh(b._view))
+                requires_grad = a._rg or b._rg
             else:
-                fast = False
-            if fast:
-                try:
-                    if kernel is None:
-                        out = impl(modules[type(xp_of)], da, db)
-                    else:
-                        out = kernel(da, db)
-                except Exception:
-                    return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
-                if type(out) in scalar_types:
-                    out = np.asarray(out)
-                result = new(Tensor)  # wrap(out), inline
-                result._data = out
-                result._rg = False
-                result._node = None
-                result._out_nr = 0
-                result._meta = None
-                result._fw = None
-                result._vc = None
-                result._view = None
-                if requires_grad and GRAD.enabled and differentiable:
-                    _record_two(op, a, b, result, masks)
-                return result
+                db = b
+                fast = type(b) in scalars
+                requires_grad = a._rg
+            fast = fast and (a._view is None or _fresh(a._view))
+            xp_of = da
+        elif type(b) is Tensor:
+            da = a
+            db = xp_of = b._data
+            fast = type(a) in scalars and (b._view is None or _fresh(b._view))
+            requires_grad = b._rg
+        else:
+            fast = False
+        if fast:
+            try:
+                if kernel is None:
+                    out = impl(modules[type(xp_of)], da, db)
+                else:
+                    out = kernel(da, db)
+            except Exception:
+                return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
+            if type(out) in scalar_types:
+                out = np.asarray(out)
+            result = new(Tensor)  # wrap(out), inline
+            result._data = out
+            result._rg = False
+            result._node = None
+            result._out_nr = 0
+            result._meta = None
+            result._fw = None
+            result._vc = None
+            result._view = None
+            if requires_grad and GRAD.enabled and differentiable:
+                _record_two(op, a, b, result, masks)
+            return result
         return dispatch(op, (a, b), EMPTY)
 
     return _finish(call, op, name, doc)
@@ -679,7 +697,11 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if type(x) is Tensor and (not ACTIVE or not GRAD.levels) and x._view is None and not op.view:
+    if ACTIVE:  # some thread has levels
+        levels = GRAD.levels
+        if levels:  # this one
+            return dispatch_at(levels, op, (x,), params)
+    if type(x) is Tensor and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)

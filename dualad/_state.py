@@ -8,7 +8,7 @@ Invariants:
   always there.
 - ``ACTIVE`` is process-wide and non-empty exactly while some thread's stack is non-empty: it
   holds that thread's token (added when its stack becomes non-empty, removed when it empties;
-  ``append``/``remove`` are atomic under the GIL). ``not ACTIVE or not GRAD.levels`` is the
+  ``append``/``remove`` are atomic under the GIL). ``if ACTIVE`` (then ``if GRAD.levels``) is the
   per-op fast-path test: while no thread holds a level it is one truthiness test and every op
   takes the fast path (impl call and output wrap, plus a graph node when an input requires
   grad); while another thread holds one, a thread without levels pays one thread-local read
@@ -74,6 +74,13 @@ class _Unlist:
             pass
 
 
+class LevelStack(list):
+    """A thread's level stack: a list carrying the thread's ``ACTIVE`` token (one attribute
+    read where code holding the stack needs it, not a thread-local lookup)."""
+
+    __slots__ = ("token",)
+
+
 class _GradState(threading.local):
     enabled = True
     inference = False
@@ -92,9 +99,9 @@ class _GradState(threading.local):
 
     def __init__(self) -> None:
         self.tasks = []  # backward passes (rev.engine.GraphTask) running here, innermost last
-        self.levels = []  # this thread's transform levels, innermost last
+        self.levels = LevelStack()  # this thread's transform levels, innermost last
+        self.token = self.levels.token = object()
         self.duals = []  # this thread's live dual levels, outermost first
-        self.token = object()
         self._unlist = _Unlist(self.token, self.duals)
 
 

@@ -112,11 +112,12 @@ class DualLevel(Level):
         return tangent
 
     def process(self, op, args: tuple, params: dict):
-        state = GRAD
-        stack = state.levels
+        return self.process_in(GRAD.levels, op, args, params)
+
+    def process_in(self, stack: list, op, args: tuple, params: dict):
         fast = op.fast
         if fast is not None and not params and op.nout == 1 and not op.view and len(stack) == 1:
-            return self._process_alone(op, fast, args, stack, state)
+            return self._process_alone(op, fast, args, stack)
         tangents = [self.tangent_of(a) for a in args]
         removed = suspend(self)
         try:
@@ -154,10 +155,10 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def _process_alone(self, op, fast, args: tuple, stack: list, state):
+    def _process_alone(self, op, fast, args: tuple, stack):
         """``process`` of a one-output op without parameters (its fast caller exists) while
-        this level is alone on this thread's stack (``stack``, of ``state``): the general
-        case's steps, fewer tests."""
+        this level is alone on this thread's stack (``stack``): the general case's steps,
+        fewer tests."""
         tangents = []
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
@@ -171,7 +172,7 @@ class DualLevel(Level):
         # suspend(self), inline: the stack empties, so this thread leaves ACTIVE and the rule's
         # ops take their fast path
         del stack[0]  # self
-        token = state.token
+        token = stack.token
         ACTIVE.remove(token)
         try:
             out = fast(*args)
@@ -186,7 +187,10 @@ class DualLevel(Level):
             stack.append(self)
         if tangent is None:
             return out
-        tangent = _unshared(tangent, tangents)
+        for t in tangents:  # _unshared, inline (this is the hot path of forward mode)
+            if tangent is t:
+                tangent = _clone(t)
+                break
         if type(tangent) is Tensor and out._fw is None and out._data.dtype.kind == "f":
             out._fw = {self: tangent}  # attach, inline: a real result's first tangent
             holders = self.holders
