@@ -26,6 +26,7 @@ from typing import Any
 from .._dispatch import _sequence, dispatch
 from .._state import ACTIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new, accumulator_of
+from ..fwd.levels import set_fw_enabled
 from ..rev.function_node import (
     DIRTY,
     INPUT,
@@ -287,7 +288,7 @@ def eager(cls, args: tuple):
     fw_switch = state.fw_enabled and bool(state.duals)
     state.enabled = False
     if fw_switch:
-        state.fw_enabled = False
+        set_fw_enabled(False)
     try:
         if cls._setup_ctx:
             output = cls.forward(*args)
@@ -297,7 +298,7 @@ def eager(cls, args: tuple):
     finally:
         GRAD.enabled = grad_mode
         if fw_switch:
-            state.fw_enabled = True
+            set_fw_enabled(True)
 
     is_tuple = type(output) is tuple
     raw = output if is_tuple else (output,)

@@ -46,7 +46,7 @@ from ..func.grad_level import (
 )
 from ..func.grad_level import _sequence as _grad_sequence
 from ..func.grad_level import backward as level_backward
-from ..fwd.levels import DualLevel
+from ..fwd.levels import DualLevel, set_fw_enabled
 from ..ops.elementwise import clone
 from ..rev.function_node import (
     DIRTY,
@@ -173,12 +173,12 @@ def _ctx_by_setup(cls, level, values: tuple, outputs: tuple, is_tuple: bool, nee
     state = GRAD
     fw_enabled = state.fw_enabled
     state.enabled = False
-    state.fw_enabled = False
+    set_fw_enabled(False)
     try:
         cls.setup_context(node, values, outputs if is_tuple else outputs[0])
     finally:
         state.enabled = grad_mode
-        state.fw_enabled = fw_enabled
+        set_fw_enabled(fw_enabled)
     if node.to_save is not None:
         node._saved = SavedTensors.pack(node, node.to_save, outputs, False)
         node.to_save = None

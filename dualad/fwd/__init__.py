@@ -23,7 +23,7 @@ from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
 from ..ops.elementwise import clone
 from ..rev.grad_mode import _DecoratorContext
-from .levels import DualLevel
+from .levels import DualLevel, set_fw_enabled
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
@@ -215,16 +215,16 @@ class _set_fwd_grad_enabled(_DecoratorContext):
     def __init__(self, mode: bool) -> None:
         self.previous = GRAD.fw_enabled
         self.mode = bool(mode)
-        GRAD.fw_enabled = self.mode
+        set_fw_enabled(self.mode)
 
     def _clone(self):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        GRAD.fw_enabled = self.mode
+        set_fw_enabled(self.mode)
 
     def __exit__(self, *exc) -> bool:
-        GRAD.fw_enabled = self.previous
+        set_fw_enabled(self.previous)
         return False
 
 

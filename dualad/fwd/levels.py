@@ -26,8 +26,17 @@ from .._tensor import Tensor
 from ..rev.views import replay_view
 
 # The forward grad switch (torch's private _set_fwd_grad_enabled) is per thread:
-# ``_state.GRAD.fw_enabled``. When off, no level owns anything, so ops see plain primals and
-# produce no tangents.
+# ``_state.GRAD.fw_enabled``, set through ``set_fw_enabled``, which keeps a copy on each of the
+# thread's dual levels (``fw_on``: ``owns`` reads it per op, a slot instead of a thread-local
+# lookup). When off, no level owns anything, so ops see plain primals and produce no tangents.
+
+
+def set_fw_enabled(value: bool) -> None:
+    """Set this thread's forward grad switch."""
+    state = GRAD
+    state.fw_enabled = value
+    for level in state.duals:
+        level.fw_on = value
 
 
 def _clone(tangent):
@@ -62,13 +71,14 @@ def _unshared(tangent, input_tangents: list):
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
-    __slots__ = ("__weakref__", "holders", "prune_at")
+    __slots__ = ("__weakref__", "fw_on", "holders", "prune_at")
     kind = "dual_level"
     forbids_backward = False
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.alive = True
+        self.fw_on = GRAD.fw_enabled  # the thread's switch (kept in step by set_fw_enabled)
         self.holders: list = []
         self.prune_at = 1024
 
@@ -76,7 +86,7 @@ class DualLevel(Level):
         if type(value) is Tensor or isinstance(value, Tensor):
             fw = value._fw
             if fw is not None and self in fw:
-                return GRAD.fw_enabled
+                return self.fw_on
             return value._view is not None and self.view_tangent(value) is not None
         return False
 
@@ -96,7 +106,7 @@ class DualLevel(Level):
         got it after the view was made (an in-place op or setitem on the base or another view).
         As PyTorch does on reading such a view's forward grad, the view's tangent becomes the
         same view of the base's tangent (so later in-place writes on either stay in step)."""
-        if not GRAD.fw_enabled:
+        if not self.fw_on:
             return None
         info = view._view
         if not info.fw_derivable:
