@@ -596,8 +596,8 @@ def test_thread_that_ends_inside_a_level_leaves_no_flag():
 
 
 def test_reentrant_pass_on_a_fresh_thread_inherits_levels():
-    # a deep reentrant chain under a dual level and no_grad-free modes: the innermost passes run
-    # on fresh threads, which see this thread's dual level (and may use it), and leave nothing
+    # a deep reentrant chain under a dual level: the innermost passes run on fresh threads,
+    # which see this thread's dual level (and may use it), and leave nothing behind
     depth = 300
     seen: list = []
 
@@ -654,7 +654,6 @@ def test_reentrant_backward_that_never_ends_raises(monkeypatch):
     with pytest.raises(RuntimeError, match=r"reentrant backward nested 400 deep"):
         (x * 2).sum().backward()
     assert threading.active_count() == threads_before
-    assert sys.getrecursionlimit() > 0
 
 
 def _slow_class(monkeypatch, module, name: str):
