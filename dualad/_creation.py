@@ -30,7 +30,7 @@ import numpy as np
 from . import _dtypes
 from ._backend import allocate_on, to_device
 from ._errors import TrackedConversionError
-from ._state import LEVELS
+from ._state import ACTIVE, GRAD
 from ._tensor import Tensor, tracking_level, wrap
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -46,7 +46,7 @@ def _to_array(data: Any, dtype, device, *, copy: bool):
     """
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
-        if LEVELS and tracking_level(data) is not None:
+        if GRAD.levels and tracking_level(data) is not None:
             data.__array__()  # raises TrackedConversionError, naming the level
         return _place(data._data, dtype, device, copy)
     if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
@@ -163,7 +163,7 @@ def _scan(data, leaf_dtypes: set) -> bool:
 
 def _tensors_to_arrays(data):
     if isinstance(data, Tensor):
-        if LEVELS and tracking_level(data) is not None:
+        if GRAD.levels and tracking_level(data) is not None:
             data.__array__()  # raises TrackedConversionError (tensor() stacks such values)
         array = data._data
         return array if type(array) is np.ndarray else array.get()
@@ -179,7 +179,7 @@ def _tensors_to_arrays(data):
 def _holds_tracked(data) -> bool:
     """Whether ``data`` is, or (nested in lists/tuples) holds, a tensor that an active level
     tracks or a level's wrapper (whose array is not the value to use). Call only while
-    ``LEVELS`` is non-empty: otherwise nothing is tracked."""
+    this thread has a level (``GRAD.levels``): otherwise nothing is tracked."""
     if isinstance(data, Tensor):
         return type(data) is not Tensor or tracking_level(data) is not None
     if isinstance(data, (list, tuple)):
@@ -280,7 +280,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     >>> grad(lambda x: dualad.tensor([x[0], 2 * x[1]]).sum())(dualad.tensor([1.0, 1.0]))
     tensor([1., 2.])
     """
-    if LEVELS and _holds_tracked(data):
+    if GRAD.levels and _holds_tracked(data):
         out = _tracked_tensor(data, dtype, device)
     else:
         out = wrap(_to_array(data, dtype, device, copy=True))
@@ -305,7 +305,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if dtype is None and device is None:
             return data
         return data.to(dtype=dtype, device=device)
-    if LEVELS and _holds_tracked(data):
+    if GRAD.levels and _holds_tracked(data):
         return _tracked_tensor(data, dtype, device)  # (a sequence: stacked, as tensor does)
     return wrap(_to_array(data, dtype, device, copy=False))
 
@@ -411,7 +411,7 @@ def _scalar_value(value, name: str, argument: str = "the value", why: str = ""):
     A tensor that an active level tracks raises (``why``: why it has no derivative here)."""
     if isinstance(value, Tensor):
         _check_one_element(value, name)
-        if LEVELS and tracking_level(value) is not None:
+        if GRAD.levels and tracking_level(value) is not None:
             raise _tracked_argument(name, argument, value, why)
         return value.item()
     return value
@@ -426,7 +426,7 @@ def _check_one_element(value: Tensor, name: str) -> None:
 
 def _is_tracked(value) -> bool:
     """Whether ``value`` is a tensor that an active level tracks (or a level's wrapper)."""
-    return bool(LEVELS) and isinstance(value, Tensor) and _holds_tracked(value)
+    return bool(GRAD.levels) and isinstance(value, Tensor) and _holds_tracked(value)
 
 
 def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
@@ -800,7 +800,7 @@ def _normal(gen, shape, dtype):
 def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Tensor:
     """``rand`` / ``randn`` (``public``): ``draw(generator, shape, dtype)`` on ``device``."""
     shape, dtype = _size(name, shape, size), _random_dtype(name, dtype)
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
         from .vmap.batched import vmap_random
 
         drawn = vmap_random(
@@ -862,7 +862,7 @@ def randint(
             f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
             f"from={low} >= to={high}"
         )
-    if LEVELS:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
+    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
         from .vmap.batched import vmap_random
 
         def redraw(s):

@@ -1,7 +1,8 @@
 """Op records and dispatch: the one path every dualad op takes.
 
 An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
-The caller's fast path runs when no transform level is active (``LEVELS`` empty) and every
+The caller's fast path runs when this thread has no transform level (``_state.ACTIVE`` empty: no
+thread has one, else this thread's ``GRAD.levels`` empty) and every
 tensor argument is a plain ``Tensor`` (a view only if its base was not modified in place since its
 grad_fn was made): it calls the impl, wraps the array and, when an input requires grad and grad
 mode is on, records a graph node with a specialised recorder. Otherwise ``dispatch`` runs:
@@ -31,9 +32,8 @@ import numpy as np
 from ._backend import _MODULE_OF_TYPE, _resolve
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
-from ._state import GRAD, LEVELS, RECORD_HOOKS
-from ._tensor import Tensor, ViewInfo, _new, accumulator_of, wrap
-from .rev.anomaly import MODE as ANOMALY
+from ._state import ACTIVE, GRAD, RECORD_HOOKS, resume, suspend
+from ._tensor import Tensor, ViewInfo, _new, _version_box, accumulator_of, wrap
 from .rev.anomaly import record_forward_trace
 from .rev.node import ArgMeta, make_node_class
 from .rev.saved import pack_node
@@ -165,6 +165,10 @@ class Level:
 
     __slots__ = ("alive", "index")
 
+    # ``process_in(stack, op, args, params)``: ``process`` given this thread's level stack
+    # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``
+    process_in = None
+
     def owns(self, value: Any) -> bool:
         raise NotImplementedError
 
@@ -183,8 +187,8 @@ class Level:
 
 
 def find_level(args: tuple) -> Level | None:
-    """The innermost active level that owns one of ``args``."""
-    for level in reversed(LEVELS):
+    """The innermost level of this thread's stack that owns one of ``args``."""
+    for level in reversed(GRAD.levels):
         owns = level.owns
         for a in args:
             if owns(a):
@@ -193,7 +197,8 @@ def find_level(args: tuple) -> Level | None:
 
 
 class suspended:
-    """Context manager: take ``level`` and every level above it off the stack for a while."""
+    """Context manager: take ``level`` and every level above it off this thread's stack for a
+    while."""
 
     __slots__ = ("level", "removed")
 
@@ -201,12 +206,10 @@ class suspended:
         self.level = level
 
     def __enter__(self):
-        position = LEVELS.index(self.level)
-        self.removed = LEVELS[position:]
-        del LEVELS[position:]
+        self.removed = suspend(self.level)
 
     def __exit__(self, *exc):
-        LEVELS.extend(self.removed)
+        resume(self.removed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,12 +234,23 @@ def as_arg(value):
 
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
-    if LEVELS:
-        for level in reversed(LEVELS):  # find_level, inline
-            owns = level.owns
-            for a in args:
-                if owns(a):
-                    return level.process(op, args, params)
+    if ACTIVE:  # some thread has levels: look at this thread's
+        levels = GRAD.levels
+        if levels:
+            return dispatch_at(levels, op, args, params)
+    return eager(op, args, params)
+
+
+def dispatch_at(levels: list, op: OpDef, args: tuple, params: dict):
+    """``dispatch`` given this thread's (non-empty) level stack ``levels``."""
+    for level in reversed(levels):  # find_level, inline
+        owns = level.owns
+        for a in args:
+            if owns(a):
+                process_in = level.process_in
+                if process_in is not None:
+                    return process_in(levels, op, args, params)
+                return level.process(op, args, params)
     return eager(op, args, params)
 
 
@@ -346,7 +360,7 @@ def make_view(
         base, chain = view.base, (view.chain, op, params, index)
     box = base._vc
     if box is None:
-        box = base._vc = [0]
+        box = _version_box(base)  # made under a lock: base may be shared between threads
     result._vc = box
     result._view = ViewInfo(
         base,
@@ -445,7 +459,7 @@ def on_record(node, results: tuple) -> None:
     saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
     if GRAD.saved_hooks:
         pack_node(node, results)
-    if ANOMALY[0]:
+    if GRAD.anomaly[0]:
         record_forward_trace(node)
 
 
@@ -638,7 +652,11 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     f64 = _F64
 
     def call(x):
-        if type(x) is Tensor and not LEVELS and (x._view is None or _fresh(x._view)):
+        if ACTIVE:  # some thread has levels
+            levels = GRAD.levels
+            if levels:  # this one
+                return dispatch_at(levels, op, (x,), EMPTY)
+        if type(x) is Tensor and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
                 out = impl(modules[type(data)], data) if kernel is None else kernel(data)
@@ -679,51 +697,55 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     f64 = _F64
 
     def call(a, b):
-        if not LEVELS:
-            # the fast path: plain tensors (views only while current) and Python scalars
-            if type(a) is Tensor:
-                da = a._data
-                if type(b) is Tensor:
-                    db = b._data
-                    fast = type(da) is type(db) and (b._view is None or _fresh(b._view))
-                    requires_grad = a._rg or b._rg
-                else:
-                    db = b
-                    fast = type(b) in scalars
-                    requires_grad = a._rg
-                fast = fast and (a._view is None or _fresh(a._view))
-                xp_of = da
-            elif type(b) is Tensor:
-                da = a
-                db = xp_of = b._data
-                fast = type(a) in scalars and (b._view is None or _fresh(b._view))
-                requires_grad = b._rg
+        if ACTIVE:  # some thread has levels
+            levels = GRAD.levels
+            if levels:  # this one
+                return dispatch_at(levels, op, (a, b), EMPTY)
+        # the fast path (no level in this thread): plain tensors (views only while current)
+        # and Python scalars
+        if type(a) is Tensor:
+            da = a._data
+            if type(b) is Tensor:
+                db = b._data
+                fast = type(da) is type(db) and (b._view is None or _fresh(b._view))
+                requires_grad = a._rg or b._rg
             else:
-                fast = False
-            if fast:
-                try:
-                    if kernel is None:
-                        out = impl(modules[type(xp_of)], da, db)
-                    else:
-                        out = kernel(da, db)
-                except Exception:
-                    return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
-                if type(out) in scalar_types:
-                    out = np.asarray(out)
-                if default_dtype[0] is not f64:
-                    out = to_default_dtype(out, (a, b))
-                result = new(Tensor)  # wrap(out), inline
-                result._data = out
-                result._rg = False
-                result._node = None
-                result._out_nr = 0
-                result._meta = None
-                result._fw = None
-                result._vc = None
-                result._view = None
-                if requires_grad and GRAD.enabled and differentiable:
-                    _record_two(op, a, b, result, masks)
-                return result
+                db = b
+                fast = type(b) in scalars
+                requires_grad = a._rg
+            fast = fast and (a._view is None or _fresh(a._view))
+            xp_of = da
+        elif type(b) is Tensor:
+            da = a
+            db = xp_of = b._data
+            fast = type(a) in scalars and (b._view is None or _fresh(b._view))
+            requires_grad = b._rg
+        else:
+            fast = False
+        if fast:
+            try:
+                if kernel is None:
+                    out = impl(modules[type(xp_of)], da, db)
+                else:
+                    out = kernel(da, db)
+            except Exception:
+                return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
+            if type(out) in scalar_types:
+                out = np.asarray(out)
+            if default_dtype[0] is not f64:
+                out = to_default_dtype(out, (a, b))
+            result = new(Tensor)  # wrap(out), inline
+            result._data = out
+            result._rg = False
+            result._node = None
+            result._out_nr = 0
+            result._meta = None
+            result._fw = None
+            result._vc = None
+            result._view = None
+            if requires_grad and GRAD.enabled and differentiable:
+                _record_two(op, a, b, result, masks)
+            return result
         return dispatch(op, (a, b), EMPTY)
 
     return _finish(call, op, name, doc)
@@ -745,7 +767,11 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if type(x) is Tensor and not LEVELS and x._view is None and not op.view:
+    if ACTIVE:  # some thread has levels
+        levels = GRAD.levels
+        if levels:  # this one
+            return dispatch_at(levels, op, (x,), params)
+    if type(x) is Tensor and x._view is None and not op.view:
         data = x._data
         try:
             out = op.impl(_MODULE_OF_TYPE[type(data)], data, **params)

@@ -7,7 +7,7 @@ map to the same functions, so a method, an operator and the top-level function a
 
 from __future__ import annotations
 
-from ._state import GRAD, LEVELS, MUTATION_WATCH
+from ._state import ACTIVE, GRAD, MUTATION_WATCH
 from ._tensor import Tensor
 from .rev.inplace import apply_inplace
 
@@ -70,7 +70,8 @@ def attach_operators() -> None:
     Tensor.__getitem__ = shape.getitem
 
     def __setitem__(self, key, value):
-        if not LEVELS and not _records(self, value) and _write_direct(self, key, value):
+        direct = not ACTIVE or not GRAD.levels  # no level in this thread
+        if direct and not _records(self, value) and _write_direct(self, key, value):
             return
         apply_inplace(mutation.index_put, self, key, value)
 

@@ -26,7 +26,7 @@ import numpy as np
 from . import _dtypes
 from ._backend import CPU, Device, device_of, to_device, xp_of
 from ._errors import TrackedConversionError
-from ._state import GRAD, LEVELS
+from ._state import GRAD, LOCK
 
 _new = object.__new__
 
@@ -105,9 +105,15 @@ class AutogradMeta:
 
 
 def _version_box(t: Tensor) -> list:
+    """``t``'s version counter, made on first use. Made under ``LOCK`` (checked again there):
+    two threads saving or viewing one shared tensor must not each make one, or a later
+    in-place write would bump one while a graph checks the other."""
     box = t._vc
     if box is None:
-        box = t._vc = [0]
+        with LOCK:
+            box = t._vc
+            if box is None:
+                box = t._vc = [0]
     return box
 
 
@@ -339,7 +345,7 @@ class Tensor:
         if meta is None:
             if value is None:
                 return
-            meta = self._meta = AutogradMeta()
+            meta = get_meta(self)
         meta.grad = value
 
     @grad.deleter
@@ -465,7 +471,7 @@ class Tensor:
     # and then convert their value, which checks the levels below.
     def _refuse_if_tracked(self, kind: str) -> None:
         """Raise if an active level tracks this tensor (``kind``: see ``_errors.ATTEMPTS``)."""
-        for level in reversed(LEVELS):
+        for level in reversed(GRAD.levels):
             if level.tracks(self):
                 raise level.conversion_error(self, kind)
 
@@ -477,7 +483,7 @@ class Tensor:
         >>> dualad.tensor([1.0, 2.0]).numpy()
         array([1., 2.])
         """
-        if LEVELS and not force:
+        if GRAD.levels and not force:
             self._refuse_if_tracked("numpy")
         if self._rg and GRAD.enabled and not force:
             raise TrackedConversionError(
@@ -488,7 +494,7 @@ class Tensor:
         return data if type(data) is np.ndarray else data.get()
 
     def __array__(self, dtype=None, copy=None):
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("array")
         if self._rg and GRAD.enabled:
             raise TrackedConversionError(
@@ -512,7 +518,7 @@ class Tensor:
         >>> dualad.tensor([2.5]).item()
         2.5
         """
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("item")
         return self._item()
 
@@ -524,24 +530,24 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self):
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("tolist")
         data = self._data
         return (data if type(data) is np.ndarray else data.get()).tolist()
 
     def __float__(self) -> float:
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("float")
         value = self._item()
         return float(value.real if self.is_complex() else value)
 
     def __int__(self) -> int:
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("int")
         return int(self._item())
 
     def __complex__(self) -> complex:
-        if LEVELS:
+        if GRAD.levels:
             self._refuse_if_tracked("complex")
         return complex(self._item())
 
@@ -705,7 +711,7 @@ def tracking_level(t: Tensor):
     tracks the value a level's wrapper holds (wrappers keep it in ``_value``); None when no
     active level does, so that converting ``t`` to NumPy or a number loses nothing."""
     while isinstance(t, Tensor):
-        for level in reversed(LEVELS):
+        for level in reversed(GRAD.levels):
             if level.tracks(t):
                 return level
         t = getattr(t, "_value", None)
@@ -723,9 +729,15 @@ def is_tensor(obj: Any) -> bool:
 
 
 def get_meta(t: Tensor) -> AutogradMeta:
+    """``t``'s AutogradMeta, made on first use under ``LOCK`` (checked again there): threads
+    running their first backward into one shared leaf must all accumulate into one ``.grad``,
+    not each into a metadata object that another thread's then replaces."""
     meta = t._meta
     if meta is None:
-        meta = t._meta = AutogradMeta()
+        with LOCK:
+            meta = t._meta
+            if meta is None:
+                meta = t._meta = AutogradMeta()
     return meta
 
 
@@ -738,8 +750,13 @@ def accumulator_of(t: Tensor):
             return node
     from .rev.node import AccumulateGrad
 
-    node = AccumulateGrad(t)
-    get_meta(t).accumulator = weakref.ref(node)
+    meta = get_meta(t)
+    with LOCK:  # one node per leaf, also when threads record their first use at once
+        ref = meta.accumulator
+        node = None if ref is None else ref()
+        if node is None:
+            node = AccumulateGrad(t)
+            meta.accumulator = weakref.ref(node)
     return node
 
 

@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 import dualad
 import dualad.func as F
-from dualad import fwd
+from dualad import _state, fwd
 from dualad.autograd import Function, once_differentiable
 
 # ---------------------------------------------------------------------------------------------
@@ -1462,13 +1462,11 @@ class RepeatedChecker(Checker):
 # the properties (each example costs milliseconds: 4x the profile's example count)
 
 _MORE = settings(max_examples=4 * settings.default.max_examples)
-# for the xfail tests of bugs other branches fix (issue 11): failures are not shrunk (shrinking
-# an expected failure would double the file's time); back to ``_MORE`` with the xfail removed
+# the threaded checks are not shrunk (a shrink re-runs threads for every candidate)
 _UNSHRUNK = (Phase.explicit, Phase.reuse, Phase.generate)
 # (the issue 11 checks: the profile's count, to keep the file's time; each draws programs where
 # the bug it looks for shows in about every other one)
 _SOME = settings(max_examples=settings.default.max_examples)
-_SOME_UNSHRUNK = settings(_SOME, phases=_UNSHRUNK)
 
 
 @_MORE
@@ -1887,15 +1885,6 @@ def test_checkpoint_complex(prog, how):
 # kinks in a module global and may reject the example); a barrier makes the routes overlap
 
 
-def _level_stacks():
-    """The process-wide level stacks that exist (before issue 11 item 4 made them per thread),
-    to find levels that threads left on them."""
-    from dualad import _state
-
-    stacks = (getattr(_state, "LEVELS", None), getattr(_state, "DUAL_LEVELS", None))
-    return [s for s in stacks if isinstance(s, list)]
-
-
 def _methods(checker):
     methods = ["first_order", "batched"]
     if not checker.prog.uses_nograd:  # (see test_second_order)
@@ -1910,10 +1899,9 @@ def check_concurrently(checkers, rounds=1, timeout=120):
         c.batched_oracle()
         if "second_order" in _methods(c):
             c.hessian_oracle()
-    stacks = _level_stacks()
-    depths = [len(s) for s in stacks]
     barrier = threading.Barrier(len(checkers), timeout=timeout)
     failures = [None] * len(checkers)
+    leaked = [0] * len(checkers)
 
     def work(k):
         try:
@@ -1921,6 +1909,8 @@ def check_concurrently(checkers, rounds=1, timeout=120):
                 barrier.wait()
                 for method in _methods(checkers[k]):
                     getattr(checkers[k], method)()
+            # the levels this thread left on its own stacks (every transform must pop its own)
+            leaked[k] = len(_state.GRAD.levels) + len(_state.GRAD.duals)
         except threading.BrokenBarrierError:
             pass  # (another thread failed: its error is reported)
         except BaseException as exc:
@@ -1932,15 +1922,12 @@ def check_concurrently(checkers, rounds=1, timeout=120):
         t.start()
     for t in threads:
         t.join(timeout)
-    leaked = [len(s) - d for s, d in zip(stacks, depths)]
-    for s, d in zip(stacks, depths):
-        del s[d:]  # (levels left behind would slow down or break every later test)
     hung = [k for k, t in enumerate(threads) if t.is_alive()]
     assert not hung, f"threads {hung} did not finish within {timeout} s"
     for k, exc in enumerate(failures):
         if exc is not None:
             raise AssertionError(f"thread {k} failed, checking\n{checkers[k].prog!r}") from exc
-    assert not any(leaked), f"the threads left levels on the process-wide stacks: {leaked}"
+    assert not any(leaked), f"the threads left levels on their stacks: {leaked}"
 
 
 def _checkers(progs, seed):
@@ -1950,7 +1937,6 @@ def _checkers(progs, seed):
     return [Checker(prog, rng.standard_normal(prog.shape), rtol=1e-4, atol=1e-5) for prog in progs]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 11 item 4: fixed on branch i11-threads")
 @settings(max_examples=3, phases=_UNSHRUNK)
 @given(st.lists(programs(n_instr=(1, 5)), min_size=2, max_size=2))
 def test_threads_smoke(progs):
@@ -1958,7 +1944,6 @@ def test_threads_smoke(progs):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="issue 11 item 4: fixed on branch i11-threads")
 @settings(max_examples=max(10, settings.default.max_examples // 3), phases=_UNSHRUNK)
 @given(st.lists(programs(n_instr=(1, 5)), min_size=4, max_size=4))
 def test_threads_check_their_own_results(progs):

@@ -24,9 +24,9 @@ import warnings
 from typing import Any
 
 from .._dispatch import _sequence, dispatch
-from .._state import DUAL_LEVELS, GRAD, LEVELS, RECORD_HOOKS
+from .._state import ACTIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new, accumulator_of
-from ..fwd.levels import FORWARD_GRAD_ENABLED
+from ..fwd.levels import set_fw_enabled
 from ..rev.function_node import (
     DIRTY,
     INPUT,
@@ -182,7 +182,7 @@ class Function(metaclass=FunctionMeta):
         """Run the Function on ``args``; outputs get this Function as their grad_fn."""
         if kwargs or cls._setup_ctx:
             args = _bind(cls, args, kwargs)
-        if LEVELS:
+        if ACTIVE and GRAD.levels:
             from .function_levels import run
 
             outputs, is_tuple, ctx, _ = run(cls, args)
@@ -283,13 +283,12 @@ def eager(cls, args: tuple):
         needs = _ALL_FALSE[nargs] if nargs < len(_ALL_FALSE) else (False,) * nargs
     node.needs_input_grad = needs
 
-    # forward mode off only while dual levels exist (the switch is process-wide, like the
-    # levels; eager-only code in several threads never touches it)
-    fw_enabled = FORWARD_GRAD_ENABLED[0]
-    fw_switch = fw_enabled and bool(DUAL_LEVELS)
-    GRAD.enabled = False
+    # forward mode off (per thread, like grad mode) only while this thread has dual levels
+    state = GRAD
+    fw_switch = state.fw_enabled and bool(state.duals)
+    state.enabled = False
     if fw_switch:
-        FORWARD_GRAD_ENABLED[0] = False
+        set_fw_enabled(False)
     try:
         if cls._setup_ctx:
             output = cls.forward(*args)
@@ -299,7 +298,7 @@ def eager(cls, args: tuple):
     finally:
         GRAD.enabled = grad_mode
         if fw_switch:
-            FORWARD_GRAD_ENABLED[0] = True
+            set_fw_enabled(True)
 
     is_tuple = type(output) is tuple
     raw = output if is_tuple else (output,)
@@ -328,7 +327,7 @@ def eager(cls, args: tuple):
         if RECORD_HOOKS:  # anomaly mode keeps the forward trace (as _dispatch.on_record does)
             from ..rev import anomaly
 
-            if anomaly.MODE[0]:
+            if GRAD.anomaly[0]:
                 anomaly.record_forward_trace(node)
     else:
         node._needs = None

@@ -31,7 +31,7 @@ from collections import namedtuple
 from .._creation import zeros_like
 from .._dispatch import dispatch, find_level
 from .._errors import TrackedConversionError
-from .._state import GRAD, LEVELS
+from .._state import ACTIVE, GRAD, pop_level, push_level, resume, suspend
 from .._tensor import Tensor, _new
 from ..func.grad_level import _FREED_MESSAGE as _GRAD_FREED_MESSAGE
 from ..func.grad_level import (
@@ -49,7 +49,7 @@ from ..func.grad_level import (
 from ..func.grad_level import _sequence as _grad_sequence
 from ..func.grad_level import backward as level_backward
 from ..fwd import _alias_op
-from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
+from ..fwd.levels import DualLevel, set_fw_enabled
 from ..ops.elementwise import clone
 from ..rev.function_node import (
     DIRTY,
@@ -78,7 +78,7 @@ def run(cls, args: tuple):
     Returns ``(outputs, is_tuple, ctx, kinds)`` like ``function.eager``; ``ctx`` is valid at
     the caller's level (None where a user vmap staticmethod left none).
     """
-    level = find_level(args) if LEVELS else None
+    level = find_level(args) if ACTIVE else None
     if level is None:
         return eager(cls, args)
     kind = type(level)
@@ -89,13 +89,6 @@ def run(cls, args: tuple):
     if kind is VmapLevel:
         return _vmap_rule(level, cls, args)
     raise RuntimeError(f"dualad.autograd.Function: {cls.__name__} cannot run at {level!r}")
-
-
-def _suspend(level) -> list:
-    position = LEVELS.index(level)
-    removed = LEVELS[position:]
-    del LEVELS[position:]
-    return removed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,14 +193,15 @@ def _ctx_by_setup(cls, level, values: tuple, outputs: tuple, is_tuple: bool, nee
     node._saved = None
     node.needs_input_grad = needs
     grad_mode = GRAD.enabled
-    fw_enabled = FORWARD_GRAD_ENABLED[0]
-    GRAD.enabled = False
-    FORWARD_GRAD_ENABLED[0] = False
+    state = GRAD
+    fw_enabled = state.fw_enabled
+    state.enabled = False
+    set_fw_enabled(False)
     try:
         cls.setup_context(node, values, outputs if is_tuple else outputs[0])
     finally:
-        GRAD.enabled = grad_mode
-        FORWARD_GRAD_ENABLED[0] = fw_enabled
+        state.enabled = grad_mode
+        set_fw_enabled(fw_enabled)
     if node.to_save is not None:
         node._saved = SavedTensors.pack(node, node.to_save, outputs, False)
         node.to_save = None
@@ -228,7 +222,7 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         fw = a._fw if isinstance(a, Tensor) else None
         tangents.append(None if fw is None else fw.get(level))
     input_tangents = list(tangents)
-    removed = _suspend(level)
+    removed = suspend(level)
     try:
         outputs, is_tuple, ctx, kinds = run(cls, args)
         if ctx is None:
@@ -252,7 +246,7 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         view._in_jvp = True
         out_tangents = cls.jvp(view, *tangents)
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     if type(out_tangents) is not tuple:
         out_tangents = (out_tangents,)
     if len(out_tangents) != len(outputs):
@@ -446,7 +440,7 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
                 edges.append((None, 0))
     values = tuple(values)
     mode = GRAD.enabled
-    removed = _suspend(level)
+    removed = suspend(level)
     GRAD.enabled = mode and level.outer_grad_mode
     try:
         values = _distinct_values(values, args)
@@ -457,7 +451,7 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
             ctx = _ctx_by_setup(cls, level, values, outputs, is_tuple, needs_input_grad)
     finally:
         GRAD.enabled = mode
-        LEVELS.extend(removed)
+        resume(removed)
     wrapped = list(outputs)
     if recording:
         positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
@@ -574,11 +568,11 @@ def _vmap_rule(level: VmapLevel, cls, args: tuple):
             f"or set generate_vmap_rule=True. (dualad: {cls.__name__} at vmap level "
             f"{level.index})"
         )
-    removed = _suspend(level)
+    removed = suspend(level)
     try:
         result = cls.vmap(VmapInfo(level.size, level.randomness), in_dims, *values)
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     if not (isinstance(result, tuple) and len(result) == 2):
         raise RuntimeError(
             "Expected the vmap staticmethod to have two returns, an output and out_dims with "
@@ -689,11 +683,11 @@ class _InnerView(FunctionCtx):
 def _generated_rule(level: VmapLevel, cls, args: tuple, values: tuple, in_dims: tuple):
     spec = _Spec(cls, in_dims, level.size, level.randomness)
     generated = _generated_class(cls)
-    removed = _suspend(level)
+    removed = suspend(level)
     try:
         outputs, _, below, gen_kinds = run(generated, (spec, *values))
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     out_dims = spec.out_dims
     kinds = tuple([(kind, j - 1 if j > 0 else -1) for kind, j in gen_kinds])
     wrapped = []
@@ -778,13 +772,12 @@ def _generated_class(cls):
 
 def _enter(spec: _Spec) -> VmapLevel:
     level = VmapLevel(len(active_vmap_levels()) + 1, spec.size, spec.randomness)
-    LEVELS.append(level)
+    push_level(level)
     return level
 
 
 def _leave(level: VmapLevel) -> None:
-    if level in LEVELS:
-        LEVELS.remove(level)
+    pop_level(level)
     level.alive = False
 
 

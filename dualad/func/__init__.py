@@ -15,6 +15,7 @@ tensor(1.)
 from __future__ import annotations
 
 from .. import fwd
+from .._state import GRAD
 from .._tensor import Tensor
 from .._tree import flatten
 from ..ops.elementwise import clone
@@ -44,7 +45,7 @@ def _jvp(
             "dualad.func.jvp: Expected primals and tangents to have the same python structure"
         )
     with fwd.dual_level() as level:
-        fwd.DUAL_LEVELS[-1].title = f"dualad.func.{name}"
+        GRAD.duals[-1].title = f"dualad.func.{name}"  # (the level just entered)
         duals = []
         for p, t in zip(primal_leaves, tangent_leaves):
             if not isinstance(p, Tensor) or not isinstance(t, Tensor):

@@ -31,7 +31,7 @@ import weakref
 
 from .._dispatch import Level, _aliases, _xp, dispatch
 from .._errors import conversion_error
-from .._state import GRAD, LEVELS
+from .._state import GRAD, pop_level, push_level, resume, suspend
 from .._tensor import Tensor, _new, wrap
 from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
@@ -94,15 +94,13 @@ class GradLevel(Level):
                 edges.append(_NO_EDGE)
         values = tuple(values)
         mode = GRAD.enabled
-        position = LEVELS.index(self)
-        removed = LEVELS[position:]
-        del LEVELS[position:]
+        removed = suspend(self)
         GRAD.enabled = mode and self.outer_grad_mode
         try:
             out = dispatch(op, values, params)
         finally:
             GRAD.enabled = mode
-            LEVELS.extend(removed)
+            resume(removed)
         if not (mode and op.differentiable and True in needs):
             if op.view and type(args[0]) is GradTensor and args[0]._level is self:
                 # a view made without recording still shows its base's memory: wrapped (a
@@ -406,7 +404,7 @@ def _multi_output_message(chain: tuple) -> str:
 
 
 def active_grad_levels() -> list:
-    return [level for level in LEVELS if type(level) is GradLevel]
+    return [level for level in GRAD.levels if type(level) is GradLevel]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -669,15 +667,14 @@ def enter(title: str = "dualad.func.grad") -> GradLevel:
     """Push a new grad level (grad mode on inside it); ``title`` names the transform the user
     called, for error messages."""
     level = GradLevel(len(active_grad_levels()) + 1, GRAD.enabled, title)
-    LEVELS.append(level)
+    push_level(level)
     GRAD.enabled = True
     return level
 
 
 def leave(level: GradLevel) -> None:
-    """Take ``level`` off the stack and restore the grad mode of its caller."""
-    if level in LEVELS:
-        LEVELS.remove(level)
+    """Take ``level`` off this thread's stack and restore the grad mode of its caller."""
+    pop_level(level)
     level.alive = False
     GRAD.enabled = level.outer_grad_mode
 

@@ -16,50 +16,56 @@ derivatives.
 
 from __future__ import annotations
 
-import sys
 from collections import namedtuple
 
 from .._dispatch import OpDef, dispatch, register, suspended
-from .._state import LEVELS
+from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
 from ..ops.elementwise import clone
 from ..rev.grad_mode import _DecoratorContext
-from .levels import DUAL_LEVELS, FORWARD_GRAD_ENABLED, DualLevel
-
-_current_level = -1
+from .levels import DualLevel, set_fw_enabled
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
 
 
-def _set_current_level() -> None:
-    sys.modules[__name__]._current_level = DUAL_LEVELS[-1].index if DUAL_LEVELS else -1
+def __getattr__(name: str):
+    # ``_current_level`` (PyTorch's module attribute): this thread's innermost dual level
+    # number, -1 when it has none. Computed on read: levels are per thread.
+    if name == "_current_level":
+        duals = GRAD.duals
+        return duals[-1].index if duals else -1
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def enter_dual_level() -> int:
-    """Enter a new (innermost) dual level and return its number."""
-    level = DualLevel(len(DUAL_LEVELS))
-    DUAL_LEVELS.append(level)
-    LEVELS.append(level)
-    _set_current_level()
+    """Enter a new (innermost) dual level of this thread and return its number (levels and
+    their numbers are per thread)."""
+    duals = GRAD.duals
+    level = DualLevel(len(duals))
+    duals.append(level)
+    DUALS_LIVE.append(level)
+    push_level(level)
     return level.index
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
-    """Exit the innermost dual level (``level`` must name it); its tangents are cleared."""
-    if not DUAL_LEVELS:
+    """Exit this thread's innermost dual level (``level`` must name it); its tangents are
+    cleared."""
+    duals = GRAD.duals
+    if not duals:
         raise RuntimeError("Dual level must be a positive number.")
-    innermost = DUAL_LEVELS[-1]
+    innermost = duals[-1]
     if level is not None and level != innermost.index:
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. This "
             "is not supported."
         )
-    DUAL_LEVELS.pop()
-    if innermost in LEVELS:
-        LEVELS.remove(innermost)
+    duals.pop()
+    if innermost in DUALS_LIVE:  # (a copy inherited by a reentrant pass's thread is not)
+        DUALS_LIVE.remove(innermost)
+    pop_level(innermost)
     innermost.clear()
-    _set_current_level()
 
 
 class dual_level(_DecoratorContext):
@@ -82,11 +88,12 @@ class dual_level(_DecoratorContext):
 
 
 def _resolve(level: int | None, what: str) -> DualLevel | None:
+    duals = GRAD.duals
     if level is None:
-        return DUAL_LEVELS[-1] if DUAL_LEVELS else None
+        return duals[-1] if duals else None
     if level < 0:
         return None
-    for candidate in DUAL_LEVELS:
+    for candidate in duals:
         if candidate.index == level:
             return candidate
     raise RuntimeError(f"dualad.fwd.{what}: dual level {level} is not active")
@@ -201,7 +208,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         lifted = lift_unpack_dual(dual, tensor)
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
-    if not FORWARD_GRAD_ENABLED[0]:
+    if not GRAD.fw_enabled:
         # forward grad off (e.g. inside a custom Function's forward): no tangents
         return UnpackedDualTensor(_alias_below(tensor, dual), None)
     above = _dual_levels_above(dual)
@@ -223,10 +230,11 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 def _dual_levels_above(dual: DualLevel) -> list:
     """The dual levels active right above ``dual`` (up to the first other transform level:
     above a vmap or grad level, tangents live on that level's wrappers, not on this tensor)."""
-    if not LEVELS or LEVELS[-1] is dual or dual not in LEVELS:
+    levels = GRAD.levels
+    if not levels or levels[-1] is dual or dual not in levels:
         return []
     above = []
-    for level in LEVELS[LEVELS.index(dual) + 1 :]:
+    for level in levels[levels.index(dual) + 1 :]:
         if type(level) is not DualLevel:
             break
         above.append(level)
@@ -237,7 +245,7 @@ def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
     """A view of ``tensor`` carrying the tangents of the levels below ``dual`` only (computed
     with ``dual`` and the levels above it suspended); it never derives ``dual``'s tangent from
     its base."""
-    if dual in LEVELS:
+    if dual in GRAD.levels:
         with suspended(dual):
             out = dispatch(_alias_op, (tensor,), {})
     else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
@@ -286,12 +294,14 @@ def _without(tensor: Tensor, dual: DualLevel, above: list) -> Tensor:
 
 
 def _is_fwd_grad_enabled() -> bool:
-    """Whether dual levels propagate tangents (on unless turned off with _set_fwd_grad_enabled)."""
-    return FORWARD_GRAD_ENABLED[0]
+    """Whether dual levels propagate tangents in this thread (on unless turned off with
+    _set_fwd_grad_enabled)."""
+    return GRAD.fw_enabled
 
 
 class _set_fwd_grad_enabled(_DecoratorContext):
-    """Turn tangent propagation on or off: immediately, and restored on exit as a context.
+    """Turn tangent propagation on or off in this thread: immediately, and restored on exit as
+    a context.
 
     >>> from dualad import fwd
     >>> with fwd._set_fwd_grad_enabled(False):
@@ -302,18 +312,18 @@ class _set_fwd_grad_enabled(_DecoratorContext):
     """
 
     def __init__(self, mode: bool) -> None:
-        self.previous = FORWARD_GRAD_ENABLED[0]
+        self.previous = GRAD.fw_enabled
         self.mode = bool(mode)
-        FORWARD_GRAD_ENABLED[0] = self.mode
+        set_fw_enabled(self.mode)
 
     def _clone(self):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        FORWARD_GRAD_ENABLED[0] = self.mode
+        set_fw_enabled(self.mode)
 
     def __exit__(self, *exc) -> bool:
-        FORWARD_GRAD_ENABLED[0] = self.previous
+        set_fw_enabled(self.previous)
         return False
 
 

@@ -22,6 +22,9 @@ Invariants:
 - The tangent of a view's source is batched at every vmap level its primal is before the view
   is taken (``_widen_viewed_tangent``), so in-place writes through views under
   ``vmap(jacfwd(f))`` land in it.
+- Levels, their numbers and the forward grad switch are per thread (``_state.GRAD.duals``,
+  ``GRAD.fw_enabled``): a level is entered and exited by one thread, and only that thread's ops
+  are processed by it.
 """
 
 from __future__ import annotations
@@ -30,14 +33,22 @@ import weakref
 
 from .._dispatch import EMPTY, Level, dispatch, eager
 from .._errors import conversion_error
-from .._state import DUAL_LEVELS as DUAL_LEVELS  # re-exported by dualad.fwd
-from .._state import LEVELS
+from .._state import ACTIVE, GRAD, resume, suspend
 from .._tensor import Tensor
 from ..rev.views import replay_view
 
-# forward grad switch (torch's private _set_fwd_grad_enabled): when off, no level owns anything,
-# so ops see plain primals and produce no tangents
-FORWARD_GRAD_ENABLED = [True]
+# The forward grad switch (torch's private _set_fwd_grad_enabled) is per thread:
+# ``_state.GRAD.fw_enabled``, set through ``set_fw_enabled``, which keeps a copy on each of the
+# thread's dual levels (``fw_on``: ``owns`` reads it per op, a slot instead of a thread-local
+# lookup). When off, no level owns anything, so ops see plain primals and produce no tangents.
+
+
+def set_fw_enabled(value: bool) -> None:
+    """Set this thread's forward grad switch."""
+    state = GRAD
+    state.fw_enabled = value
+    for level in state.duals:
+        level.fw_on = value
 
 
 def _clone(tangent):
@@ -72,13 +83,14 @@ def _unshared(tangent, input_tangents: list):
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
-    __slots__ = ("__weakref__", "holders", "prune_at", "title")
+    __slots__ = ("__weakref__", "fw_on", "holders", "prune_at", "title")
     kind = "dual_level"
     forbids_backward = False
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.alive = True
+        self.fw_on = GRAD.fw_enabled  # the thread's switch (kept in step by set_fw_enabled)
         self.holders: list = []
         self.prune_at = 1024
         # the transform as the user called it, for error messages (func.jvp/jacfwd rename it)
@@ -92,7 +104,7 @@ class DualLevel(Level):
         if type(value) is Tensor or isinstance(value, Tensor):
             fw = value._fw
             if fw is not None and self in fw:
-                return FORWARD_GRAD_ENABLED[0]
+                return self.fw_on
             return value._view is not None and self.view_tangent(value) is not None
         return False
 
@@ -112,7 +124,7 @@ class DualLevel(Level):
         got it after the view was made (an in-place op or setitem on the base or another view).
         As PyTorch does on reading such a view's forward grad, the view's tangent becomes the
         same view of the base's tangent (so later in-place writes on either stay in step)."""
-        if not FORWARD_GRAD_ENABLED[0]:
+        if not self.fw_on:
             return None
         info = view._view
         if not info.fw_derivable:
@@ -128,20 +140,18 @@ class DualLevel(Level):
         return tangent
 
     def process(self, op, args: tuple, params: dict):
+        return self.process_in(GRAD.levels, op, args, params)
+
+    def process_in(self, stack: list, op, args: tuple, params: dict):
         fast = op.fast
-        if fast is not None and not params and op.nout == 1 and not op.view and len(LEVELS) == 1:
-            return self._process_alone(op, fast, args)
+        if fast is not None and not params and op.nout == 1 and not op.view and len(stack) == 1:
+            return self._process_alone(op, fast, args, stack)
         tangents = [self.tangent_of(a) for a in args]
-        if LEVELS[-1] is self:  # the common case: this is the innermost level
-            removed = (LEVELS.pop(),)
-        else:
-            position = LEVELS.index(self)
-            removed = LEVELS[position:]
-            del LEVELS[position:]
+        removed = suspend(self)
         try:
             if op.view and tangents[0] is not None and type(args[0]) is not Tensor:
                 tangents[0] = self._widen_viewed_tangent(args[0], tangents[0])
-            if LEVELS:
+            if stack:
                 out = dispatch(op, args, params)
             elif op.fast is not None and not params:
                 out = op.fast(*args)  # nothing below but eager autograd: the op's fast path
@@ -157,7 +167,7 @@ class DualLevel(Level):
                 outs = out if isinstance(out, tuple) else (out,)
                 out_tangents = op.jvp(tangents, outs, args, params)
         finally:
-            LEVELS.extend(removed)
+            resume(removed)
         if op.nout == 1:  # one output: the common case, without the loops below
             if out_tangent is not None:
                 if not op.view:
@@ -175,9 +185,10 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def _process_alone(self, op, fast, args: tuple):
+    def _process_alone(self, op, fast, args: tuple, stack):
         """``process`` of a one-output op without parameters (its fast caller exists) while
-        this level is alone on the stack: the general case's steps, fewer tests."""
+        this level is alone on this thread's stack (``stack``): the general case's steps,
+        fewer tests."""
         tangents = []
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
@@ -188,7 +199,11 @@ class DualLevel(Level):
                 tangents.append(tangent)
             else:
                 tangents.append(None)
-        del LEVELS[0]  # self
+        # suspend(self), inline: the stack empties, so this thread leaves ACTIVE and the rule's
+        # ops take their fast path
+        del stack[0]  # self
+        token = stack.token
+        ACTIVE.remove(token)
         try:
             out = fast(*args)
             if not op.differentiable:
@@ -197,10 +212,15 @@ class DualLevel(Level):
                 raise _no_jvp_error(op)
             tangent = op.jvp(tangents, (out,), args, EMPTY)
         finally:
-            LEVELS.append(self)
+            if not stack:  # resume([self]), inline
+                ACTIVE.append(token)
+            stack.append(self)
         if tangent is None:
             return out
-        tangent = _unshared(tangent, tangents)
+        for t in tangents:  # _unshared, inline (this is the hot path of forward mode)
+            if tangent is t:
+                tangent = _clone(t)
+                break
         if (
             type(tangent) is Tensor
             and out._fw is None

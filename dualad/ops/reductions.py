@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, register
-from .._state import GRAD, LEVELS
+from .._state import GRAD
 from .._tensor import Tensor
 from ..vmap.rules import move_bdim_to_front
 from ._dims import normalize_dim, normalize_dims, pick_dim, pick_keepdim
@@ -391,7 +391,7 @@ def _higher_order_needed(*values) -> bool:
 
     Some rules then add terms that are zero in value but not in derivative (cumprod at zeros).
     """
-    if LEVELS:
+    if GRAD.levels:  # inside a transform of this thread
         return True
     return GRAD.enabled and builtins.any(isinstance(v, Tensor) and v._rg for v in values)
 

@@ -1,12 +1,14 @@
 """Anomaly mode: forward traces on nodes, NaN checks in backward, errors that name their node.
 
 Invariants:
-- ``MODE = [enabled, check_nan]`` is process-wide (as in PyTorch). While it is on, the recording
+- The mode ``(enabled, check_nan)`` is per thread (``_state.GRAD.anomaly``, like grad mode; in
+  PyTorch it is process-wide, but a debugging switch in one thread must not slow down or change
+  the errors of another). While it is on in some thread, the recording
   path (``_dispatch.on_record``, reached through ``_state.RECORD_HOOKS``) stores the forward
   stack of each new node in ``node.metadata["traceback_"]`` and, for a node made while a backward
   runs a node (``create_graph``), that node in ``metadata["parent_"]``. Off, nothing is stored and
   the recording path pays nothing.
-- The engine reads ``MODE`` once per backward pass: in anomaly mode it checks every node's
+- The engine reads the mode once per backward pass: in anomaly mode it checks every node's
   returned gradients for NaN (unless ``check_nan`` is off) and, when an error escapes a node,
   warns with that node's forward trace and those of its parents before re-raising.
 """
@@ -21,8 +23,7 @@ import warnings
 
 from .._state import GRAD, RECORD_HOOKS
 
-MODE = [False, True]  # [enabled, check_nan]
-_TOKEN = object()  # this module's entry in RECORD_HOOKS while anomaly mode is on
+_TOKEN = object()  # this module's entry in RECORD_HOOKS, once per thread with anomaly mode on
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _ENABLED_WARNING = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
@@ -31,28 +32,28 @@ _ENABLED_WARNING = (
 
 
 def _set_mode(enabled: bool, check_nan: bool) -> None:
-    was = MODE[0]
-    MODE[0] = bool(enabled)
-    MODE[1] = bool(check_nan)
-    if MODE[0] and not was:
+    state = GRAD
+    was = state.anomaly[0]
+    state.anomaly = (bool(enabled), bool(check_nan))
+    if enabled and not was:
         RECORD_HOOKS.append(_TOKEN)
-    elif was and not MODE[0]:
+    elif was and not enabled:
         RECORD_HOOKS.remove(_TOKEN)
 
 
 def is_anomaly_enabled() -> bool:
-    """Whether anomaly mode is on.
+    """Whether anomaly mode is on in this thread.
 
     >>> import dualad
     >>> dualad.autograd.is_anomaly_enabled()
     False
     """
-    return MODE[0]
+    return GRAD.anomaly[0]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode checks the gradients each node returns for NaN."""
-    return MODE[1]
+    return GRAD.anomaly[1]
 
 
 class detect_anomaly(contextlib.ContextDecorator):
@@ -84,7 +85,7 @@ class detect_anomaly(contextlib.ContextDecorator):
         warnings.warn(_ENABLED_WARNING, UserWarning, stacklevel=2)
 
     def __enter__(self):
-        self._previous.append((MODE[0], MODE[1]))
+        self._previous.append(GRAD.anomaly)
         _set_mode(True, self.check_nan)
         return self
 
@@ -104,7 +105,7 @@ class set_detect_anomaly:
     """
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
-        self.previous = (MODE[0], MODE[1])
+        self.previous = GRAD.anomaly
         _set_mode(mode, check_nan)
 
     def __enter__(self):

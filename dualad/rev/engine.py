@@ -22,7 +22,11 @@ Invariants:
 - Each pass is a GraphTask on this thread's stack (``GRAD.tasks``): hooks and custom backwards
   see it (``queue_callback``, per-pass hook state, checkpoint recomputation). A pass started
   inside another (reentrant) finishes first; past half the recursion limit it runs on a fresh
-  thread that inherits this thread's autograd state, so reentrancy nests thousands deep.
+  thread that inherits this thread's autograd state (grad modes, anomaly mode, saved-tensor
+  hooks, a copy of its transform level stack), so reentrancy nests thousands deep. Levels the
+  fresh thread pushes are popped by it; the waiting thread's stack is never touched. Nesting
+  deeper than ``MAX_REENTRANT_DEPTH`` raises (a hook that starts a pass from every pass would
+  otherwise start OS threads without bound).
 - Anomaly mode is read once per pass (no cost per node otherwise): it checks returned gradients
   for NaN and warns with the forward trace of the node an error escaped from.
 - Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
@@ -40,13 +44,17 @@ from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 
 from .._creation import as_tensor, ones_like
-from .._state import GRAD, LEVELS
+from .._state import ACTIVE, GRAD, adopt_levels, drop_levels
 from .._tensor import Tensor, accumulator_of, get_meta
-from .anomaly import MODE as ANOMALY
 from .anomaly import check_returned_nan, report_error_node
 from .node import AccumulateGrad, GradSum
 
+# Serialises .grad accumulation (leaves, retained grads): threads running backward passes into
+# shared leaves add their gradients one at a time.
 _accumulate_lock = threading.RLock()
+
+# Reentrant passes (a backward started inside a running one) nest at most this deep.
+MAX_REENTRANT_DEPTH = 5000
 
 
 class _EmptyInputsError(ValueError, RuntimeError):
@@ -175,7 +183,7 @@ def _input_edge(t, index: int):
 
 
 def _check_not_in_transform(what: str) -> None:
-    for level in LEVELS:
+    for level in GRAD.levels:
         if getattr(level, "forbids_backward", False):
             raise RuntimeError(
                 f"{what}() called inside a dualad.{level.kind} transform. This is not supported, "
@@ -419,6 +427,15 @@ def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=No
     (this thread waits), so reentrant passes nest thousands deep.
     """
     tasks = GRAD.tasks
+    if tasks and len(tasks) >= MAX_REENTRANT_DEPTH:
+        raise RuntimeError(
+            f"dualad: reentrant backward nested {len(tasks)} deep (the limit is "
+            "dualad.rev.engine.MAX_REENTRANT_DEPTH): a backward() or autograd.grad() called "
+            "inside a running backward pass (from a hook or a custom Function's backward) "
+            "started another pass, again and again. A hook that runs backward on a graph that "
+            "reaches the same hook never ends: stop that recursion (remove or guard the hook), "
+            "or raise MAX_REENTRANT_DEPTH if the nesting is meant to be this deep."
+        )
     if tasks and _stack_depth() > sys.getrecursionlimit() // 2:
         return _run_on_fresh_thread(
             roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs
@@ -459,11 +476,14 @@ def _run_on_fresh_thread(
     inherited = (
         state.enabled,
         state.inference,
+        state.fw_enabled,
+        state.anomaly,
         state.saved_hooks,
         state.saved_hooks_disabled,
         state.current_node,
         list(state.tasks),
     )
+    levels, duals = state.levels, state.duals
     outcome: list = []
 
     def target() -> None:
@@ -471,11 +491,15 @@ def _run_on_fresh_thread(
         (
             worker.enabled,
             worker.inference,
+            worker.fw_enabled,
+            worker.anomaly,
             worker.saved_hooks,
             worker.saved_hooks_disabled,
             worker.current_node,
             worker.tasks,
         ) = inherited
+        # a copy of the waiting thread's levels: what this thread pushes it pops itself
+        adopt_levels(levels, duals)
         try:
             outcome.append(
                 (
@@ -493,6 +517,8 @@ def _run_on_fresh_thread(
             )
         except BaseException as error:  # re-raised in the waiting thread
             outcome.append((False, error))
+        finally:
+            drop_levels()
 
     worker = threading.Thread(target=target, name="dualad-reentrant-backward", daemon=True)
     worker.start()
@@ -559,7 +585,8 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
     previous_mode = GRAD.enabled
     GRAD.enabled = bool(create_graph)
     release = not retain_graph
-    anomaly = ANOMALY[0]  # anomaly mode: nodes made inside a node's backward record it as parent
+    # anomaly mode: nodes made inside a node's backward record it as parent
+    anomaly = GRAD.anomaly[0]
     # Nodes that need more than "apply, release, pass gradients on" take the careful path
     # (``_Careful.run``): nodes reached without gradients, nodes with hooks or retain-grad
     # captures (``_extra`` set), leaves (AccumulateGrad always has ``_extra``), capture points
@@ -650,7 +677,7 @@ def _add_to_buffer(buffers, child, buf, nr, previous, g, create_graph: bool) -> 
         type(buf) is GradSum
         and buf.owned is previous
         and not create_graph
-        and not LEVELS
+        and (not ACTIVE or not GRAD.levels)
         and type(g) is Tensor
         and g._fw is None
     ):
@@ -698,7 +725,7 @@ class _Careful:
         self.create_graph = create_graph
         self.release = release
         self.anomaly = anomaly
-        self.check_nan = anomaly and ANOMALY[1]
+        self.check_nan = anomaly and GRAD.anomaly[1]
 
     def run(self, node, grads):
         leaf_node = type(node) is AccumulateGrad
@@ -932,7 +959,7 @@ def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: boo
             # the plain clone: a copy that shares no version counter with g)
             if create_graph or g._fw:
                 created = g.clone()
-            elif LEVELS:
+            elif GRAD.levels:  # inside a transform of this thread
                 created = g.detach().clone()
             elif owned and type(g) is Tensor and g._rg is False:
                 created = g

@@ -18,7 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
-from .._state import DUAL_LEVELS, GRAD, RECORD_HOOKS
+from .._state import DUALS_LIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
 from .node import _FREED_MESSAGE, ArgMeta, Node, _saved_output, _validate
 from .saved import modified_message, pack, saved_none
@@ -196,7 +196,7 @@ class SavedTensors:
                     nr = k
                     break
             is_output = nr >= 0 and recorded and t._node is node
-            if is_output and t._fw is None and DUAL_LEVELS:
+            if is_output and t._fw is None and DUALS_LIVE:
                 # tangents are attached after this node is made: share the tensor's tangent
                 # dict so the unpacked output sees them (forward-over-reverse)
                 t._fw = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._state import LOCK
 from .._tensor import Tensor, get_meta
 from .node import HookDict, RemovableHandle
 
@@ -19,13 +20,14 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
     if not t._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     node = t.grad_fn
-    if node is None:
-        meta = get_meta(t)
-        if meta.leaf_hooks is None:
-            meta.leaf_hooks = HookDict()
-        hooks = meta.leaf_hooks
-    else:
-        hooks = node._tensor_hooks_of(t._out_nr)
+    with LOCK:  # the hook tables are made on first use: threads registering at once share one
+        if node is None:
+            meta = get_meta(t)
+            if meta.leaf_hooks is None:
+                meta.leaf_hooks = HookDict()
+            hooks = meta.leaf_hooks
+        else:
+            hooks = node._tensor_hooks_of(t._out_nr)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
@@ -77,10 +79,12 @@ def register_post_accumulate_hook(t: Tensor, hook) -> RemovableHandle:
     if not t._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     meta = get_meta(t)
-    if meta.post_accumulate_hooks is None:
-        meta.post_accumulate_hooks = HookDict()
-    handle = RemovableHandle(meta.post_accumulate_hooks)
-    meta.post_accumulate_hooks[handle.id] = hook
+    with LOCK:  # made on first use: threads registering at once share one table
+        if meta.post_accumulate_hooks is None:
+            meta.post_accumulate_hooks = HookDict()
+        hooks = meta.post_accumulate_hooks
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
     return handle
 
 

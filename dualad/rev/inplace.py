@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import _sequence
-from .._state import GRAD, LEVELS, MUTATION_WATCH
+from .._state import ACTIVE, GRAD, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
-from ..fwd.levels import FORWARD_GRAD_ENABLED, DualLevel
+from ..fwd.levels import DualLevel
 from .node import ArgMeta, Node, _validate
 from .views import _node_name, custom_view_message, nograd_view_message
 
@@ -51,7 +51,7 @@ def _snapshot(x: Tensor) -> Tensor:
     out._fw = None if x._fw is None else dict(x._fw)
     out._vc = None
     out._view = None
-    if LEVELS:
+    if ACTIVE:
         _snapshot_tangents(x, out)
     return out
 
@@ -63,9 +63,9 @@ def _snapshot_tangents(x: Tensor, out: Tensor) -> None:
     backward through x.sin_() (of cos(x)) came out wrong. A view with no tangent yet reads its
     base's (``view_tangent``). Suspended levels do not see the write: their tangents stay
     shared."""
-    if not FORWARD_GRAD_ENABLED[0]:
+    if not GRAD.fw_enabled:
         return
-    for level in LEVELS:
+    for level in GRAD.levels:
         if type(level) is DualLevel and level.alive:
             tangent = level.tangent_of(x)
             if tangent is not None:
@@ -126,7 +126,7 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     write_into(x, result)
     if recording:
         rebase_history(x, result)
-    if LEVELS and (result._fw is not None or x._fw is not None):
+    if ACTIVE and (result._fw is not None or x._fw is not None):
         _update_tangents(x, result)
     return x
 
@@ -143,8 +143,10 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
     view = x._view
     levels = dict.fromkeys(result._fw or ())
     levels.update(dict.fromkeys(x._fw or ()))
+    stack = GRAD.levels
+    fw_enabled = GRAD.fw_enabled
     for level in levels:
-        if not getattr(level, "alive", False) or level not in LEVELS or not FORWARD_GRAD_ENABLED[0]:
+        if not getattr(level, "alive", False) or level not in stack or not fw_enabled:
             # a suspended level (a rule running one level down, e.g. a custom Function's
             # forward) or forward grad switched off: this write is not seen at that level, whose
             # tangent stays as it is

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 
-from .._state import DUAL_LEVELS
+from .._state import DUALS_LIVE
 from .._tensor import Tensor, _new
 from .saved import FREED_MESSAGE as _FREED_MESSAGE
 from .saved import (
@@ -254,7 +254,7 @@ class OpNode(Node):
             if box is None:
                 box = r._vc = [0]
             fw = r._fw
-            if fw is None and DUAL_LEVELS:
+            if fw is None and DUALS_LIVE:
                 # a dual level attaches the output's tangent after this node is recorded: share
                 # the (still empty) tangent dict so the unpacked output sees it (fwd-over-rev)
                 fw = r._fw = {}
@@ -267,7 +267,7 @@ class OpNode(Node):
             if box is None:
                 box = r._vc = [0]
             fw = r._fw
-            if fw is None and DUAL_LEVELS:
+            if fw is None and DUALS_LIVE:
                 fw = r._fw = {}
             boxes.append((box, box[0], fw))
         self._out_data = tuple([r._data for r in results])
@@ -487,7 +487,7 @@ def packed_class(cls: type) -> type:
             cls.__name__, (_PackedSaved, cls), {"__slots__": (), "__module__": cls.__module__}
         )
         packed.__qualname__ = cls.__qualname__
-        _PACKED_CLASSES[cls] = packed
+        packed = _PACKED_CLASSES.setdefault(cls, packed)  # one class, also under threads
     return packed
 
 

@@ -56,7 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
-from .._tensor import AutogradMeta, Tensor, _new, accumulator_of
+from .._tensor import AutogradMeta, Tensor, _new, _version_box, accumulator_of
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -255,7 +255,7 @@ def pack(
     saved = _new(SavedTensor)
     box = tensor._vc
     if box is None:
-        box = tensor._vc = [0]
+        box = _version_box(tensor)  # made under a lock: tensor may be shared between threads
     saved._box = box
     saved._track = track_version
     saved._version = box[0]

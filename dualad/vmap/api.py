@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._state import LEVELS
+from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
 from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
@@ -100,7 +100,7 @@ def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
 def _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness):
     """Enter a vmap level, call ``func`` once on BatchedTensors, take the batch out again."""
     level = VmapLevel(len(active_vmap_levels()) + 1, size, randomness)
-    LEVELS.append(level)
+    push_level(level)
     try:
         inputs = [
             arg if dim is None else batched(arg, dim, level)
@@ -111,8 +111,7 @@ def _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, rand
         leaf_dims = _output_dims(result, leaves, out_dims, name)
         unwrapped = [_unwrap(leaf, dim, level, name) for leaf, dim in zip(leaves, leaf_dims)]
     finally:
-        if level in LEVELS:
-            LEVELS.remove(level)
+        pop_level(level)
         level.alive = False
     outputs = [
         value if dim is None else _place_batch(value, bdim, dim, size, name, out_dims)

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._dispatch import Level, dispatch
 from .._errors import ATTEMPTS, TrackedConversionError
-from .._state import GRAD, LEVELS
+from .._state import GRAD, resume, suspend
 from .._tensor import Tensor, _new
 
 # names of the ops whose per-example fallback has warned already (once per op name)
@@ -79,20 +79,11 @@ class VmapLevel(Level):
         rule = op.batch
         if rule is None:
             rule = self._fallback
-        if LEVELS[-1] is self:  # the common case: this is the innermost level
-            LEVELS.pop()
-            try:
-                out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
-            finally:
-                LEVELS.append(self)
-        else:
-            position = LEVELS.index(self)
-            removed = LEVELS[position:]
-            del LEVELS[position:]
-            try:
-                out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
-            finally:
-                LEVELS.extend(removed)
+        removed = suspend(self)
+        try:
+            out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
+        finally:
+            resume(removed)
         if type(out) is Tensor and type(out_bdims) is int:  # the common case: one plain tensor
             shape = out._data.shape
             if out_bdims < 0:
@@ -189,8 +180,8 @@ class VmapLevel(Level):
 
 
 def active_vmap_levels() -> list:
-    """The vmap levels on the stack, outermost first."""
-    return [level for level in LEVELS if type(level) is VmapLevel]
+    """The vmap levels on this thread's stack, outermost first."""
+    return [level for level in GRAD.levels if type(level) is VmapLevel]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,7 +226,7 @@ class BatchedTensor(Tensor):
         level = self._level
         if not level.alive:
             raise _escaped(self)
-        if level not in LEVELS:
+        if level not in GRAD.levels:
             raise RuntimeError(
                 f"dualad.vmap: a batched tensor of {_level_of(self)} reached code running below "
                 "that level (a batching rule or transform passed a wrapped value down instead "
@@ -415,13 +406,11 @@ class BatchedTensor(Tensor):
         source = _snapshot(self) if GRAD.enabled and _bottom(self).requires_grad else self
         result = functional(source, *args, **params)
         physical = self._physical_result(result, functional)
-        position = LEVELS.index(level)
-        removed = LEVELS[position:]
-        del LEVELS[position:]
+        removed = suspend(level)
         try:
             self._value.copy_(physical)
         finally:
-            LEVELS.extend(removed)
+            resume(removed)
         if result._fw is not None or self._fw is not None:
             _update_tangents(self, result)
         return self
@@ -465,9 +454,7 @@ class BatchedTensor(Tensor):
             and _is_inner(result._level, level)
         ):
             raise inplace_batched_into_unbatched(name, self, result)
-        position = LEVELS.index(level)
-        removed = LEVELS[position:]
-        del LEVELS[position:]
+        removed = suspend(level)
         try:
             if type(result) is BatchedTensor and result._level is level:
                 value = result._value
@@ -477,7 +464,7 @@ class BatchedTensor(Tensor):
             # the same for every example: copy_ broadcasts it along the batch dim
             return unsqueeze(result, self._bdim)
         finally:
-            LEVELS.extend(removed)
+            resume(removed)
 
     # ------------------------------------------------------------------ printing
     def __repr__(self) -> str:
@@ -522,7 +509,8 @@ def _snapshot(x):
 def _is_inner(level: VmapLevel, than: VmapLevel) -> bool:
     """Whether ``level`` sits above ``than`` on the stack (an inner vmap)."""
     try:
-        return LEVELS.index(level) > LEVELS.index(than)
+        stack = GRAD.levels
+        return stack.index(level) > stack.index(than)
     except ValueError:
         return True  # not on the stack: an inner level that has exited (an escaped value)
 
@@ -631,7 +619,7 @@ def vmap_random(draw, shape: tuple):
     in front and wraps it as batched along dim 0.
     """
     level = None
-    for candidate in reversed(LEVELS):
+    for candidate in reversed(GRAD.levels):
         if type(candidate) is VmapLevel:
             level = candidate
             break
@@ -639,15 +627,13 @@ def vmap_random(draw, shape: tuple):
         return None
     if level.randomness == "error":
         raise RuntimeError(RANDOM_MESSAGE)
-    position = LEVELS.index(level)
-    removed = LEVELS[position:]
-    del LEVELS[position:]
+    removed = suspend(level)
     try:
         if level.randomness == "same":
             return draw(tuple(shape))
         value = draw((level.size, *shape))
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     return batched(value, 0, level)
 
 
@@ -661,7 +647,8 @@ __all__ = ["BatchedTensor", "PerformanceWarning", "VmapLevel"]
 def _above(level, dual) -> bool:
     """Whether ``level`` is above ``dual`` on the stack (both active)."""
     try:
-        return LEVELS.index(level) > LEVELS.index(dual)
+        stack = GRAD.levels
+        return stack.index(level) > stack.index(dual)
     except ValueError:
         return False
 
@@ -679,7 +666,7 @@ def lift_make_dual(dual, tensor, tangent):
     from .rules import _front
 
     level = None
-    for candidate in reversed(LEVELS):
+    for candidate in reversed(GRAD.levels):
         if candidate is dual:
             return None
         if type(candidate) is VmapLevel and (candidate.owns(tensor) or candidate.owns(tangent)):
@@ -689,15 +676,13 @@ def lift_make_dual(dual, tensor, tangent):
         return None
     primal, primal_bdim = (tensor._value, tensor._bdim) if level.owns(tensor) else (tensor, None)
     value, value_bdim = (tangent._value, tangent._bdim) if level.owns(tangent) else (tangent, None)
-    position = LEVELS.index(level)
-    removed = LEVELS[position:]
-    del LEVELS[position:]
+    removed = suspend(level)
     try:
         primal = _front(primal, primal_bdim, level.size)
         value = _front(value, value_bdim, level.size)
         inner = make_dual(primal, value, level=dual.index)
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     return batched(inner, 0, level)
 
 
@@ -710,12 +695,10 @@ def lift_unpack_dual(dual, tensor):
     if type(tensor) is not BatchedTensor or not _above(tensor._level, dual):
         return None
     level = tensor._level
-    position = LEVELS.index(level)
-    removed = LEVELS[position:]
-    del LEVELS[position:]
+    removed = suspend(level)
     try:
         primal, tangent = unpack_dual(tensor._value, level=dual.index)
     finally:
-        LEVELS.extend(removed)
+        resume(removed)
     bdim = tensor._bdim
     return batched(primal, bdim, level), None if tangent is None else batched(tangent, bdim, level)

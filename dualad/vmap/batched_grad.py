@@ -47,19 +47,18 @@ def batched_grad(roots: list, grads: list, edges: list, retain_graph, create_gra
 
 def _run_pass(backward_pass, batch_args: tuple, size: int) -> tuple:
     """vmap over ``backward_pass`` with None outputs passed through (allow_none_pass_through)."""
-    from .._state import LEVELS
+    from .._state import pop_level, push_level
     from .api import _place_batch, _unwrap
     from .batched import VmapLevel, active_vmap_levels, batched
 
     level = VmapLevel(len(active_vmap_levels()) + 1, size, "error")
-    LEVELS.append(level)
+    push_level(level)
     try:
         cotangents = [batched(a, 0, level) for a in batch_args]
         captured = backward_pass(*cotangents)
         unwrapped = [None if g is None else _unwrap(g, 0, level, "batched_grad") for g in captured]
     finally:
-        if level in LEVELS:
-            LEVELS.remove(level)
+        pop_level(level)
         level.alive = False
     return tuple(
         None if pair is None else _place_batch(pair[0], pair[1], 0, size, "batched_grad", 0)

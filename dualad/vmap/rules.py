@@ -8,7 +8,7 @@ values) and, for each, the dimension that carries the batch (``None``: not batch
 from __future__ import annotations
 
 from .._dispatch import apply, dispatch
-from .._state import LEVELS
+from .._state import ACTIVE, GRAD
 from .._tensor import Tensor
 
 
@@ -39,7 +39,7 @@ def elementwise(op, args, bdims, params):
     the largest logical rank, so that NumPy's right-aligned broadcasting lines up the logical
     dimensions (an unbatched argument of higher rank would otherwise meet the batch dim)."""
     if len(args) == 2 and _aligned(args, bdims):
-        if not LEVELS and not params and op.fast is not None:
+        if (not ACTIVE or not GRAD.levels) and not params and op.fast is not None:
             return op.fast(*args), 0  # nothing below but eager autograd: the op's fast path
         out = dispatch(op, args, params)
         return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
@@ -62,7 +62,7 @@ def elementwise(op, args, bdims, params):
 
             a = reshape(a, (a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
         moved[i] = a
-    if not LEVELS and not params and op.fast is not None:
+    if (not ACTIVE or not GRAD.levels) and not params and op.fast is not None:
         out = op.fast(*moved)  # nothing below but eager autograd: the op's own fast path
     else:
         out = dispatch(op, tuple(moved), params)

@@ -168,11 +168,11 @@ def test_errors():
     with pytest.raises(TypeError, match="Tensors"):
         grad(lambda x: x)(1.0)
     # the level is gone after an error inside f
-    from dualad._state import LEVELS
+    from dualad._state import ACTIVE, GRAD
 
     with pytest.raises(ZeroDivisionError):
         grad(lambda x: 1 / 0)(x)
-    assert LEVELS == []
+    assert GRAD.levels == [] and ACTIVE == []
 
 
 # ---------------------------------------------------------------------------------------------

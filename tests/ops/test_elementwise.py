@@ -19,7 +19,7 @@ import pytest
 
 import dualad
 from dualad._dispatch import REGISTRY, Level, apply, suspended
-from dualad._state import LEVELS
+from dualad._state import pop_level, push_level
 from dualad.testing.opdb import elementwise as opdb
 
 ENTRIES = opdb.OPS
@@ -262,11 +262,11 @@ def _recorded_calls(info, sample):
     args, kwargs, _ = sample.tensors(requires_grad=False)
     owned = [a for a in (*args, *kwargs.values()) if isinstance(a, dualad.Tensor)]
     recorder = _Recorder(owned)
-    LEVELS.append(recorder)
+    push_level(recorder)
     try:
         info.fn(*args, **kwargs)
     finally:
-        LEVELS.remove(recorder)
+        pop_level(recorder)
     return recorder.calls
 
 
