@@ -15,8 +15,8 @@ mode is on, records a graph node with a specialised recorder. Otherwise ``dispat
 Impls are the only code that calls the array module; they get it as their first argument.
 Python scalars alone (``negative(2.0)``) are computed as a 0-d tensor of the first (the others
 weak scalars with it). While the default dtype is not float64, a float64 (complex128) result
-made from no floating tensor takes the default dtype (``to_default_dtype``: one test on the
-fast paths). An impl's exception keeps its class, with the op and arguments added (``op_error``).
+made from no floating tensor takes the default dtype (``to_default_dtype``, on the careful
+path: the fast callers leave the fast path while ``ACTIVE`` holds the default-dtype token). An impl's exception keeps its class, with the op and arguments added (``op_error``).
 Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
 mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
 """
@@ -652,10 +652,12 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     f64 = _F64
 
     def call(x):
-        if ACTIVE:  # some thread has levels
+        if ACTIVE:  # some thread has levels, or the default dtype is not float64
             levels = GRAD.levels
-            if levels:  # this one
+            if levels:  # this thread has
                 return dispatch_at(levels, op, (x,), EMPTY)
+            if default_dtype[0] is not f64:
+                return eager(op, (x,), EMPTY)  # (which applies the default dtype)
         if type(x) is Tensor and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
@@ -664,8 +666,6 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (x,), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in scalar_types:
                 out = np.asarray(out)
-            if default_dtype[0] is not f64:
-                out = to_default_dtype(out, (x,))
             result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
             result._rg = False
@@ -697,10 +697,12 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     f64 = _F64
 
     def call(a, b):
-        if ACTIVE:  # some thread has levels
+        if ACTIVE:  # some thread has levels, or the default dtype is not float64
             levels = GRAD.levels
-            if levels:  # this one
+            if levels:  # this thread has
                 return dispatch_at(levels, op, (a, b), EMPTY)
+            if default_dtype[0] is not f64:
+                return eager(op, (a, b), EMPTY)  # (which applies the default dtype)
         # the fast path (no level in this thread): plain tensors (views only while current)
         # and Python scalars
         if type(a) is Tensor:
@@ -732,8 +734,6 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in scalar_types:
                 out = np.asarray(out)
-            if default_dtype[0] is not f64:
-                out = to_default_dtype(out, (a, b))
             result = new(Tensor)  # wrap(out), inline
             result._data = out
             result._rg = False
@@ -767,10 +767,12 @@ def apply(op: OpDef, *args, **params):
 
 def apply1(op: OpDef, x, params: dict):
     """Call a one-tensor op with static ``params``; fast path as in ``unary_caller``."""
-    if ACTIVE:  # some thread has levels
+    if ACTIVE:  # some thread has levels, or the default dtype is not float64
         levels = GRAD.levels
-        if levels:  # this one
+        if levels:  # this thread has
             return dispatch_at(levels, op, (x,), params)
+        if DEFAULT_DTYPE[0] is not _F64:
+            return eager(op, (x,), params)  # (which applies the default dtype)
     if type(x) is Tensor and x._view is None and not op.view:
         data = x._data
         try:
@@ -780,8 +782,6 @@ def apply1(op: OpDef, x, params: dict):
         if op.nout == 1:
             if type(out) in _NP_SCALAR_TYPES:
                 out = np.asarray(out)
-            if DEFAULT_DTYPE[0] is not _F64:
-                out = to_default_dtype(out, (x,), params)
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
                 if op.save_mask is None:

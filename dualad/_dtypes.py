@@ -26,6 +26,8 @@ import builtins
 
 import numpy as np
 
+from ._state import ACTIVE
+
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
@@ -49,6 +51,7 @@ DIFFERENTIABLE_KINDS = frozenset("fc")
 TENSOR_KINDS = frozenset("biufc")
 
 _default = [float64]
+_DTYPE_TOKEN = object()  # in ``_state.ACTIVE`` while the default dtype is not float64
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
 # bool < integer < floating < complex: the kinds a Python scalar may lift a tensor to
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -81,6 +84,13 @@ def set_default_dtype(dtype) -> None:
             f"type, got {dtype}"
         )
     _default[0] = dtype
+    # the ops' fast callers convert to the default dtype only on their careful path, which they
+    # take while ``ACTIVE`` is non-empty: it holds a token while the default is not float64
+    if dtype == float64:
+        while _DTYPE_TOKEN in ACTIVE:
+            ACTIVE.remove(_DTYPE_TOKEN)
+    elif _DTYPE_TOKEN not in ACTIVE:
+        ACTIVE.append(_DTYPE_TOKEN)
 
 
 def default_complex_dtype() -> np.dtype:

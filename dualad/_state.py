@@ -13,7 +13,9 @@ Invariants:
   takes the fast path (impl call and output wrap, plus a graph node when an input requires
   grad); while another thread holds one, a thread without levels pays one thread-local read
   more and still takes the fast path (``dispatch`` too reads this thread's stack only). Every
-  stack change goes through the functions below, which keep ``ACTIVE`` in step.
+  stack change goes through the functions below, which keep ``ACTIVE`` in step. ``ACTIVE`` also
+  holds ``_dtypes``' token while the default dtype is not float64 (the fast callers then take
+  the path that converts results to it), so that the fast path keeps its one test.
 - ``DUALS_LIVE`` lists the live dual levels of all threads, for code that only needs to know
   whether tangents may still arrive (a conservative superset for one thread).
 - ``GRAD`` holds the rest of the per-thread state (PyTorch semantics: grad mode, forward grad
