@@ -5,7 +5,8 @@ whatever the functional op saves is the pre-mutation value), copies the result i
 (views of x see it) and bumps the shared version counter (so nodes that saved x itself detect
 the change). Then x's history moves to the new node. If x is a view, its base gets a CopySlices
 node instead: the base's gradient outside the view region flows to its old history, inside the
-region to the op's result (PyTorch's CopySlices).
+region to the op's result (PyTorch's CopySlices). CopySlices lays the base's gradient out as
+the base (C-contiguous, per example under vmap) before it replays the view ops on it.
 """
 
 from __future__ import annotations
@@ -251,6 +252,22 @@ def _track_saved_output(x: Tensor, result: Tensor) -> None:
     )
 
 
+def _base_layout(ct: Tensor) -> Tensor:
+    """The base's gradient ``ct`` laid out C-contiguous (per example under vmap), as the base
+    itself and ``CopySlices._mask`` are, before the recorded view ops are replayed on it (as
+    PyTorch's CopySlices copies the gradient into the base's strides first). A gradient arrives
+    in whatever layout the op after the write made it (``y.mT``'s backward gives a transposed
+    one; an index backward under vmap one with the batch dim inside each example), and a
+    replayed ``view(-1)`` raised on it where the forward's view of the base worked."""
+    if not LEVELS and type(ct) is Tensor and ct._data.flags.c_contiguous:
+        return ct  # eager and already the base's layout: the common case, no copy
+    from ..ops.elementwise import clone
+
+    # (clone's batching rule copies batch-first, so under vmap every example is C-contiguous;
+    # under a dual level its jvp clones the tangent too, which the replay views as well)
+    return clone(ct)
+
+
 class CopySlices(Node):
     """History of a base after an in-place op on one of its views."""
 
@@ -294,7 +311,7 @@ class CopySlices(Node):
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         from .views import replay_view
 
-        ct = grads[0]
+        ct = _base_layout(grads[0])
         base_edge, result_edge = self._edges
         grad_base = ct * self._mask(ct) if base_edge[0] is not None else None
         grad_result = replay_view(ct, self._replay) if result_edge[0] is not None else None

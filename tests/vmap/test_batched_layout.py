@@ -1,0 +1,211 @@
+"""Gradient layouts that a replayed view relies on: after an in-place op on a view of a base
+(``y.view(-1).add_(c)``), the base's backward (CopySlices) replays the view ops on the base's
+gradient. That gradient arrives in whatever layout the later op's backward made: transposed
+(``y.mT``), or, under vmap, strided inside each example (the backward of ``y[:, idx]`` put the
+batch dim between an example's rows). ``view(-1)`` then raised "view size is not compatible"
+where the forward's view of the base worked; eagerly, under ``is_grads_batched``, ``vmap`` of a
+VJP and a checkpoint's recomputation. Found by the composition fuzz test (checkpoint route).
+
+Every result is checked against an explicit gradient or a loop of unbatched backward passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dualad
+import dualad.func as F
+from dualad import fwd
+
+RNG = np.random.default_rng(17)
+X0 = RNG.standard_normal((3, 4))
+IDX = np.array([-1, 0])  # (two columns: the gradient of y[:, IDX] has two nonzero columns)
+
+
+def t(array, **kwargs):
+    return dualad.tensor(np.asarray(array, dtype=np.float64), **kwargs)
+
+
+def write_then_columns(x):
+    """The fuzz program's core: an in-place write through a flat view, then a column index."""
+    y = x * 1
+    y.view(-1).add_(0.3)
+    return y[:, dualad.tensor(IDX)]
+
+
+def write_then_transpose(x):
+    y = x * 1
+    y.view(-1).add_(0.3)
+    return y.mT
+
+
+def columns_grad(g):
+    """The gradient of ``write_then_columns`` for the cotangent ``g`` (shape (3, 2))."""
+    out = np.zeros((3, 4))
+    np.add.at(out, (slice(None), IDX), g)
+    return out
+
+
+def loop_grads(fn, cotangents):
+    """One unbatched ``autograd.grad`` per cotangent: the oracle of the batched routes."""
+    rows = []
+    for g in cotangents:
+        x = t(X0, requires_grad=True)
+        (gx,) = dualad.autograd.grad(fn(x), x, t(g))
+        rows.append(gx.numpy())
+    return np.stack(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# the reproducer (is_grads_batched) and its checkpointed form
+
+
+def test_grads_batched_write_through_view_then_columns():
+    G = RNG.standard_normal((3, 3, 2))
+    x = t(X0, requires_grad=True)
+    (gx,) = dualad.autograd.grad(write_then_columns(x), x, t(G), is_grads_batched=True)
+    np.testing.assert_allclose(gx.numpy(), np.stack([columns_grad(g) for g in G]))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_grads_batched_through_checkpoint_recompute(nested):
+    """The fuzz test's failing program: checkpointed as one segment (or nested in a second)."""
+
+    def program(x):
+        dualad.abs(x + 0.3)
+        y = x * 1
+        y.view(-1).add_(0.3)
+        dualad.abs(y + 0.3)
+        cols = y[:, dualad.tensor(np.array([-1]))]
+        return dualad.cat([x.reshape(-1), cols.reshape(-1)])
+
+    def fn(x):
+        if nested:
+            return dualad.checkpoint(
+                lambda z: dualad.checkpoint(program, z, use_reentrant=False) * 1.0,
+                x,
+                use_reentrant=False,
+            )
+        return dualad.checkpoint(program, x, use_reentrant=False)
+
+    G = RNG.standard_normal((3, 15))
+    x = t(X0, requires_grad=True)
+    (gx,) = dualad.autograd.grad(fn(x), x, t(G), is_grads_batched=True)
+    np.testing.assert_allclose(gx.numpy(), loop_grads(fn, G))
+    np.testing.assert_allclose(gx.numpy(), loop_grads(program, G))
+
+
+def test_vmap_of_vjp_write_through_view_then_columns():
+    G = RNG.standard_normal((5, 3, 2))
+    _, vjp = F.vjp(write_then_columns, t(X0))
+    (gx,) = F.vmap(vjp)(t(G))
+    np.testing.assert_allclose(gx.numpy(), np.stack([columns_grad(g) for g in G]))
+
+
+def test_vmap_of_grad_write_through_view_then_columns():
+    U = RNG.standard_normal((3, 2))
+    X = RNG.standard_normal((4, 3, 4))
+    got = F.vmap(F.grad(lambda x: (write_then_columns(x) * t(U)).sum()))(t(X))
+    np.testing.assert_allclose(got.numpy(), np.stack([columns_grad(U)] * 4))
+
+
+def test_nested_vmap_of_vjp():
+    G = RNG.standard_normal((2, 3, 3, 2))
+    _, vjp = F.vjp(write_then_columns, t(X0))
+    (gx,) = F.vmap(F.vmap(vjp))(t(G))
+    expected = np.stack([np.stack([columns_grad(g) for g in row]) for row in G])
+    np.testing.assert_allclose(gx.numpy(), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# a transposed gradient of the written base: eager too
+
+
+def test_eager_backward_write_through_view_then_transpose():
+    g = RNG.standard_normal((4, 3))
+    x = t(X0, requires_grad=True)
+    write_then_transpose(x).backward(t(g))
+    np.testing.assert_allclose(x.grad.numpy(), g.T)
+
+
+def test_grads_batched_write_through_view_then_transpose():
+    G = RNG.standard_normal((3, 4, 3))
+    x = t(X0, requires_grad=True)
+    (gx,) = dualad.autograd.grad(write_then_transpose(x), x, t(G), is_grads_batched=True)
+    np.testing.assert_allclose(gx.numpy(), G.transpose(0, 2, 1))
+
+
+def test_double_backward_write_through_view_then_transpose():
+    """``create_graph``: the copy of the gradient is differentiable (the identity's VJP)."""
+    g = RNG.standard_normal((4, 3))
+    w = RNG.standard_normal((3, 4))
+
+    def fn(x):
+        return write_then_transpose(x * x)
+
+    x = t(X0, requires_grad=True)
+    (gx,) = dualad.autograd.grad(fn(x), x, t(g), create_graph=True)
+    (hx,) = dualad.autograd.grad((gx * t(w)).sum(), x)
+    np.testing.assert_allclose(gx.detach().numpy(), 2 * X0 * g.T)
+    np.testing.assert_allclose(hx.numpy(), 2 * w * g.T)
+
+
+def test_forward_over_reverse_write_through_view_then_transpose():
+    """jvp of the gradient: under a dual level the gradient's tangent is laid out too."""
+    g = RNG.standard_normal((4, 3))
+    v = RNG.standard_normal((3, 4))
+    grad = F.grad(lambda x: (write_then_transpose(x * x) * t(g)).sum())
+    _, tangent = F.jvp(grad, (t(X0),), (t(v),))
+    np.testing.assert_allclose(tangent.numpy(), 2 * v * g.T)
+
+
+# ---------------------------------------------------------------------------------------------
+# the index backward under vmap: each example contiguous, as the eager result is
+
+
+def test_vmap_index_backward_is_contiguous_per_example():
+    """The VJP of ``x[:, idx]`` under vmap is zeros with the columns written; a view(-1) of it
+    must work (eagerly the result is contiguous) and give each example's flat gradient."""
+    G = RNG.standard_normal((5, 3, 2))
+    _, vjp = F.vjp(lambda x: x[:, dualad.tensor(IDX)], t(X0))
+    got = F.vmap(lambda g: vjp(g)[0].view(-1))(t(G))
+    np.testing.assert_allclose(got.numpy(), np.stack([columns_grad(g).reshape(-1) for g in G]))
+
+
+def test_vmap_index_backward_then_inplace_write_is_seen_by_view():
+    """A view of the batched gradient shares its memory: a later in-place write through the
+    view is seen by the gradient (a copying reshape would have missed it)."""
+    G = RNG.standard_normal((5, 3, 2))
+    _, vjp = F.vjp(lambda x: x[:, dualad.tensor(IDX)], t(X0))
+
+    def fn(g):
+        (gx,) = vjp(g)
+        gx.view(-1).mul_(2.0)
+        return gx
+
+    got = F.vmap(fn)(t(G))
+    np.testing.assert_allclose(got.numpy(), np.stack([2 * columns_grad(g) for g in G]))
+
+
+def test_vmap_inplace_then_view_of_batched_input():
+    """In-place op then view(-1) under plain vmap of a batch-first input (no backward)."""
+    X = RNG.standard_normal((4, 3, 4))
+
+    def fn(x):
+        y = x * 1
+        y.add_(0.3)
+        return y.view(-1)
+
+    got = F.vmap(fn)(t(X))
+    np.testing.assert_allclose(got.numpy(), (X + 0.3).reshape(4, 12))
+
+
+def test_dual_level_write_through_view_then_columns():
+    """Forward mode of the same program (no replay on a gradient: the tangent follows the
+    write and the index)."""
+    v = RNG.standard_normal((3, 4))
+    with fwd.dual_level():
+        x = fwd.make_dual(t(X0), t(v))
+        tangent = fwd.unpack_dual(write_then_columns(x)).tangent
+    np.testing.assert_allclose(tangent.numpy(), v[:, IDX])
