@@ -209,3 +209,63 @@ def test_dual_level_write_through_view_then_columns():
         x = fwd.make_dual(t(X0), t(v))
         tangent = fwd.unpack_dual(write_then_columns(x)).tangent
     np.testing.assert_allclose(tangent.numpy(), v[:, IDX])
+
+
+# ---------------------------------------------------------------------------------------------
+# a base that is not C-contiguous: the gradient takes the base's own layout
+
+
+def write_through_transposed_base(x):
+    """``sin(x.mT)`` keeps x.mT's (Fortran) layout, so ``b.mT.view(-1)`` is a view of it."""
+    b = dualad.sin(x.mT)
+    b.mT.view(-1).mul_(2.0)
+    return b
+
+
+def test_eager_backward_write_through_view_of_fortran_base():
+    g = RNG.standard_normal((4, 3))
+    x = t(X0, requires_grad=True)
+    write_through_transposed_base(x).backward(t(g))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos(X0) * g.T)
+
+
+def test_grads_batched_write_through_view_of_fortran_base():
+    G = RNG.standard_normal((3, 4, 3))
+    x = t(X0, requires_grad=True)
+    (gx,) = dualad.autograd.grad(write_through_transposed_base(x), x, t(G), is_grads_batched=True)
+    np.testing.assert_allclose(gx.numpy(), loop_grads(write_through_transposed_base, G))
+    np.testing.assert_allclose(gx.numpy(), 2 * np.cos(X0) * G.transpose(0, 2, 1))
+
+
+def test_vmap_of_vjp_write_through_view_of_fortran_base():
+    G = RNG.standard_normal((5, 4, 3))
+    _, vjp = F.vjp(write_through_transposed_base, t(X0))
+    (gx,) = F.vmap(vjp)(t(G))
+    np.testing.assert_allclose(gx.numpy(), 2 * np.cos(X0) * G.transpose(0, 2, 1))
+
+
+def write_twice_through_transposed_base(x):
+    """A second view of the base after the first write (func transforms rebind the base to a
+    functional result: it must keep the base's layout for the second ``view(-1)``)."""
+    b = dualad.sin(x.mT)
+    b.mT.view(-1).mul_(2.0)
+    b.mT.view(-1).add_(1.0)
+    return b
+
+
+@pytest.mark.parametrize("fn", [write_through_transposed_base, write_twice_through_transposed_base])
+def test_func_transforms_write_through_view_of_fortran_base(fn):
+    g = RNG.standard_normal((4, 3))
+    J = np.zeros((4, 3, 3, 4))  # d b[i, j] / d x[k, l] = 2 cos(x[j, i]) when (k, l) = (j, i)
+    for i in range(4):
+        for j in range(3):
+            J[i, j, j, i] = 2 * np.cos(X0[j, i])
+    _, vjp = F.vjp(fn, t(X0))
+    np.testing.assert_allclose(vjp(t(g))[0].numpy(), 2 * np.cos(X0) * g.T)
+    got = F.grad(lambda x: (fn(x) * t(g)).sum())(t(X0))
+    np.testing.assert_allclose(got.numpy(), 2 * np.cos(X0) * g.T)
+    np.testing.assert_allclose(F.jacrev(fn)(t(X0)).numpy(), J)
+    np.testing.assert_allclose(F.jacfwd(fn)(t(X0)).numpy(), J)
+    X = RNG.standard_normal((2, 3, 4))
+    batched = F.vmap(F.grad(lambda x: (fn(x) * t(g)).sum()))(t(X))
+    np.testing.assert_allclose(batched.numpy(), 2 * np.cos(X) * g.T)
