@@ -269,3 +269,20 @@ def test_func_transforms_write_through_view_of_fortran_base(fn):
     X = RNG.standard_normal((2, 3, 4))
     batched = F.vmap(F.grad(lambda x: (fn(x) * t(g)).sum()))(t(X))
     np.testing.assert_allclose(batched.numpy(), 2 * np.cos(X) * g.T)
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_vmap_take_backward_is_contiguous_per_example(dim):
+    """``take`` (of the flattened input, or along ``dim`` as ``x[:, idx]``): its VJP under vmap
+    (zeros with the picked elements added) must be contiguous per example too."""
+    index = np.array([[0, 5], [11, 5]]) if dim is None else np.array([3, 0, 3])
+    G = RNG.standard_normal((4, *(index.shape if dim is None else (3, 3))))
+    _, vjp = F.vjp(lambda x: dualad.take(x, dualad.tensor(index), dim), t(X0))
+    got = F.vmap(lambda g: vjp(g)[0].view(-1))(t(G))
+    expected = np.zeros((4, 3, 4))
+    for b in range(4):  # (a repeated position accumulates)
+        if dim is None:
+            np.add.at(expected[b].reshape(-1), index, G[b])
+        else:
+            np.add.at(expected[b], (slice(None), index), G[b])
+    np.testing.assert_allclose(got.numpy(), expected.reshape(4, 12))
