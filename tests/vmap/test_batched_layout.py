@@ -286,3 +286,51 @@ def test_vmap_take_backward_is_contiguous_per_example(dim):
         else:
             np.add.at(expected[b], (slice(None), index), G[b])
     np.testing.assert_allclose(got.numpy(), expected.reshape(4, 12))
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise results with the batch inside each example (in_dims=1): NumPy's order K kept the
+# input's memory order, so every example of x * 1 was strided where eager x * 1 is contiguous
+
+
+def reshape_then_write(x):
+    y = x * 1
+    r = y.reshape(-1)  # (a view of y eagerly: it sees the write below)
+    y.add_(1.0)
+    return r
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, 2])
+def test_vmap_reshape_of_elementwise_result_sees_later_write(in_dims):
+    X = RNG.standard_normal((3, 4, 5))
+    examples = [np.take(X, b, axis=in_dims) for b in range(X.shape[in_dims])]
+    got = F.vmap(reshape_then_write, in_dims=in_dims)(t(X))
+    expected = np.stack([reshape_then_write(t(e)).numpy() for e in examples])
+    np.testing.assert_allclose(got.numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    "fn", [write_then_columns, write_then_transpose, write_through_transposed_base]
+)
+def test_grad_of_vmap_in_dims_1_write_through_view(fn):
+    """Backward through a vmap (the tape records the batched ops) of an input batched along
+    dim 1: the forward's view(-1) of ``x * 1`` raised; the gradient matches a loop."""
+    X = RNG.standard_normal((3, 5, 4))
+    x = t(X, requires_grad=True)
+    out = F.vmap(fn, in_dims=1)(x)
+    G = RNG.standard_normal(tuple(out.shape))
+    out.backward(t(G))
+    rows = []
+    for b in range(5):
+        xb = t(X[:, b], requires_grad=True)
+        fn(xb).backward(t(G[b]))
+        rows.append(xb.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), np.stack(rows, axis=1))
+
+
+def test_vmap_binary_with_batch_inside_both_arguments():
+    X = RNG.standard_normal((3, 5, 4))
+    Y = RNG.standard_normal((3, 4, 5))
+    got = F.vmap(lambda a, b: (a * b).view(-1), in_dims=(1, 2))(t(X), t(Y))
+    expected = np.stack([(X[:, k] * Y[:, :, k]).reshape(-1) for k in range(5)])
+    np.testing.assert_allclose(got.numpy(), expected)
