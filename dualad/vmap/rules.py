@@ -40,12 +40,9 @@ def elementwise(op, args, bdims, params):
     dimensions (an unbatched argument of higher rank would otherwise meet the batch dim)."""
     if len(args) == 2 and _aligned(args, bdims):
         if not LEVELS and not params and op.fast is not None:
-            out = op.fast(*args)  # nothing below but eager autograd: the op's fast path
-        else:
-            out = dispatch(op, args, params)
-        if isinstance(out, tuple):
-            return tuple(batch_outermost(o) for o in out), (0,) * len(out)
-        return batch_outermost(out), 0
+            return op.fast(*args), 0  # nothing below but eager autograd: the op's fast path
+        out = dispatch(op, args, params)
+        return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
     logical_rank = 0
     for a, b in zip(args, bdims):
         if isinstance(a, Tensor):
@@ -70,34 +67,8 @@ def elementwise(op, args, bdims, params):
     else:
         out = dispatch(op, tuple(moved), params)
     if isinstance(out, tuple):
-        return tuple(batch_outermost(o) for o in out), (0,) * len(out)
-    return batch_outermost(out), 0
-
-
-def batch_outermost(out):
-    """A batch-first result with the batch outermost in memory, each example keeping its own
-    order of dims. NumPy lays an elementwise result out in its inputs' memory order (order K);
-    with an input's batch dim inside each example (``vmap(f, in_dims=1)``, or a batch moved to
-    the front as a view) every example came out strided where the eager op on that example
-    gives a contiguous result: a ``reshape`` then copied where eager gives a view, so it missed
-    later in-place writes (silently wrong values), and ``view(-1)`` raised."""
-    if type(out) is not Tensor:
-        return out  # (a wrapper of a lower level: its own level lays it out)
-    data = out._data
-    if data.flags.c_contiguous or data.ndim < 2:
-        return out  # the common case: nothing to do
-    strides = [abs(s) for s in data.strides]
-    shape = data.shape
-    if shape[0] == 1 or all(strides[0] >= s * n for s, n in zip(strides[1:], shape[1:])):
-        return out  # the batch is outermost already (an example may be laid out as it likes)
-    order = [0, *sorted(range(1, data.ndim), key=lambda d: -strides[d])]
-    from ..ops.elementwise import clone
-    from ..ops.shape import permute
-
-    inverse = [0] * len(order)
-    for position, d in enumerate(order):
-        inverse[d] = position
-    return permute(clone(permute(out, order)), inverse)
+        return out, (0,) * len(out)
+    return out, 0
 
 
 # ---------------------------------------------------------------------------------------------

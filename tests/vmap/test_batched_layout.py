@@ -17,6 +17,7 @@ import pytest
 import dualad
 import dualad.func as F
 from dualad import fwd
+from dualad.ops.mutation import index_put
 
 RNG = np.random.default_rng(17)
 X0 = RNG.standard_normal((3, 4))
@@ -334,3 +335,48 @@ def test_vmap_binary_with_batch_inside_both_arguments():
     got = F.vmap(lambda a, b: (a * b).view(-1), in_dims=(1, 2))(t(X), t(Y))
     expected = np.stack([(X[:, k] * Y[:, :, k]).reshape(-1) for k in range(5)])
     np.testing.assert_allclose(got.numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        dualad.tril,
+        lambda x: dualad.triu(x, 1),
+        lambda x: x @ x,
+        lambda x: index_put(x, (slice(None), 1), 1.5),
+        lambda x: dualad.where(x > 0, x, 0.5 * x),
+    ],
+    ids=["tril", "triu", "matmul", "index_put", "where"],
+)
+@pytest.mark.parametrize("in_dims", [1, 2])
+def test_vmap_batch_inside_examples_non_elementwise(op, in_dims):
+    """Any non-view op, not only elementwise ones: with the batch inside each example of the
+    input, the result's examples are laid out as eager ones (tril's copy kept the input's
+    memory order: the reshape copied and missed the write, a silently wrong value)."""
+
+    def fn(x):
+        y = op(x)
+        r = y.reshape(-1)
+        y.add_(1.0)
+        return r, y.view(-1) * 1
+
+    X = RNG.standard_normal((3, 3, 3))
+    got = F.vmap(fn, in_dims=in_dims)(t(X))
+    examples = [np.take(X, b, axis=in_dims) for b in range(3)]
+    for k in range(2):
+        expected = np.stack([fn(t(e))[k].numpy() for e in examples])
+        np.testing.assert_allclose(got[k].numpy(), expected)
+
+
+def test_vmap_view_op_result_still_shares_memory():
+    """View ops keep the layout they get (a copy would lose the memory they share): a write
+    through a transpose of a batch-inside input reaches the input's examples."""
+    X = RNG.standard_normal((3, 4, 4))
+
+    def fn(x):
+        y = x * 1
+        y.mT.mul_(2.0)
+        return y
+
+    got = F.vmap(fn, in_dims=1)(t(X))
+    np.testing.assert_allclose(got.numpy(), 2 * X.transpose(1, 0, 2))
