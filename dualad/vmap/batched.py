@@ -81,7 +81,11 @@ class VmapLevel(Level):
             LEVELS.pop()
             try:
                 out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
-                if type(out) is Tensor and not op.view:
+                if (
+                    type(out) is Tensor
+                    and not op.view
+                    and not (out_bdims == 0 and out._data.flags.c_contiguous)  # (common case)
+                ):
                     out = batch_outermost(out, out_bdims, values)
             finally:
                 LEVELS.append(self)
