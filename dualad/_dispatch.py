@@ -16,7 +16,8 @@ Impls are the only code that calls the array module; they get it as their first 
 Python scalars alone (``negative(2.0)``) are computed as a 0-d tensor of the first (the others
 weak scalars with it). While the default dtype is not float64, a float64 (complex128) result
 made from no floating tensor takes the default dtype (``to_default_dtype``, on the careful
-path: the fast callers leave the fast path while ``ACTIVE`` holds the default-dtype token). An impl's exception keeps its class, with the op and arguments added (``op_error``).
+path: the fast callers leave the fast path while ``ACTIVE`` holds the default-dtype token).
+An impl's exception keeps its class, with the op and arguments added (``op_error``).
 Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
 mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
 """

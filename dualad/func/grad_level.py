@@ -255,14 +255,40 @@ def _replay(base, chain: tuple):
     return out
 
 
+def _zeros_laid_out_as(value):
+    """Boolean zeros of ``value``'s logical shape whose dims are ordered in memory as one
+    example of ``value`` is (under vmap the bottom array also holds batch dims, skipped here).
+    The view chain was recorded on that layout: ``sin(x.mT)`` keeps x.mT's, and its
+    ``b.mT.view(-1)`` is a view there but raised on C-ordered zeros."""
+    dims = list(range(value.ndim))  # where each logical dim sits in the wrapped value
+    inner = getattr(value, "_value", None)
+    while inner is not None:
+        bdim = getattr(value, "_bdim", None)  # (a vmap level's BatchedTensor adds its batch dim)
+        if bdim is not None:
+            dims = [d + (d >= bdim) for d in dims]
+        value = inner
+        inner = getattr(value, "_value", None)
+    data = value._data
+    xp = _xp(data)
+    shape = tuple(data.shape[d] for d in dims)
+    strides = [abs(data.strides[d]) for d in dims]
+    order = sorted(range(len(dims)), key=lambda i: -strides[i])
+    if order == sorted(order) or len(dims) < 2:
+        return xp.zeros(shape, dtype=bool)  # C order: the common case
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    return xp.zeros(tuple(shape[d] for d in order), dtype=bool).transpose(inverse)
+
+
 def _write_view(base: GradTensor, chain: tuple, value):
     """``base`` with the region that ``chain`` views replaced by ``value``, in dualad ops (so
     recorded, differentiable and batchable): ``where(region, embed(value), base)``, where
     ``embed`` is the transpose of the view steps (it puts value into zeros of base's shape)."""
     from ..ops.elementwise import where
 
-    xp = _xp(_bottom_data(base))
-    stand_in = xp.zeros(tuple(base.shape), dtype=bool)
+    stand_in = _zeros_laid_out_as(base)
+    xp = _xp(stand_in)
     region = stand_in
     shapes = []
     chain = tuple([step for step in chain if step[0] is not None])  # (no markers)

@@ -538,8 +538,9 @@ def _getitem_batch(op, args, bdims, params):
 
 
 def examples_contiguous(out, bdim: int):
-    """``(out, 0)``: a batched advanced-index result with each example C-contiguous, as an eager
-    one is (see ``_index_impl``). With the batch dim inside (``x[i, :, j]``: NumPy puts the
+    """``(out, 0)``: a batched advanced-index result (or its VJP, ``index_accumulate``'s zeros
+    with the batch at the indexed dim) with each example C-contiguous, as an eager one is (see
+    ``_index_impl``). With the batch dim inside (``x[i, :, j]``: NumPy puts the
     index dims first, the batch behind them; or a batched index block after a slice) every
     example was strided, so a reshape of it copied where eager gives a view (missing later
     in-place writes) and view(-1) raised."""

@@ -303,7 +303,9 @@ def _accumulate_batch(op, args, bdims, params):
     out_shape = list(shape)
     out_shape.insert(layout.dim, size)
     params = {"key": key.with_batch_index(layout.first), "shape": tuple(out_shape)}
-    return dispatch(op, (ct, *batched_indices), params), layout.dim
+    # (the zeros are allocated with the batch at ``layout.dim``; an eager result is contiguous,
+    # so each example must be too: a view(-1) of x[:, idx]'s gradient raised under vmap)
+    return examples_contiguous(dispatch(op, (ct, *batched_indices), params), layout.dim)
 
 
 def _put_batch(op, args, bdims, params):

@@ -5,7 +5,8 @@ whatever the functional op saves is the pre-mutation value), copies the result i
 (views of x see it) and bumps the shared version counter (so nodes that saved x itself detect
 the change). Then x's history moves to the new node. If x is a view, its base gets a CopySlices
 node instead: the base's gradient outside the view region flows to its old history, inside the
-region to the op's result (PyTorch's CopySlices).
+region to the op's result (PyTorch's CopySlices). CopySlices lays the base's gradient out as
+the base is (per example under vmap) before it replays the view ops on it.
 """
 
 from __future__ import annotations
@@ -331,10 +332,46 @@ def _track_saved_output(x: Tensor, result: Tensor) -> None:
     )
 
 
+def _dims_order(base: Tensor) -> tuple | None:
+    """The base's dims from the largest stride to the smallest when it is dense but not
+    C-contiguous (``sin(x.mT)`` keeps x.mT's layout, so ``base.mT.view(-1)`` is a view); None
+    for C order (also for a batched base: its examples are laid out C by the rules)."""
+    if type(base) is not Tensor:
+        return None
+    data = base._data
+    if data.flags.c_contiguous:
+        return None
+    order = tuple(sorted(range(data.ndim), key=lambda d: -abs(data.strides[d])))
+    return order if data.transpose(order).flags.c_contiguous else None
+
+
+def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
+    """The base's gradient ``ct`` laid out as the base is (``order``: see ``_dims_order``; per
+    example under vmap) before the recorded view ops are replayed on it, as PyTorch's
+    CopySlices copies the gradient into the base's strides first. A gradient arrives in
+    whatever layout the op after the write made it (``y.mT``'s backward gives a transposed one;
+    an index backward under vmap one with the batch dim inside each example), and a replayed
+    ``view(-1)`` raised on it where the forward's view of the base worked."""
+    from ..ops.elementwise import clone
+
+    # (clone's batching rule copies batch-first, so under vmap every example is C-contiguous;
+    # under a dual level its jvp clones the tangent too, which the replay views as well)
+    if order is None:
+        if not GRAD.levels and type(ct) is Tensor and ct._data.flags.c_contiguous:
+            return ct  # eager and already the base's layout: the common case, no copy
+        return clone(ct)
+    if not GRAD.levels and type(ct) is Tensor and ct._data.transpose(order).flags.c_contiguous:
+        return ct
+    from ..ops.shape import permute
+
+    inverse = tuple(int(d) for d in np.argsort(order))
+    return permute(clone(permute(ct, order)), inverse)
+
+
 class CopySlices(Node):
     """History of a base after an in-place op on one of its views."""
 
-    __slots__ = ("_base_dtype", "_base_shape", "_metas", "_replay")
+    __slots__ = ("_base_dtype", "_base_order", "_base_shape", "_metas", "_replay")
 
     def __init__(self, base: Tensor, result: Tensor, replay: tuple) -> None:
         self._init_base(next(_sequence))
@@ -349,6 +386,7 @@ class CopySlices(Node):
         self._replay = replay
         self._base_shape = base.shape
         self._base_dtype = base.dtype
+        self._base_order = _dims_order(base)
 
     def name(self) -> str:
         return "CopySlices"
@@ -360,8 +398,17 @@ class CopySlices(Node):
         from .views import replay_view
 
         # (from ``like.device``, not its array: under vmap ``like`` is a batched gradient)
-        shape, dtype = self._base_shape, like.dtype
-        keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
+        shape, dtype, order = self._base_shape, like.dtype, self._base_order
+        if order is None:
+            keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
+        else:  # the base's layout, so that the view ops replay on it as on the base
+            permuted = tuple(shape[d] for d in order)
+            inverse = tuple(int(d) for d in np.argsort(order))
+            keep = wrap(
+                allocate_on(
+                    like.device, lambda xp: xp.ones(permuted, dtype=dtype).transpose(inverse)
+                )
+            )
         previous = GRAD.enabled
         GRAD.enabled = False
         try:
@@ -374,7 +421,7 @@ class CopySlices(Node):
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         from .views import replay_view
 
-        ct = grads[0]
+        ct = _base_layout(grads[0], self._base_order)
         base_edge, result_edge = self._edges
         grad_base = ct * self._mask(ct) if base_edge[0] is not None else None
         grad_result = replay_view(ct, self._replay) if result_edge[0] is not None else None

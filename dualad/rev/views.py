@@ -86,9 +86,13 @@ def custom_view_message(name: str | None, out_nr: int, indirect: bool) -> str:
     or a view of one, when it or (``indirect``) its base or another view of its base is modified
     in place."""
     what = "its base or another view of its base has been" if indirect else "is being"
-    prefix = f"Output {out_nr} of {name} is a view and" if name else "A view"
+    if name:
+        head = f"Output {out_nr} of {name} is a view and {what} modified inplace."
+    else:  # (no grad_fn: the Function ran with no input requiring grad, as under no_grad)
+        head = f"A view was created in no_grad mode and {what} modified inplace with grad mode "
+        head += "enabled."
     return (
-        f"{prefix} {what} modified inplace. This view was created inside a custom Function (or "
+        f"{head} This view was created inside a custom Function (or "
         "because an input was returned as-is) and the autograd logic to handle view+inplace "
         "would override the custom backward associated with the custom Function, leading to "
         "incorrect gradients. This behavior is forbidden. You can fix this by cloning the "

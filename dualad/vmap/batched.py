@@ -18,6 +18,8 @@ Invariants:
   ``x._data.shape`` / ``.dtype`` gets the logical values, anything else raises a clear error
   (the array data of a batched value does not exist per example).
 - When L exits it is marked dead; a ``BatchedTensor`` that escaped its vmap raises on use.
+- A non-view op's batched result has its batch dim outermost in memory (``batch_outermost``),
+  so each example is laid out as the eager op lays out that example (contiguous where eager is).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from .._backend import xp_of
 from .._dispatch import Level, dispatch
 from .._errors import ATTEMPTS, TrackedConversionError
 from .._state import GRAD, resume, suspend
@@ -82,6 +85,12 @@ class VmapLevel(Level):
         removed = suspend(self)
         try:
             out, out_bdims = rule(op, tuple(values), tuple(bdims), params)
+            if (
+                type(out) is Tensor
+                and not op.view
+                and not (out_bdims == 0 and out._data.flags.c_contiguous)  # (common case)
+            ):
+                out = batch_outermost(out, out_bdims, values)
         finally:
             resume(removed)
         if type(out) is Tensor and type(out_bdims) is int:  # the common case: one plain tensor
@@ -177,6 +186,41 @@ class VmapLevel(Level):
     def __repr__(self) -> str:
         state = "" if self.alive else ", exited"
         return f"<vmap level {self.index} (batch size {self.size}{state})>"
+
+
+def batch_outermost(out: Tensor, bdim, values: tuple) -> Tensor:
+    """A rule's fresh result with its batch dim outermost in memory, each example keeping its
+    own order of dims, so that an example is laid out as the eager op lays out that example.
+    NumPy follows its inputs' memory order (order K: elementwise ops, ``tril``, ``copy``...),
+    and with an input's batch dim inside each example (``vmap(f, in_dims=1)``, a rule that
+    moved the batch as a view, or one that allocated with the batch at the indexed dim) every
+    example came out strided where eager gives a contiguous result: a ``reshape`` then copied
+    where eager gives a view, so it missed later in-place writes (silently wrong values), and
+    ``view(-1)`` raised. View ops keep their layout (they must share memory); so does a result
+    that may share memory with an input (an op that returned its input as is)."""
+    data = out._data
+    if type(bdim) is not int or (bdim == 0 and data.flags.c_contiguous) or data.ndim < 2:
+        return out  # the common case: batch-first and C-contiguous
+    shape = data.shape
+    strides = [abs(s) for s in data.strides]
+    if bdim < 0:
+        bdim += len(shape)
+    if not 0 <= bdim < len(shape) or shape[bdim] == 1:
+        return out  # (a bad bdim is reported by the caller)
+    if all(strides[bdim] >= strides[d] * shape[d] for d in range(len(shape)) if d != bdim):
+        return out  # the batch is outermost already
+    xp = xp_of(data)
+    for v in values:
+        if type(v) is Tensor and xp.may_share_memory(data, v._data):
+            return out
+    order = [bdim, *sorted((d for d in range(len(shape)) if d != bdim), key=lambda d: -strides[d])]
+    inverse = [0] * len(order)
+    for position, d in enumerate(order):
+        inverse[d] = position
+    from ..ops.elementwise import clone
+    from ..ops.shape import permute
+
+    return permute(clone(permute(out, order)), inverse)
 
 
 def active_vmap_levels() -> list:
