@@ -41,15 +41,6 @@ DTYPES = [
 ]
 
 
-@pytest.fixture
-def float32_default():
-    dualad.set_default_dtype(dualad.float32)
-    try:
-        yield
-    finally:
-        dualad.set_default_dtype(dualad.float64)
-
-
 # ---------------------------------------------------------------------------------------------
 # a. Python scalars alone
 
