@@ -238,7 +238,9 @@ def register_steps(source: GradTensor, output: GradTensor, steps: tuple, marker)
     root = source if source._gbase is None else source._gbase
     prefix = () if source._gchain is None else source._gchain
     output._gbase = root
-    output._gchain = (*prefix, (None, marker, None), *steps)
+    # (the marker after the steps: they are the Function's own, so its creation is the latest,
+    # e.g. over the unbind a Function ran: ``check_inplace_view``)
+    output._gchain = (*prefix, *steps, (None, marker, None))
     views = root._gviews
     if views is None:
         views = root._gviews = []

@@ -298,3 +298,50 @@ def test_a_view_that_cannot_be_rebuilt_raises_only_when_used():
 
     with pytest.raises(RuntimeError, match="cannot rebuild that view"):
         vmap(jacrev(returned))(X)
+
+
+class FirstRow(Function):
+    """Returns ``x.unbind(0)[0]``: a multi-output view made inside the Function."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x.shape
+        return x.unbind(0)[0]
+
+    @staticmethod
+    def backward(ctx, g):
+        out = dualad.zeros(ctx.shape, dtype=g.dtype)
+        out[0] = g
+        return out
+
+
+def test_a_function_that_returns_an_unbind_output():
+    # the Function's view (PyTorch: its creation meta replaces the unbind's): writing it raises
+    # the Function's error, the base written leaves it rebuildable, using it then raises
+    def write_it(x):
+        y = x * 1
+        FirstRow.apply(y).mul_(2.0)
+        return y.sum()
+
+    message = r"Output 0 of FirstRowBackward is a view and is being modified inplace\. This view"
+    with pytest.raises(RuntimeError, match=message):
+        eager_grad(write_it)
+    with pytest.raises(RuntimeError, match=message):
+        grad(write_it)(t(X0))
+
+    def write_base(use):
+        def f(x):
+            y = x * 1
+            z = FirstRow.apply(y)
+            y.mul_(x)
+            return y.sum() + ((z * z).sum() if use else 0.0)
+
+        return f
+
+    expected = 2 * X0
+    np.testing.assert_allclose(eager_grad(write_base(False)), expected)
+    np.testing.assert_allclose(grad(write_base(False))(t(X0)).numpy(), expected)
+    np.testing.assert_allclose(jacrev(write_base(False))(t(X0)).numpy(), expected)
+    for run in (eager_grad, lambda f: grad(f)(t(X0)), lambda f: jacrev(f)(t(X0))):
+        with pytest.raises(RuntimeError, match=custom_view_error(FirstRow)):
+            run(write_base(True))
