@@ -519,7 +519,11 @@ def _view_steps(source, view):
         chain = view._gchain
         if view._gbase is not root or chain[: len(prefix)] != prefix:
             return None
-        return chain[len(prefix) :]
+        steps = chain[len(prefix) :]
+        for op, marker, _ in steps:
+            if op is None and type(marker) is CustomView and not marker.known:
+                return None  # (the outer level does not know them either)
+        return steps
     if type(view) is not Tensor or type(source) is not Tensor:
         return None
     info = view._view

@@ -345,3 +345,31 @@ def test_a_function_that_returns_an_unbind_output():
     for run in (eager_grad, lambda f: grad(f)(t(X0)), lambda f: jacrev(f)(t(X0))):
         with pytest.raises(RuntimeError, match=custom_view_error(FirstRow)):
             run(write_base(True))
+
+
+def test_an_inner_grad_level_does_not_take_unknown_steps_for_known_ones():
+    # vmap(jacrev(jacrev)): the outer grad level runs the Function on batched values and marks
+    # the view's steps unknown; the inner level took the marker alone for its steps, and after
+    # the write rebuilt the view as its whole base: z read in no_grad had shape (4,), not (3,)
+    def f(x):
+        y = x * 1
+        z = Tail.apply(y[1])
+        y.add_(0.3)
+        with dualad.no_grad():
+            c = (z * 1).sum()
+        return (y * y).sum() + c
+
+    X = t(np.stack([X0, -X0]))
+    with pytest.raises(RuntimeError, match="cannot rebuild that view"):
+        vmap(jacrev(jacrev(f)))(X)
+    expected = 2 * np.eye(12).reshape(3, 4, 3, 4)
+    np.testing.assert_allclose(jacrev(jacrev(f))(t(X0)).numpy(), expected)
+
+    def unused(x):
+        y = x * 1
+        z = Tail.apply(y[1])  # noqa: F841
+        y.add_(0.3)
+        return (y * y).sum()
+
+    got = vmap(jacrev(jacrev(unused)))(X).numpy()
+    np.testing.assert_allclose(got, np.stack([expected, expected]))
