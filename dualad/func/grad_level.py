@@ -162,8 +162,10 @@ _NO_EDGE = (None, 0)
 
 # A view's chain holds its view steps ``(op, params, index)`` (``index``: which output of a
 # multi-output view op) and, where the view was made without recording or returned by a custom
-# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView): views of such a
-# view inherit the marker with the chain prefix, as PyTorch propagates a view's creation meta.
+# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView; a Function's
+# marker follows the Function's own view steps): views of such a view inherit the marker with the
+# chain prefix, as PyTorch propagates a view's creation meta, and the latest of a CustomView
+# marker and a multi-output step decides which error an in-place write of the view raises.
 NOGRAD = "no_grad"
 
 
