@@ -487,7 +487,8 @@ def _grad_rule(level: GradLevel, cls, args: tuple):
                 if kind != NORMAL and type(args[j]) is GradTensor and args[j]._level is level:
                     # it shows the memory of that argument: in-place changes of either must
                     # reach the other (the level rebinds values instead of writing them)
-                    steps = _view_steps(values[j], o)
+                    # (an input returned as-is is the whole input: no view step between)
+                    steps = () if kind == INPUT else _view_steps(values[j], o)
                     marker = CustomView(node._name, i, steps is not None)
                     register_steps(args[j], wrapped[i], steps or (), marker)
     else:
@@ -512,12 +513,18 @@ def _view_steps(source, view):
         chain = view._gchain
         if view._gbase is not root or chain[: len(prefix)] != prefix:
             return None
-        return chain[len(prefix) :]
+        steps = chain[len(prefix) :]
+        for op, marker, _ in steps:
+            if op is None and type(marker) is CustomView and not marker.known:
+                return None  # (the outer level does not know them either)
+        return steps
     if type(view) is not Tensor or type(source) is not Tensor:
         return None
     info = view._view
-    if info is None or info.multi_output:
+    if info is None:
         return None
+    # (an output of a multi-output view op, or a view of one, too: its chain link names which
+    # output it is, and a grad level replays that index)
     stop = None
     if source._view is None:
         if info.base is not source:

@@ -160,8 +160,10 @@ _NO_EDGE = (None, 0)
 
 # A view's chain holds its view steps ``(op, params, index)`` (``index``: which output of a
 # multi-output view op) and, where the view was made without recording or returned by a custom
-# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView): views of such a
-# view inherit the marker with the chain prefix, as PyTorch propagates a view's creation meta.
+# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView; a Function's
+# marker follows the Function's own view steps): views of such a view inherit the marker with the
+# chain prefix, as PyTorch propagates a view's creation meta, and the latest of a CustomView
+# marker and a multi-output step decides which error an in-place write of the view raises.
 NOGRAD = "no_grad"
 
 
@@ -236,7 +238,9 @@ def register_steps(source: GradTensor, output: GradTensor, steps: tuple, marker)
     root = source if source._gbase is None else source._gbase
     prefix = () if source._gchain is None else source._gchain
     output._gbase = root
-    output._gchain = (*prefix, (None, marker, None), *steps)
+    # (the marker after the steps: they are the Function's own, so its creation is the latest,
+    # e.g. over the unbind a Function ran: ``check_inplace_view``)
+    output._gchain = (*prefix, *steps, (None, marker, None))
     views = root._gviews
     if views is None:
         views = root._gviews = []
@@ -344,14 +348,21 @@ def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
     base changed in place. Its history is not rebuilt from the base's: a view made without grad
     stays a constant; a custom Function's view keeps the Function's backward when the change was
     not recorded, and otherwise differentiating it raises PyTorch's error (rebuilding its history
-    from the base would silently replace the Function's backward)."""
+    from the base would silently replace the Function's backward). A custom Function's view
+    whose steps from its base are not known (see ``CustomView``) cannot be given the new values:
+    any later use of it raises (the write itself, as in eager mode, is fine)."""
     if marker is not NOGRAD and not marker.known:
-        raise RuntimeError(
+        # writing the base is fine (as in eager mode): only a use of the view's stale values
+        # raises, there being no way to give it the new ones
+        view._value = _StaleView(
+            view._value,
             f"dualad.func: output {marker.out_nr} of {marker.name} is a view of a tensor that "
             f"was changed in place at grad level {root._level.index}, and dualad cannot rebuild "
             "that view (the Function ran on values of another transform, whose view relation "
-            "is not tracked here). Clone the output of the custom Function."
+            "is not tracked here). Clone the output of the custom Function.",
         )
+        view._fw = None
+        return
     previous = GRAD.enabled
     GRAD.enabled = False
     try:
@@ -383,6 +394,48 @@ def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
     view._gnr = 0
 
 
+class _StaleView(Tensor):
+    """The value of a view (see ``_rebind_marked``) whose base changed in place when the grad
+    level cannot rebuild it: reading its data (any op, conversion or repr) raises ``message``;
+    its shape and dtype, which did not change, stay readable."""
+
+    __slots__ = ("_device", "_dtype", "_message", "_shape")
+
+    def __new__(cls, old, message: str):
+        out = _new(cls)
+        out._shape = tuple(old.shape)
+        out._dtype = old.dtype
+        out._device = old.device
+        out._message = message
+        out._fw = out._meta = out._node = out._vc = out._view = None
+        out._out_nr = 0
+        out._rg = False
+        return out
+
+    def __init__(self, old, message: str) -> None:
+        pass
+
+    @property
+    def _data(self):
+        raise RuntimeError(self._message)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+
 def check_inplace_view(target: GradTensor) -> None:
     """Refuse in-place changes that PyTorch refuses on views: of one output of a multi-output
     view op, and (when recorded) of a view that a custom Function returned or that was made
@@ -390,8 +443,11 @@ def check_inplace_view(target: GradTensor) -> None:
     chain = target._gchain
     if target._gbase is None:
         return
-    if any(step[2] is not None for step in chain):
-        raise RuntimeError(_multi_output_message(chain))
+    # the latest of a custom Function's view and a multi-output view op decides (PyTorch's
+    # creation meta): a Function's view of an unbind output refuses as the Function's view
+    last = max([i for i, step in enumerate(chain) if type(step[1]) is CustomView], default=-1)
+    if any(step[2] is not None for step in chain[last + 1 :]):
+        raise RuntimeError(_multi_output_message(chain[last + 1 :]))
     marker = _marker(chain)
     if marker is None or not GRAD.enabled:
         return
