@@ -405,6 +405,12 @@ def _plain(t):
         return np.asarray(t)
 
 
+def _moderate(t) -> bool:
+    """Whether every value of ``t`` is finite and far from overflowing when multiplied."""
+    values = _plain(t)
+    return bool(np.all(np.abs(values) < 1e100)) if values.size else True
+
+
 def step(R, k, ins, frozen):
     """Apply instruction ``ins`` (number ``k``) to the register file ``R``."""
     kind = ins[0]
@@ -567,6 +573,12 @@ def run(prog, x, frozen=None, b=None):
         R.append(x if b is None else b)
     for k, ins in enumerate(prog.instrs):
         step(R, k, ins, frozen)
+    if _margins is not None:
+        # an oracle's recording run: a value that overflowed (or nearly) on the way (cos of cos
+        # of a large complex matmul, in a branch that ``where`` drops) makes the chain rule give
+        # 0 * inf = NaN where the function itself is smooth, as PyTorch and JAX do: another
+        # example
+        assume(all(_moderate(r) for r in R if isinstance(r, dualad.Tensor)))
     return dualad.cat([R[i].reshape(-1) for i in prog.outputs])
 
 
