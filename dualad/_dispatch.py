@@ -169,6 +169,9 @@ class Level:
     # ``process_in(stack, op, args, params)``: ``process`` given this thread's level stack
     # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``
     process_in = None
+    # ``process_alone(op, args, stack)``: ``process_in`` of an op without parameters while the
+    # level is alone on the stack (one call less on the hottest path); None: ``process_in``
+    process_alone = None
 
     def owns(self, value: Any) -> bool:
         raise NotImplementedError
@@ -244,6 +247,15 @@ def dispatch(op: OpDef, args: tuple, params: dict):
 
 def dispatch_at(levels: list, op: OpDef, args: tuple, params: dict):
     """``dispatch`` given this thread's (non-empty) level stack ``levels``."""
+    if not params and len(levels) == 1:  # one level (forward mode's hot case)
+        level = levels[0]
+        alone = level.process_alone
+        if alone is not None:
+            owns = level.owns
+            for a in args:
+                if owns(a):
+                    return alone(op, args, levels)
+            return eager(op, args, params)
     for level in reversed(levels):  # find_level, inline
         owns = level.owns
         for a in args:

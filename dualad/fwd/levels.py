@@ -143,9 +143,11 @@ class DualLevel(Level):
         return self.process_in(GRAD.levels, op, args, params)
 
     def process_in(self, stack: list, op, args: tuple, params: dict):
-        fast = op.fast
-        if fast is not None and not params and op.nout == 1 and not op.view and len(stack) == 1:
-            return self._process_alone(op, fast, args, stack)
+        if not params and len(stack) == 1:
+            return self.process_alone(op, args, stack)
+        return self._process_general(stack, op, args, params)
+
+    def _process_general(self, stack: list, op, args: tuple, params: dict):
         tangents = [self.tangent_of(a) for a in args]
         removed = suspend(self)
         try:
@@ -185,10 +187,13 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def _process_alone(self, op, fast, args: tuple, stack):
-        """``process`` of a one-output op without parameters (its fast caller exists) while
-        this level is alone on this thread's stack (``stack``): the general case's steps,
-        fewer tests."""
+    def process_alone(self, op, args: tuple, stack):
+        """``process`` of an op without parameters while this level is alone on this thread's
+        stack (``stack``; dispatch calls it directly: forward mode's hot path). A one-output op
+        whose fast caller exists takes the general case's steps with fewer tests."""
+        fast = op.fast
+        if fast is None or op.nout != 1 or op.view:
+            return self._process_general(stack, op, args, EMPTY)
         tangents = []
         for a in args:
             if type(a) is Tensor or isinstance(a, Tensor):
