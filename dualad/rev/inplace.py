@@ -7,6 +7,11 @@ the change). Then x's history moves to the new node. If x is a view, its base ge
 node instead: the base's gradient outside the view region flows to its old history, inside the
 region to the op's result (PyTorch's CopySlices). CopySlices lays the base's gradient out as
 the base is (per example under vmap) before it replays the view ops on it.
+
+Writes read before they write: the result is computed out of place from the operands as they
+were, so an operand that shares memory with x (``y.mul_(y.T)``, ``y[1:].add_(y[:-1])``,
+``y[mask] = y[0]``) gives the copy-first result; while recording, such an operand is cloned
+(recorded) first so that what the op saved is not overwritten by the write itself.
 """
 
 from __future__ import annotations
@@ -108,6 +113,37 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
         raise RuntimeError(_LEAF_MESSAGE)
 
 
+def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
+    """``args`` and ``params`` with each tensor that may share memory with ``bottom`` (the plain
+    tensor being written) replaced by a differentiable clone.
+
+    Every write computes its result out of place before writing it (read-before-write:
+    ``y.mul_(y.T)`` multiplies by the old transpose). The value is right either way, but a
+    recorded op that saved such an operand (mul saves y.T) found it overwritten by the write
+    itself, and backward raised "modified by an inplace operation" where func.grad and jacfwd
+    differentiate the same code. The clone is recorded, so the operand's gradient flows through
+    it to its pre-write history. Only called while recording (no saved tensors otherwise)."""
+    from .._backend import xp_of
+
+    data = bottom._data
+    share = xp_of(data).may_share_memory
+
+    def shares(a) -> bool:
+        if not isinstance(a, Tensor):
+            return False
+        under = _bottom(a)  # (a BatchedTensor's memory is its plain tensor's)
+        return (
+            type(under) is Tensor and type(under._data) is type(data) and share(data, under._data)
+        )
+
+    if not any(shares(a) for a in (*args, *params.values())):
+        return args, params
+    from ..ops.elementwise import clone
+
+    args = tuple(clone(a) if shares(a) else a for a in args)
+    return args, {k: clone(v) if shares(v) else v for k, v in params.items()}
+
+
 def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     """Run ``functional(x, *args, **params)`` and write the result into ``x``."""
     if not isinstance(x, Tensor):
@@ -118,7 +154,11 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     recording = GRAD.enabled and (
         x._rg or _any_requires_grad(args) or (x._view is not None and x._view.base._rg)
     )
-    source = _snapshot(x) if recording else x
+    if recording:
+        source = _snapshot(x)
+        args, params = unshare_operands(x, args, params)
+    else:
+        source = x
     result = functional(source, *args, **params)
     if type(result) is not Tensor:  # batched by vmap while x is not: cannot be written into x
         from ..vmap.batched import inplace_batched_into_unbatched

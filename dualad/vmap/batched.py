@@ -442,12 +442,17 @@ class BatchedTensor(Tensor):
         Called by ``rev.inplace.apply_inplace``. The functional op runs on a snapshot when the
         value's history is recorded (so the nodes it makes never see the write), and the result
         goes into the value with ``copy_`` one level down, which bumps the version, rebases the
-        value's history and updates its tangents there.
+        value's history and updates its tangents there. While recording, an operand that
+        shares memory with the value is cloned first (``unshare_operands``).
         """
-        from ..rev.inplace import _update_tangents
+        from ..rev.inplace import _update_tangents, unshare_operands
 
         level = self._level
-        source = _snapshot(self) if GRAD.enabled and _bottom(self).requires_grad else self
+        if GRAD.enabled and _bottom(self).requires_grad:
+            source = _snapshot(self)
+            args, params = unshare_operands(_bottom(self), args, params)
+        else:
+            source = self
         result = functional(source, *args, **params)
         physical = self._physical_result(result, functional)
         removed = suspend(level)
