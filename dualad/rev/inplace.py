@@ -123,25 +123,31 @@ def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
     itself, and backward raised "modified by an inplace operation" where func.grad and jacfwd
     differentiate the same code. The clone is recorded, so the operand's gradient flows through
     it to its pre-write history. Only called while recording (no saved tensors otherwise)."""
-    from .._backend import xp_of
-
     data = bottom._data
-    share = xp_of(data).may_share_memory
-
-    def shares(a) -> bool:
-        if not isinstance(a, Tensor):
-            return False
-        under = _bottom(a)  # (a BatchedTensor's memory is its plain tensor's)
-        return (
-            type(under) is Tensor and type(under._data) is type(data) and share(data, under._data)
-        )
-
-    if not any(shares(a) for a in (*args, *params.values())):
-        return args, params
+    for a in args:
+        if isinstance(a, Tensor) and _shares(data, a):
+            break
+    else:
+        if not params or not any(_shares(data, v) for v in params.values()):
+            return args, params
     from ..ops.elementwise import clone
 
-    args = tuple(clone(a) if shares(a) else a for a in args)
-    return args, {k: clone(v) if shares(v) else v for k, v in params.items()}
+    args = tuple(clone(a) if _shares(data, a) else a for a in args)
+    return args, {k: clone(v) if _shares(data, v) else v for k, v in params.items()}
+
+
+def _shares(data, a) -> bool:
+    """Whether tensor ``a`` may share memory with the array ``data`` (bounds only: cheap)."""
+    while isinstance(a, Tensor) and type(a) is not Tensor:
+        # a transform's wrapper: its memory is the plain tensor's under it
+        a = getattr(a, "_value", None)
+    if type(a) is not Tensor or type(a._data) is not type(data):
+        return False
+    if type(data) is np.ndarray:
+        return np.may_share_memory(data, a._data)
+    from .._backend import xp_of
+
+    return xp_of(data).may_share_memory(data, a._data)
 
 
 def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
