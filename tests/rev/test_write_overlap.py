@@ -225,3 +225,70 @@ def test_value_not_sharing_memory_is_written_as_given():
     y[0] = v
     v[0] = 9.0  # the write copied v's values: later changes to v do not reach y
     np.testing.assert_array_equal(y.numpy(), [[1, 2, 3], [0, 0, 0]])
+
+
+def test_view_destination_mask_write():
+    """``y[1:][mask] = y[:, 1]``: the destination is a view, the value a view of its base that
+    reads y[1, 1] after the mask writes it; values and derivatives (eager, jacrev, jacfwd,
+    a dual level) are the copy-first function's."""
+    import dualad.fwd as fwad
+
+    mask = np.array([[False, True, True], [True, False, False]])
+    x0 = np.random.default_rng(1).standard_normal((3, 3))
+    v0 = np.random.default_rng(4).standard_normal((3, 3))
+
+    def g(x):
+        y = x * 1
+        y[1:][T(mask)] = y[:, 1]
+        return y
+
+    def ref(a):
+        y = a.copy()
+        y[1:][mask] = a[:, 1].copy()
+        return y
+
+    jac = np.stack([_fd(lambda a, k=k: ref(a).ravel()[k], x0).ravel() for k in range(9)])
+    np.testing.assert_allclose(g(T(x0)).numpy(), ref(x0))
+    np.testing.assert_allclose(F.jacrev(g)(T(x0)).numpy().reshape(9, 9), jac, atol=1e-6)
+    np.testing.assert_allclose(F.jacfwd(g)(T(x0)).numpy().reshape(9, 9), jac, atol=1e-6)
+    with fwad.dual_level():
+        primal, tangent = fwad.unpack_dual(g(fwad.make_dual(T(x0), T(v0))))
+        np.testing.assert_allclose(primal.numpy(), ref(x0))
+        np.testing.assert_allclose(tangent.numpy().ravel(), jac @ v0.ravel(), atol=1e-6)
+    x = T(x0, requires_grad=True)
+    g(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy().ravel(), jac.sum(0), atol=1e-6)
+
+
+def test_vmap_batched_mask_write_keeps_selection_order():
+    """Under vmap a batched mask write ``y[y > 0] = v`` is a ``where``; that is only the same
+    write when every selected element gets the same value. A value with one entry per selected
+    element went in by column instead of in selection order (silently other values than the
+    eager write): it now raises vmap's batched-mask error."""
+    x = np.array([[-1.0, -1, 1], [1, 1, -1], [-1, -1, -1]])
+    v = np.array([10.0, 20, 30])
+
+    def h(x, v):
+        y = x * 1
+        y[y > 0] = v
+        return y
+
+    np.testing.assert_array_equal(h(T(x), T(v)).numpy()[:2], [[-1, -1, 10], [20, 30, -1]])
+    with pytest.raises(RuntimeError, match="batched boolean mask"):
+        F.vmap(h)(T(x[None]), T(v[None]))
+
+    def one_value(x, v):
+        y = x * 1
+        y[y > 0] = v[:1]  # one value for every selected element: where is the same write
+        return y
+
+    np.testing.assert_array_equal(
+        F.vmap(one_value)(T(x[None]), T(v[None])).numpy()[0], one_value(T(x), T(v)).numpy()
+    )
+
+    def row_value(x):
+        y = x * 1
+        y[y[:, 2] > 0] = y[2]  # a row mask and a row value (a view of y) for each row
+        return y
+
+    np.testing.assert_array_equal(F.vmap(row_value)(T(x[None])).numpy()[0], row_value(T(x)).numpy())
