@@ -98,7 +98,10 @@ def _records(x, value) -> bool:
 
 def _write_direct(x, key, value) -> bool:
     """Plain index assignment: write only the indexed elements (O(k), not a copy of x) and bump
-    the version. Returns False to leave anything unusual (and every error) to ``index_put``."""
+    the version. Returns False to leave anything unusual (and every error) to ``index_put``.
+
+    A value that may share memory with x is copied first (read-before-write, as ``index_put``
+    and every other write path compute their result out of place before writing it)."""
     from ._backend import xp_of
     from .ops.shape import _device_key, _normalize_key
 
@@ -107,6 +110,11 @@ def _write_direct(x, key, value) -> bool:
         if value._fw is not None or type(value._data) is not type(data):
             return False
         value = value._data
+        if xp_of(data).may_share_memory(data, value):
+            # ``y[mask] = y[0]``: NumPy's boolean-mask write reads the value after writing
+            # earlier elements (CuPy's writes may race), while every recorded path (index_put
+            # on a snapshot) reads it first; read first here too, so values agree with grads
+            value = value.copy()
     elif type(value) not in (float, int, bool, complex):
         return False
     if not data.flags.writeable:

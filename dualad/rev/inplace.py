@@ -7,6 +7,11 @@ the change). Then x's history moves to the new node. If x is a view, its base ge
 node instead: the base's gradient outside the view region flows to its old history, inside the
 region to the op's result (PyTorch's CopySlices). CopySlices lays the base's gradient out as
 the base is (per example under vmap) before it replays the view ops on it.
+
+Writes read before they write: the result is computed out of place from the operands as they
+were, so an operand that shares memory with x (``y.mul_(y.T)``, ``y[1:].add_(y[:-1])``,
+``y[mask] = y[0]``) gives the copy-first result; while recording, such an operand is cloned
+(recorded) first so that what the op saved is not overwritten by the write itself.
 """
 
 from __future__ import annotations
@@ -108,6 +113,43 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
         raise RuntimeError(_LEAF_MESSAGE)
 
 
+def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
+    """``args`` and ``params`` with each tensor that may share memory with ``bottom`` (the plain
+    tensor being written) replaced by a differentiable clone.
+
+    Every write computes its result out of place before writing it (read-before-write:
+    ``y.mul_(y.T)`` multiplies by the old transpose). The value is right either way, but a
+    recorded op that saved such an operand (mul saves y.T) found it overwritten by the write
+    itself, and backward raised "modified by an inplace operation" where func.grad and jacfwd
+    differentiate the same code. The clone is recorded, so the operand's gradient flows through
+    it to its pre-write history. Only called while recording (no saved tensors otherwise)."""
+    data = bottom._data
+    for a in args:
+        if isinstance(a, Tensor) and _shares(data, a):
+            break
+    else:
+        if not params or not any(_shares(data, v) for v in params.values()):
+            return args, params
+    from ..ops.elementwise import clone
+
+    args = tuple(clone(a) if _shares(data, a) else a for a in args)
+    return args, {k: clone(v) if _shares(data, v) else v for k, v in params.items()}
+
+
+def _shares(data, a) -> bool:
+    """Whether tensor ``a`` may share memory with the array ``data`` (bounds only: cheap)."""
+    while isinstance(a, Tensor) and type(a) is not Tensor:
+        # a transform's wrapper: its memory is the plain tensor's under it
+        a = getattr(a, "_value", None)
+    if type(a) is not Tensor or type(a._data) is not type(data):
+        return False
+    if type(data) is np.ndarray:
+        return np.may_share_memory(data, a._data)
+    from .._backend import xp_of
+
+    return xp_of(data).may_share_memory(data, a._data)
+
+
 def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     """Run ``functional(x, *args, **params)`` and write the result into ``x``."""
     if not isinstance(x, Tensor):
@@ -118,7 +160,11 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     recording = GRAD.enabled and (
         x._rg or _any_requires_grad(args) or (x._view is not None and x._view.base._rg)
     )
-    source = _snapshot(x) if recording else x
+    if recording:
+        source = _snapshot(x)
+        args, params = unshare_operands(x, args, params)
+    else:
+        source = x
     result = functional(source, *args, **params)
     if type(result) is not Tensor:  # batched by vmap while x is not: cannot be written into x
         from ..vmap.batched import inplace_batched_into_unbatched

@@ -442,12 +442,17 @@ class BatchedTensor(Tensor):
         Called by ``rev.inplace.apply_inplace``. The functional op runs on a snapshot when the
         value's history is recorded (so the nodes it makes never see the write), and the result
         goes into the value with ``copy_`` one level down, which bumps the version, rebases the
-        value's history and updates its tangents there.
+        value's history and updates its tangents there. While recording, an operand that
+        shares memory with the value is cloned first (``unshare_operands``).
         """
-        from ..rev.inplace import _update_tangents
+        from ..rev.inplace import _update_tangents, unshare_operands
 
         level = self._level
-        source = _snapshot(self) if GRAD.enabled and _bottom(self).requires_grad else self
+        if GRAD.enabled and _bottom(self).requires_grad:
+            source = _snapshot(self)
+            args, params = unshare_operands(_bottom(self), args, params)
+        else:
+            source = self
         result = functional(source, *args, **params)
         physical = self._physical_result(result, functional)
         removed = suspend(level)
@@ -468,6 +473,7 @@ class BatchedTensor(Tensor):
             type(mask) is BatchedTensor
             and mask.dtype == np.bool_
             and mask.shape == self.shape[: mask.ndim]
+            and _broadcasts_per_element(value, self.ndim - mask.ndim)
         ):
             from ..ops.shape import reshape
             from ..rev.inplace import apply_inplace
@@ -522,6 +528,18 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, value=\n    {body}{extras}\n)"
 
     __str__ = __repr__
+
+
+def _broadcasts_per_element(value, trailing: int) -> bool:
+    """Whether ``x[mask] = value`` gives every selected element the same ``value`` (a number,
+    or a tensor that broadcasts to x's ``trailing`` dims after the mask's), so that it can be
+    written as ``where(mask, value, x)``. A value with one entry per selected element (its
+    dim for the selection not 1) is laid out in selection order, which ``where`` would lay out
+    by x's trailing dims instead: that silently gave other values than the same write eagerly."""
+    if not isinstance(value, Tensor):
+        return True
+    extra = value.ndim - trailing
+    return extra <= 0 or all(d == 1 for d in value.shape[:extra])
 
 
 def _masked_write(x, mask, value):
