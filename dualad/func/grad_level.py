@@ -324,7 +324,29 @@ def _rebind(target: GradTensor, new) -> None:
             target._gnode = None
             target._gnr = 0
         # (under no_grad the history stays, as for an eager in-place op that is not recorded)
-    target._fw = new._fw if isinstance(new, Tensor) else None
+    target._fw = _tangents_after(target, new)
+
+
+def _tangents_after(target: GradTensor, new):
+    """The tangents ``target`` has once it stands for ``new``: ``new``'s, at the dual levels
+    that computed it, and target's own at the live dual levels suspended meanwhile (levels above
+    this one, while a custom Function runs below them: ``new`` cannot have their tangents, and
+    their rule updates target's afterwards, as a Function's jvp writing the dirtied input's
+    tangent in place, which reaches its views' tangents, views of it). Taking ``new``'s alone
+    dropped a view's tangent there: jacrev(jacfwd(f)) of a view read after a Function marked
+    its base dirty came out 0."""
+    fw = new._fw if isinstance(new, Tensor) else None
+    old = target._fw
+    if old:
+        active = GRAD.levels
+        kept = {
+            level: t
+            for level, t in old.items()
+            if level.alive and not any(level is a for a in active)
+        }
+        if kept:
+            fw = kept if fw is None else {**fw, **kept}
+    return fw
 
 
 def _refresh_views(root: GradTensor) -> None:
@@ -370,7 +392,7 @@ def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
     finally:
         GRAD.enabled = previous
     view._value = new._value if type(new) is GradTensor else new
-    view._fw = new._fw if isinstance(new, Tensor) else None
+    view._fw = _tangents_after(view, new)
     from ..rev.views import custom_view_message, nograd_view_message
 
     if marker is NOGRAD:
