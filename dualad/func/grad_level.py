@@ -18,6 +18,10 @@ Invariants:
   the values one level down: vmap levels below G batch them (per-example gradients), dual
   levels below G push tangents through them (forward-over-reverse), an outer grad level records
   them (grad of grad).
+- A tensor rebound by G (an in-place change, a view rebuilt from its changed base) takes the
+  new value's tangents at the dual levels active then, and keeps its own at the live dual
+  levels suspended meanwhile (those above a custom Function that G runs for them): their rule
+  updates those tangents afterwards (``_tangents_after``).
 - Grad mode: G records while grad mode is on (an inner ``no_grad`` stops it); entering G turns
   grad mode on (an outer ``no_grad`` does not stop ``func.grad``), and the levels below G run
   with the grad mode that was in force outside G. The backward pass is recorded below G

@@ -52,6 +52,16 @@ class ScaleInplaceNoJvp(Function):
         return g * 1.5
 
 
+class ScaleInplaceVmap(ScaleInplace):
+    """ScaleInplace with a generated vmap rule (for per-example Hessians)."""
+
+    generate_vmap_rule = True
+
+
+class ScaleInplaceNoJvpVmap(ScaleInplaceNoJvp):
+    generate_vmap_rule = True
+
+
 FUNCTIONS = [ScaleInplace, ScaleInplaceNoJvp]
 
 
@@ -249,3 +259,70 @@ def test_two_inputs_argnums(S, route, repeated):
     n = X0.size
     got = np.array([[_np(H[i][j]).reshape(n, n) for j in range(2)] for i in range(2)])
     check(got, two_input_blocks(a0, b0))
+
+
+@pytest.mark.parametrize("route", ["jacrev(jacfwd)", "grad(jvp)", "jacfwd(jacfwd)"])
+def test_inplace_jvp_on_grad_tracked_tangent_is_seen(route):
+    """No view at all: the tangent that the jvp scales in place is tracked by the outer grad
+    level, which rebinds it to a new value (the version below stays): that is an in-place
+    write, not PyTorch's "not modifying the forward mode gradients inplace" error. Hessian of
+    2.25 * sum(a**4)."""
+
+    def f(a):
+        r = a * a
+        ScaleInplace.apply(r)
+        return (r * r).sum()
+
+    compute = dict(second_order_routes(f))[route]
+    check(compute(), np.diag(27.0 * X0.reshape(-1) ** 2))
+
+
+class ScaleOutOfPlaceJvp(Function):
+    """Marks its input dirty but returns a new tangent: PyTorch's error, at every order."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(1.5)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 1.5
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 1.5
+
+    generate_vmap_rule = True
+
+
+@pytest.mark.parametrize("route", ["jacfwd", "jacrev(jacfwd)", "grad(jvp)", "vmap(jacrev(jacfwd))"])
+def test_out_of_place_jvp_of_dirty_input_still_raises(route):
+    """(A jvp that returns a new tangent for a dirty input must still be refused.)"""
+
+    def f(a):
+        r = a * a
+        ScaleOutOfPlaceJvp.apply(r)
+        return (r * r).sum()
+
+    x = dualad.tensor(X0)
+    run = {
+        "jacfwd": lambda: F.jacfwd(f)(x),
+        "jacrev(jacfwd)": lambda: F.jacrev(F.jacfwd(f))(x),
+        "grad(jvp)": lambda: F.grad(lambda a: F.jvp(f, (a,), (dualad.ones_like(a),))[1])(x),
+        "vmap(jacrev(jacfwd))": lambda: F.vmap(F.jacrev(F.jacfwd(f)))(dualad.stack([x, x])),
+    }[route]
+    with pytest.raises(RuntimeError, match="not modifying the forward mode gradients inplace"):
+        run()
+
+
+@pytest.mark.parametrize("S", [ScaleInplaceVmap, ScaleInplaceNoJvpVmap], ids=lambda S: S.__name__)
+def test_per_example_hessians(S):
+    """vmap over jacrev(jacfwd): each example's Hessian of slice_and_base."""
+    f = slice_and_base(S)
+    X = np.stack([X0, X0 * 0.5 - 0.25])
+    H = F.vmap(F.jacrev(F.jacfwd(f)))(dualad.tensor(X))
+    n = X0.size
+    for k in range(2):
+        check(_np(H[k]).reshape(n, n), slice_and_base_hessian(X[k]))
