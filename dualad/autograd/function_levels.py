@@ -237,8 +237,8 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         if not has_jvp:
             out_tangents = _jvp_from_backward(cls, ctx, args, outputs, kinds, tangents)
             return _attach_derived(level, outputs, is_tuple, ctx, kinds, out_tangents, tangents)
-        versions = {
-            j: tangents[j]._version
+        states = {
+            j: _write_state(tangents[j])
             for kind, j in kinds
             if kind == DIRTY and tangents[j] is not None
         }
@@ -266,7 +266,7 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
             continue
         if kind == DIRTY:
             given = tangents[j]
-            if given is None or given._version == versions.get(j, given._version):
+            if given is None or not _written(given, states[j]):
                 raise RuntimeError(
                     "An inplace custom Function is not modifying the forward mode gradients "
                     "inplace. If the forward is modifying an input inplace, then the jvp function "
@@ -290,6 +290,26 @@ def _dual_rule(level: DualLevel, cls, args: tuple):
         level.attach(o, t)
         attached.append(t)
     return outputs, is_tuple, ctx, kinds
+
+
+def _write_state(tangent) -> tuple:
+    """What changes when ``tangent`` is written in place: its version, and for a transform's
+    wrapper the value it wraps (a grad level REBINDS its tensors to new values instead of
+    writing them, so a jvp's ``t.mul_(...)`` on a tangent tracked by an outer ``func.grad``
+    can leave the version as it was: jacrev(jacfwd(f)) raised that the jvp did not modify the
+    tangent in place, also through vmap's wrapper of the grad level's, under jacfwd)."""
+    state = [tangent._version]
+    inner = getattr(tangent, "_value", None)
+    while inner is not None:
+        state.append(inner)  # (the objects, compared by identity: held, so never a reused id)
+        inner = getattr(inner, "_value", None)
+    return state
+
+
+def _written(tangent, before: list) -> bool:
+    """Whether ``tangent`` was written in place since ``_write_state`` gave ``before``."""
+    after = _write_state(tangent)
+    return after[0] != before[0] or any(a is not b for a, b in zip(after[1:], before[1:]))
 
 
 def _no_jvp_error(cls) -> RuntimeError:

@@ -18,6 +18,10 @@ Invariants:
   the values one level down: vmap levels below G batch them (per-example gradients), dual
   levels below G push tangents through them (forward-over-reverse), an outer grad level records
   them (grad of grad).
+- A tensor rebound by G (an in-place change, a view rebuilt from its changed base) takes the
+  new value's tangents at the dual levels active then, and keeps its own at the live dual
+  levels suspended meanwhile (those above a custom Function that G runs for them): their rule
+  updates those tangents afterwards (``_tangents_after``).
 - Grad mode: G records while grad mode is on (an inner ``no_grad`` stops it); entering G turns
   grad mode on (an outer ``no_grad`` does not stop ``func.grad``), and the levels below G run
   with the grad mode that was in force outside G. The backward pass is recorded below G
@@ -324,7 +328,29 @@ def _rebind(target: GradTensor, new) -> None:
             target._gnode = None
             target._gnr = 0
         # (under no_grad the history stays, as for an eager in-place op that is not recorded)
-    target._fw = new._fw if isinstance(new, Tensor) else None
+    target._fw = _tangents_after(target, new)
+
+
+def _tangents_after(target: GradTensor, new):
+    """The tangents ``target`` has once it stands for ``new``: ``new``'s, at the dual levels
+    that computed it, and target's own at the live dual levels suspended meanwhile (levels above
+    this one, while a custom Function runs below them: ``new`` cannot have their tangents, and
+    their rule updates target's afterwards, as a Function's jvp writing the dirtied input's
+    tangent in place, which reaches its views' tangents, views of it). Taking ``new``'s alone
+    dropped a view's tangent there: jacrev(jacfwd(f)) of a view read after a Function marked
+    its base dirty came out 0."""
+    fw = new._fw if isinstance(new, Tensor) else None
+    old = target._fw
+    if old:
+        active = GRAD.levels
+        kept = {
+            level: t
+            for level, t in old.items()
+            if level.alive and not any(level is a for a in active)
+        }
+        if kept:
+            fw = kept if fw is None else {**fw, **kept}
+    return fw
 
 
 def _refresh_views(root: GradTensor) -> None:
@@ -370,7 +396,7 @@ def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
     finally:
         GRAD.enabled = previous
     view._value = new._value if type(new) is GradTensor else new
-    view._fw = new._fw if isinstance(new, Tensor) else None
+    view._fw = _tangents_after(view, new)
     from ..rev.views import custom_view_message, nograd_view_message
 
     if marker is NOGRAD:
