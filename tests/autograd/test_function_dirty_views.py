@@ -19,8 +19,9 @@ from dualad import autograd, fwd
 from dualad.autograd import Function
 
 
-class ScaleInplace(Function):
-    """``x *= 1.5`` in place, marked dirty; jvp scales the tangent in place, as it must."""
+class ScaleInplaceNoJvp(Function):
+    """``x *= 1.5`` in place, marked dirty, without jvp: forward mode derives the tangent from
+    backward."""
 
     @staticmethod
     def forward(ctx, x):
@@ -31,25 +32,15 @@ class ScaleInplace(Function):
     @staticmethod
     def backward(ctx, g):
         return g * 1.5
+
+
+class ScaleInplace(ScaleInplaceNoJvp):
+    """The same with a jvp that scales the tangent in place, as it must."""
 
     @staticmethod
     def jvp(ctx, t):
         t.mul_(1.5)
         return t
-
-
-class ScaleInplaceNoJvp(Function):
-    """The same without jvp: forward mode derives the tangent from backward."""
-
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(1.5)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 1.5
 
 
 class ScaleInplaceVmap(ScaleInplace):
@@ -277,18 +268,8 @@ def test_inplace_jvp_on_grad_tracked_tangent_is_seen(route):
     check(compute(), np.diag(27.0 * X0.reshape(-1) ** 2))
 
 
-class ScaleOutOfPlaceJvp(Function):
+class ScaleOutOfPlaceJvp(ScaleInplaceNoJvp):
     """Marks its input dirty but returns a new tangent: PyTorch's error, at every order."""
-
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(1.5)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 1.5
 
     @staticmethod
     def jvp(ctx, t):
