@@ -341,9 +341,9 @@ def to_default_dtype(out, args: tuple, params: dict = EMPTY):
     """``out`` in the default dtype when NumPy made it float64 (complex128) out of no floating
     or complex tensor: an integer tensor with a Python float, true division of integers.
 
-    Called only while the default dtype is not float64 (``DEFAULT_DTYPE[0] is not _F64``: one
-    test on the fast paths), where PyTorch's rule (the default dtype) and NumPy's (float64)
-    differ; ops asked for a dtype (``astype``) keep it.
+    Called only while the default dtype is not float64 (the fast callers then leave their fast
+    path: ``_dtypes`` puts a token in ``ACTIVE``), where PyTorch's rule (the default dtype) and
+    NumPy's (float64) differ; ops asked for a dtype (``astype``) keep it.
     """
     dtype = getattr(out, "dtype", None)
     if (dtype is not _F64 and dtype is not _C128) or "dtype" in params:

@@ -6,16 +6,16 @@ Invariants:
   (``push_level``/``pop_level``), and processing an op suspends levels of that thread's stack
   only (``suspend``/``resume``). Eager autograd is not on the stack: it is the bottom level,
   always there.
-- ``ACTIVE`` is process-wide and non-empty exactly while some thread's stack is non-empty: it
-  holds that thread's token (added when its stack becomes non-empty, removed when it empties;
-  ``append``/``remove`` are atomic under the GIL). ``if ACTIVE`` (then ``if GRAD.levels``) is the
-  per-op fast-path test: while no thread holds a level it is one truthiness test and every op
-  takes the fast path (impl call and output wrap, plus a graph node when an input requires
-  grad); while another thread holds one, a thread without levels pays one thread-local read
-  more and still takes the fast path (``dispatch`` too reads this thread's stack only). Every
-  stack change goes through the functions below, which keep ``ACTIVE`` in step. ``ACTIVE`` also
-  holds ``_dtypes``' token while the default dtype is not float64 (the fast callers then take
-  the path that converts results to it), so that the fast path keeps its one test.
+- ``ACTIVE`` is process-wide. It holds a thread's token (``GRAD.levels.token``) exactly while
+  that thread's stack is non-empty (``append``/``remove`` are atomic under the GIL).
+  ``if ACTIVE`` (then ``if GRAD.levels``) is the per-op fast-path test: while no thread holds
+  a level it is one truthiness test and every op takes the fast path (impl call and output
+  wrap, plus a graph node when an input requires grad); while another thread holds one, a
+  thread without levels pays one thread-local read more and still takes the fast path
+  (``dispatch`` too reads this thread's stack only). Every stack change goes through the
+  functions below, which keep ``ACTIVE`` in step. ``ACTIVE`` also holds ``_dtypes``' token
+  while the default dtype is not float64 (the fast callers then take the path that converts
+  results to it), so that the fast path keeps its one test.
 - ``DUALS_LIVE`` lists the live dual levels of all threads, for code that only needs to know
   whether tangents may still arrive (a conservative superset for one thread).
 - ``GRAD`` holds the rest of the per-thread state (PyTorch semantics: grad mode, forward grad
@@ -102,9 +102,9 @@ class _GradState(threading.local):
     def __init__(self) -> None:
         self.tasks = []  # backward passes (rev.engine.GraphTask) running here, innermost last
         self.levels = LevelStack()  # this thread's transform levels, innermost last
-        self.token = self.levels.token = object()
+        self.levels.token = token = object()
         self.duals = []  # this thread's live dual levels, outermost first
-        self._unlist = _Unlist(self.token, self.duals)
+        self._unlist = _Unlist(token, self.duals)
 
 
 GRAD = _GradState()
@@ -115,7 +115,7 @@ def push_level(level) -> None:
     state = GRAD
     stack = state.levels
     if not stack:  # (this thread's token is in ACTIVE exactly while its stack is non-empty)
-        ACTIVE.append(state.token)
+        ACTIVE.append(stack.token)
     stack.append(level)
 
 
@@ -127,7 +127,7 @@ def pop_level(level) -> None:
     if level in stack:
         stack.remove(level)
         if not stack:
-            ACTIVE.remove(state.token)
+            ACTIVE.remove(stack.token)
 
 
 def suspend(level) -> list:
@@ -139,7 +139,7 @@ def suspend(level) -> list:
     removed = stack[position:]
     del stack[position:]
     if not stack:
-        ACTIVE.remove(state.token)
+        ACTIVE.remove(stack.token)
     return removed
 
 
@@ -148,7 +148,7 @@ def resume(removed) -> None:
     state = GRAD
     stack = state.levels
     if removed and not stack:
-        ACTIVE.append(state.token)
+        ACTIVE.append(stack.token)
     stack.extend(removed)
 
 
@@ -156,16 +156,18 @@ def adopt_levels(levels: list, duals: list) -> None:
     """Give this (fresh) thread a copy of another thread's level stack and live dual levels
     (the engine's reentrant passes on a fresh thread)."""
     state = GRAD
-    if levels and not state.levels:
-        ACTIVE.append(state.token)
-    state.levels[:] = levels
+    stack = state.levels
+    if levels and not stack:
+        ACTIVE.append(stack.token)
+    stack[:] = levels
     state.duals[:] = duals  # (not in DUALS_LIVE again: the other thread keeps them live)
 
 
 def drop_levels() -> None:
     """Forget this thread's levels (a fresh thread that ends: the levels belong to another)."""
     state = GRAD
-    if state.levels:
-        ACTIVE.remove(state.token)
-    state.levels.clear()
+    stack = state.levels
+    if stack:
+        ACTIVE.remove(stack.token)
+    stack.clear()
     state.duals.clear()
