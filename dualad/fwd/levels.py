@@ -251,13 +251,11 @@ class DualLevel(Level):
         a copy batched like its primal (runs with this level suspended, in ``process``); later
         in-place writes through any view then land in it, and the source sees them.
         """
-        from ..ops.reductions import sum as sum_
-        from ..rev.inplace import _vmap_levels
+        from ..rev.inplace import _vmap_levels, batched_zero
 
         if _vmap_levels(primal) <= _vmap_levels(tangent):
             return tangent
-        # an exact 0 batched like the primal (a sum over no elements: no NaN from inf * 0)
-        wide = tangent + sum_(primal.detach().reshape(-1)[:0])
+        wide = tangent + batched_zero(primal)
         self.attach(primal, wide)
         return wide
 

@@ -282,6 +282,24 @@ def permute(x, *dims):
     return dispatch(_permute_op, (x,), {"dims": dims})
 
 
+def copy_in_order(x, order):
+    """A copy of ``x`` (same shape and values, differentiable) whose memory holds its dims in
+    ``order``, outermost first: C order for ``order == range(ndim)``. For code that must lay a
+    result out as another tensor is laid out (a gradient as its base, a batched result batch
+    first), so that later views of it behave as on that tensor.
+
+    >>> import dualad
+    >>> y = copy_in_order(dualad.ones(2, 3), (1, 0))
+    >>> tuple(y.shape), y.mT.view(-1).shape    # y.mT is C order: it views as flat
+    ((2, 3), (6,))
+    """
+    from .elementwise import clone
+
+    order = tuple(order)
+    inverse = tuple(int(d) for d in np.argsort(order))
+    return permute(clone(permute(x, order)), inverse)
+
+
 def transpose(x, dim0: int = 0, dim1: int = 1):
     """Swap two dimensions (a view)."""
     n = max(x.ndim, 1)

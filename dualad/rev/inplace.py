@@ -185,6 +185,7 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
     the tangents of x's views and base (views of one another's memory) all see it. A view
     without a tangent gets the region of its base's tangent (made as zeros if needed).
     """
+    from ..vmap.batched import _bottom  # (vmap's wrappers: imported where first needed)
     from .views import replay_view
 
     view = x._view
@@ -200,6 +201,10 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
             continue
         new = None if result._fw is None else result._fw.get(level)
         current = None if x._fw is None else x._fw.get(level)
+        # (a wrapper of a view is not marked as a view itself, its bottom is: the tangent of
+        # such a view was made batched like its source when the view was taken, in
+        # ``DualLevel._widen_viewed_tangent``; if it still needs widening, the write raises
+        # vmap's error rather than widening a copy its source would not see)
         if (
             current is not None
             and new is not None
@@ -236,18 +241,6 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
         level.attach(x, target)
 
 
-def _bottom(x):
-    """The plain tensor under any BatchedTensor wrappers: a wrapper of a view is not marked as
-    a view itself, its bottom is. The tangent of such a view was made batched like its source
-    when the view was taken (``DualLevel._widen_viewed_tangent``): if it still needs widening,
-    the write raises vmap's error rather than widening a copy its source would not see."""
-    from ..vmap.batched import BatchedTensor
-
-    while type(x) is BatchedTensor:
-        x = x._value
-    return x
-
-
 def _vmap_levels(t) -> set:
     """The vmap levels whose BatchedTensor wrappers ``t`` is made of."""
     from ..vmap.batched import BatchedTensor
@@ -257,6 +250,14 @@ def _vmap_levels(t) -> set:
         levels.add(t._level)
         t = t._value
     return levels
+
+
+def batched_zero(like):
+    """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
+    there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
+    from ..ops.reductions import sum as sum_
+
+    return sum_(like.detach().reshape(-1)[:0])
 
 
 def _batched_beyond(new, current) -> bool:
@@ -270,14 +271,12 @@ def _widen_tangent(level, x: Tensor, new):
     batched also at ``new``'s vmap levels, and return x's tangent in it (the base's, or its
     view replayed). Views of the base that held a view of the old tangent drop it, to replay
     the new one when next read (``DualLevel.view_tangent``)."""
-    from ..ops.reductions import sum as sum_
     from .views import replay_view
 
     view = x._view
     base = x if view is None else view.base
     old = base._fw.get(level) if base._fw is not None else None
-    # an exact 0 batched like ``new`` (a sum over no elements: no NaN from inf * 0)
-    zero = sum_(new.reshape(-1)[:0])
+    zero = batched_zero(new)
     if old is None:
         from .._creation import zeros_like
 
@@ -408,10 +407,9 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
         return clone(ct)
     if not GRAD.levels and type(ct) is Tensor and ct._data.transpose(order).flags.c_contiguous:
         return ct
-    from ..ops.shape import permute
+    from ..ops.shape import copy_in_order
 
-    inverse = tuple(int(d) for d in np.argsort(order))
-    return permute(clone(permute(ct, order)), inverse)
+    return copy_in_order(ct, order)
 
 
 class CopySlices(Node):

@@ -214,13 +214,9 @@ def batch_outermost(out: Tensor, bdim, values: tuple) -> Tensor:
         if type(v) is Tensor and xp.may_share_memory(data, v._data):
             return out
     order = [bdim, *sorted((d for d in range(len(shape)) if d != bdim), key=lambda d: -strides[d])]
-    inverse = [0] * len(order)
-    for position, d in enumerate(order):
-        inverse[d] = position
-    from ..ops.elementwise import clone
-    from ..ops.shape import permute
+    from ..ops.shape import copy_in_order
 
-    return permute(clone(permute(out, order)), inverse)
+    return copy_in_order(out, order)
 
 
 def active_vmap_levels() -> list:
