@@ -283,10 +283,10 @@ def _zeros_laid_out_as(value):
     order = sorted(range(len(dims)), key=lambda i: -strides[i])
     if order == sorted(order) or len(dims) < 2:
         return xp.zeros(shape, dtype=bool)  # C order: the common case
-    inverse = [0] * len(order)
-    for position, d in enumerate(order):
-        inverse[d] = position
-    return xp.zeros(tuple(shape[d] for d in order), dtype=bool).transpose(inverse)
+    from ..ops.shape import inverse_permutation
+
+    permuted = xp.zeros(tuple(shape[d] for d in order), dtype=bool)
+    return permuted.transpose(inverse_permutation(order))
 
 
 def _write_view(base: GradTensor, chain: tuple, value):

@@ -495,7 +495,7 @@ def _others_product(x, dims):
 
     Exclusive products from the left and from the right: exact with zeros, no division.
     """
-    from .shape import _inverse, permute, reshape
+    from .shape import inverse_permutation, permute, reshape
 
     if len(dims) == 1:
         d = dims[0]
@@ -506,7 +506,7 @@ def _others_product(x, dims):
     last = len(kept)
     flat = reshape(moved, (*moved.shape[:last], _numel(x.shape, dims)))
     factors = _exclusive_cumprod(flat, last, False) * _exclusive_cumprod(flat, last, True)
-    return permute(reshape(factors, tuple(moved.shape)), _inverse(order))
+    return permute(reshape(factors, tuple(moved.shape)), inverse_permutation(order))
 
 
 def _prod_vjp(cts, outs, args, params, needs):

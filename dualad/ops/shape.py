@@ -249,7 +249,9 @@ def _permute_batch(op, args, bdims, params):
     return apply(op, x, dims=(0, *(d + 1 for d in params["dims"]))), 0
 
 
-def _inverse(dims):
+def inverse_permutation(dims) -> tuple:
+    """The dims that undo ``permute(x, dims)``: ``permute(permute(x, dims), inverse)`` is x's
+    order again (also for ``ndarray.transpose``)."""
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[d] = i
@@ -259,7 +261,7 @@ def _inverse(dims):
 _permute_op = linear(
     "permute",
     lambda xp, x, *, dims: xp.transpose(x, dims),
-    lambda ct, x, *, dims: permute(ct, _inverse(dims)),
+    lambda ct, x, *, dims: permute(ct, inverse_permutation(dims)),
     batch=_permute_batch,
     view=True,
 )
@@ -296,8 +298,7 @@ def copy_in_order(x, order):
     from .elementwise import clone
 
     order = tuple(order)
-    inverse = tuple(int(d) for d in np.argsort(order))
-    return permute(clone(permute(x, order)), inverse)
+    return permute(clone(permute(x, order)), inverse_permutation(order))
 
 
 def transpose(x, dim0: int = 0, dim1: int = 1):

@@ -446,8 +446,10 @@ class CopySlices(Node):
         if order is None:
             keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         else:  # the base's layout, so that the view ops replay on it as on the base
+            from ..ops.shape import inverse_permutation
+
             permuted = tuple(shape[d] for d in order)
-            inverse = tuple(int(d) for d in np.argsort(order))
+            inverse = inverse_permutation(order)
             keep = wrap(
                 allocate_on(
                     like.device, lambda xp: xp.ones(permuted, dtype=dtype).transpose(inverse)
