@@ -8,6 +8,7 @@ analytic values; the default sizes take a few seconds, the ``slow`` variants run
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import threading
@@ -45,6 +46,27 @@ def run_threads(target, n: int = 4):
         t.join()
     if errors:
         raise errors[0]
+
+
+@contextlib.contextmanager
+def another_thread_inside(enter):
+    """Run the body while another thread sits inside the context ``enter()`` makes (entered
+    before the body starts, left after it ends)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def holder():
+        with enter():
+            entered.set()
+            release.wait()
+
+    worker = threading.Thread(target=holder)
+    worker.start()
+    try:
+        entered.wait()
+        yield
+    finally:
+        release.set()
+        worker.join()
 
 
 def assert_clean():
@@ -208,18 +230,13 @@ def test_vmap_or_jacrev_in_one_thread_while_another_runs_backward():
 def test_op_in_a_thread_without_levels_while_another_holds_one():
     # ops of a thread without levels take dispatch() while ACTIVE is set by another thread:
     # plain eager results, recorded graphs, no tangents
-    entered, release = threading.Event(), threading.Event()
-
-    def holder():
+    @contextlib.contextmanager
+    def dual_with_a_tangent():
         with fwd.dual_level():
             fwd.make_dual(dualad.zeros(2), dualad.ones(2))
-            entered.set()
-            release.wait()
+            yield
 
-    worker = threading.Thread(target=holder)
-    worker.start()
-    try:
-        entered.wait()
+    with another_thread_inside(dual_with_a_tangent):
         assert ACTIVE and not GRAD.levels and fwd._current_level == -1
         x = dualad.tensor([0.5, 2.0], requires_grad=True)
         y = dualad.exp(x) * x
@@ -228,9 +245,6 @@ def test_op_in_a_thread_without_levels_while_another_holds_one():
         np.testing.assert_allclose(value(x.grad), np.exp([0.5, 2.0]) * [1.5, 3.0])
         with pytest.raises(RuntimeError, match="no level exists"):
             fwd.make_dual(x, x)
-    finally:
-        release.set()
-        worker.join()
 
 
 def test_jvp_in_two_threads_leaves_no_levels():
@@ -410,24 +424,11 @@ def test_anomaly_mode_does_not_leak_to_another_thread():
                 (dualad.sqrt(x) * 0.0).sum().backward()
 
     nan_in_anomaly_thread()  # (this thread, to check the reproducer)
-    entered, release = threading.Event(), threading.Event()
-
-    def holder():
-        with dualad.autograd.set_detect_anomaly(True):
-            entered.set()
-            release.wait()
-
-    worker = threading.Thread(target=holder)
-    worker.start()
-    try:
-        entered.wait()
+    with another_thread_inside(lambda: dualad.autograd.set_detect_anomaly(True)):
         x = dualad.tensor([0.0], requires_grad=True)
         with np.errstate(all="ignore"):
             (dualad.sqrt(x) * 0.0).sum().backward()  # no anomaly mode here: no NaN check
         assert np.isnan(value(x.grad)).all()
-    finally:
-        release.set()
-        worker.join()
 
 
 def test_fwd_grad_switch_does_not_leak_to_another_thread():
@@ -438,26 +439,18 @@ def test_fwd_grad_switch_does_not_leak_to_another_thread():
 
 
 def test_modes_set_in_another_thread_do_not_reach_this_one():
-    entered, release = threading.Event(), threading.Event()
-
-    def holder():
+    @contextlib.contextmanager
+    def every_mode_changed():
         with (
             dualad.no_grad(),
             fwd._set_fwd_grad_enabled(False),
             fwd.dual_level(),
             dualad.autograd.set_detect_anomaly(True),
         ):
-            entered.set()
-            release.wait()
+            yield
 
-    worker = threading.Thread(target=holder)
-    worker.start()
-    try:
-        entered.wait()
+    with another_thread_inside(every_mode_changed):
         assert _other_thread_state() == DEFAULTS
-    finally:
-        release.set()
-        worker.join()
 
 
 # ---------------------------------------------------------------------------------------------
