@@ -473,6 +473,7 @@ def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: st
                 rebuild_in([x.detach() * 0 for x in in_leaves]),
                 has_aux,
                 copy_tangents=False,
+                name=title,
             )
             out_leaves, rebuild_out = flatten(res[0])
             _error_if_complex("jacfwd", out_leaves, "outputs")
