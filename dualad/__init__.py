@@ -80,6 +80,7 @@ from .rev.grad_mode import (
 
 bool = bool_
 __version__ = "0.1.0"
+from . import _operators
 from . import fwd
 from .vmap.api import vmap
 from . import func

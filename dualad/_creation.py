@@ -28,149 +28,19 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._backend import allocate_on, to_device
+from ._backend import allocate_on
 from ._errors import TrackedConversionError
 from ._state import ACTIVE, GRAD
-from ._tensor import Tensor, tracking_level, wrap
-
-_PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
-
-# ---------------------------------------------------------------------------------------------
-# data -> array
-
-
-def _to_array(data: Any, dtype, device, *, copy: bool):
-    """An ndarray for ``data`` of ``dtype`` on ``device``; ``copy`` forces memory of its own.
-
-    Without ``copy`` an existing array of the right dtype and device is returned as is.
-    """
-    dtype = _dtypes.to_dtype(dtype)
-    if isinstance(data, Tensor):
-        if GRAD.levels and tracking_level(data) is not None:
-            data.__array__()  # raises TrackedConversionError, naming the level
-        return _place(data._data, dtype, device, copy)
-    if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
-        _check_kind(data.dtype, data)
-        return _place(data, dtype, device, copy)
-    if isinstance(data, np.ndarray):  # subclasses (memmap, matrix): keep the plain ndarray part
-        return _to_array(np.asarray(data), dtype, device, copy=copy)
-    if isinstance(data, (list, tuple)) or type(data) in _PYTHON_SCALARS:
-        array = _from_python(data, dtype)
-        copy = False  # freshly made
-    else:  # NumPy scalars, memoryviews, objects with __array__ ...
-        try:
-            array = np.asarray(data)
-        except Exception as exc:
-            raise TypeError(
-                f"dualad: cannot make a tensor from {type(data).__name__}: {exc}"
-            ) from None
-        _check_kind(array.dtype, data)  # (it may share memory with data: ``copy`` still holds)
-    return _place(array, dtype, device, copy)
-
-
-def _check_kind(dtype: np.dtype, data) -> None:
-    if dtype.kind not in _dtypes.TENSOR_KINDS:
-        shown = repr(data)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        raise TypeError(
-            f"dualad: cannot make a tensor from {type(data).__name__} {shown} "
-            f"(NumPy dtype {dtype}; tensors hold bool, integer, floating and complex values)"
-        )
-
-
-def _place(array, dtype, device, copy: bool):
-    """``array`` cast to ``dtype`` and moved to ``device``, new memory if ``copy``."""
-    if device is not None:
-        moved = to_device(array, device)
-        if moved is not array:
-            array, copy = moved, False
-    if type(array) is np.ndarray:
-        if dtype is not None and array.dtype != dtype:
-            return array.astype(dtype)
-        return array.copy() if copy else array
-    with array.device:  # CuPy computes on the current device: make it the array's
-        if dtype is not None and array.dtype != dtype:
-            return array.astype(dtype)
-        return array.copy() if copy else array
-
-
-def _from_python(data, dtype):
-    """A NumPy array from Python scalars / nested sequences (which may hold tensors)."""
-    if type(data) in _PYTHON_SCALARS:
-        return np.asarray(data, dtype=_python_scalar_dtype(type(data)) if dtype is None else dtype)
-    leaf_dtypes: set = set()
-    has_tensors = _scan(data, leaf_dtypes)
-    if has_tensors:
-        data = _tensors_to_arrays(data)
-    try:
-        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=dtype)
-    except ValueError as exc:
-        raise ValueError(f"dualad.tensor: cannot make a tensor from ragged data: {exc}") from None
-    except TypeError as exc:
-        raise TypeError(f"dualad.tensor: cannot make a tensor from this data: {exc}") from None
-    _check_kind(array.dtype, data)
-    if dtype is None:
-        inferred = _leaf_dtype(leaf_dtypes)
-        if inferred != array.dtype:
-            array = array.astype(inferred)
-    return array
-
-
-def _leaf_dtype(leaf_dtypes: set) -> np.dtype:
-    """The dtype of data whose leaves ``_scan`` found: one value per Python type (False, 0,
-    0.0, 0j: weak scalars), the dtypes as they are; no leaves ([] or [[], []]) means an empty
-    float tensor of the default dtype."""
-    if not leaf_dtypes:
-        return _dtypes.get_default_dtype()
-    return _dtypes.result_type(
-        *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
-    )
-
-
-def _python_scalar_dtype(kind: type) -> np.dtype:
-    if kind is builtins.float:
-        return _dtypes.get_default_dtype()
-    if kind is builtins.complex:
-        return _dtypes.default_complex_dtype()
-    return _dtypes.int64 if kind is builtins.int else _dtypes.bool_
-
-
-def _scan(data, leaf_dtypes: set) -> bool:
-    """Collect the dtype each leaf of a nested sequence stands for; True if a leaf is a Tensor.
-
-    One ``set(map(type, ...))`` per sequence keeps this near C speed for long lists of numbers.
-    """
-    has_tensors = False
-    for kind in set(map(type, data)):
-        if kind in _PYTHON_SCALARS:
-            leaf_dtypes.add(kind)  # the type: Python numbers promote as weak scalars
-        elif kind is list or kind is tuple:
-            for item in data:
-                if type(item) is kind and _scan(item, leaf_dtypes):
-                    has_tensors = True
-        elif issubclass(kind, Tensor):
-            has_tensors = True
-            leaf_dtypes.update(item._data.dtype for item in data if type(item) is kind)
-        elif issubclass(kind, (np.ndarray, np.generic)):
-            leaf_dtypes.update(item.dtype for item in data if type(item) is kind)
-        elif issubclass(kind, (list, tuple)):  # namedtuples and other sequence subclasses
-            for item in data:
-                if type(item) is kind and _scan(item, leaf_dtypes):
-                    has_tensors = True
-    return has_tensors
-
-
-def _tensors_to_arrays(data):
-    if isinstance(data, Tensor):
-        if GRAD.levels and tracking_level(data) is not None:
-            data.__array__()  # raises TrackedConversionError (tensor() stacks such values)
-        array = data._data
-        return array if type(array) is np.ndarray else array.get()
-    if isinstance(data, (list, tuple)):
-        return [_tensors_to_arrays(item) for item in data]
-    return data
-
+from ._tensor import (
+    _PYTHON_SCALARS,
+    Tensor,
+    _leaf_dtype,
+    _python_scalar_dtype,
+    _scan,
+    _to_array,
+    tracking_level,
+    wrap,
+)
 
 # ---------------------------------------------------------------------------------------------
 # tracked values: built with dualad ops, so that every level keeps differentiating them

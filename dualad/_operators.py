@@ -1,15 +1,24 @@
 """Tensor methods and Python operators, attached from the op modules.
 
-Each op module lists ``TENSOR_METHODS`` (functions that become methods of the same name) and
+A facade module: it imports the ops and the tape, and attaches to ``Tensor`` (which holds only
+data and metadata) the members that run ops, when ``dualad`` imports it. Each op module lists
+``TENSOR_METHODS`` (functions that become methods of the same name) and
 ``INPLACE_METHODS`` (functions that also get a trailing-underscore in-place method). Operators
 map to the same functions, so a method, an operator and the top-level function are one op.
 """
 
 from __future__ import annotations
 
+from . import _dtypes, ops
+from ._backend import Device, xp_of
 from ._state import ACTIVE, GRAD, MUTATION_WATCH
-from ._tensor import Tensor
+from ._tensor import Tensor, attach_members
+from .ops import elementwise as ew
+from .ops import linalg, mutation, shape
+from .ops.elementwise import astype, to_device_op
+from .ops.shape import _device_key, _normalize_key, permute, unbind
 from .rev.inplace import apply_inplace
+from .rev.saved import before_mutation
 
 
 def _inplace_method(functional, name):
@@ -37,10 +46,7 @@ def _reflected(fn):
 
 
 def attach_operators() -> None:
-    from .ops import elementwise as ew
-    from .ops import linalg, mutation, shape
-
-    ops = {
+    operators = {
         "__add__": ew.add,
         "__sub__": ew.sub,
         "__mul__": ew.mul,
@@ -53,7 +59,7 @@ def attach_operators() -> None:
         "__or__": ew.bitwise_or,
         "__xor__": ew.bitwise_xor,
     }
-    for name, fn in ops.items():
+    for name, fn in operators.items():
         setattr(Tensor, name, fn)
         setattr(Tensor, "__r" + name[2:], _reflected(fn))
         setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
@@ -102,9 +108,6 @@ def _write_direct(x, key, value) -> bool:
 
     A value that may share memory with x is copied first (read-before-write, as ``index_put``
     and every other write path compute their result out of place before writing it)."""
-    from ._backend import xp_of
-    from .ops.shape import _device_key, _normalize_key
-
     data = x._data
     if type(value) is Tensor:
         if value._fw is not None or type(value._data) is not type(data):
@@ -120,8 +123,6 @@ def _write_direct(x, key, value) -> bool:
     if not data.flags.writeable:
         return False
     if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
-        from .rev.saved import before_mutation
-
         before_mutation(x)
     try:
         data[_device_key(xp_of(data), _normalize_key(key))] = value
@@ -132,6 +133,36 @@ def _write_direct(x, key, value) -> bool:
 
 
 def _full_transpose(x):
-    from .ops.shape import permute
-
     return permute(x, tuple(reversed(range(x.ndim)))) if x.ndim >= 2 else x
+
+
+class _ConversionMembers:
+    """``Tensor.to`` and iteration, written as they read on ``Tensor``: they run ops."""
+
+    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+        """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``."""
+        for arg in args:
+            if isinstance(arg, (str, Device)):
+                device = arg
+            elif isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            else:
+                dtype = arg
+        out = self
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if dtype != self.dtype or copy:
+                out = astype(out, dtype)
+        if device is not None and Device(device) != self.device:
+            out = to_device_op(out, device=Device(device))
+        return out
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(unbind(self, 0))
+
+
+attach_methods(ops.MODULES)
+attach_operators()
+attach_members(Tensor, _ConversionMembers)

@@ -1,12 +1,8 @@
-"""The op registry's modules. Importing this package registers every op and attaches the
-Tensor methods and operators."""
+"""The op registry's modules. Importing this package registers every op (``dualad._operators``
+attaches the Tensor methods and operators, from above)."""
 
 from __future__ import annotations
 
-from .. import _operators
 from . import einsum, elementwise, indexing, linalg, mutation, reductions, shape, tensor_index
 
 MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, mutation, tensor_index)
-
-_operators.attach_methods(MODULES)
-_operators.attach_operators()

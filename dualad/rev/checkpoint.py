@@ -27,9 +27,9 @@ from typing import Any
 
 from .._creation import _replaying_rng, _rng_state
 from .._state import GRAD
-from .._tensor import Tensor, accumulator_of
+from .._tensor import Tensor
 from .grad_mode import enable_grad, no_grad
-from .node import Node
+from .node import Node, accumulator_of
 from .saved import FREED_MESSAGE, SavedTensor, pack, saved_tensors_hooks
 
 _EARLY_STOP = [True]
@@ -311,7 +311,7 @@ class CheckpointFunctionBackward(Node):
     __slots__ = ("_fn", "_inputs", "_rng_state")
 
     def __init__(self, fn, inputs: tuple, rng_state, outputs: int) -> None:
-        from .._dispatch import _sequence
+        from .node import _sequence
 
         self._init_base(next(_sequence))
         self._fn = fn

@@ -45,9 +45,9 @@ from itertools import repeat
 
 from .._creation import as_tensor, ones_like
 from .._state import ACTIVE, GRAD, adopt_levels, drop_levels
-from .._tensor import Tensor, accumulator_of, get_meta
+from .._tensor import Tensor, get_meta
 from .anomaly import check_returned_nan, report_error_node
-from .node import AccumulateGrad, GradSum
+from .node import AccumulateGrad, GradSum, accumulator_of
 
 # Serialises .grad accumulation (leaves, retained grads): threads running backward passes into
 # shared leaves add their gradients one at a time.

@@ -159,7 +159,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     count = len(tensors)
 
     def start(task) -> list:
-        from .._tensor import accumulator_of
+        from .node import accumulator_of
 
         expected = 0
         for node, leaf in places:
