@@ -766,7 +766,7 @@ xp_of_tensor = lambda t: xp_of(t._data)
 def _backward(*args, **kwargs) -> None:
     """``rev.engine.backward`` (bound on first use: the engine imports this module)."""
     global _backward
-    from .rev.engine import backward
+    from .rev.entry import backward
 
     _backward = backward
     backward(*args, **kwargs)

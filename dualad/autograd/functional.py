@@ -25,9 +25,9 @@ from .. import fwd
 from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
 from ..ops.shape import movedim, reshape, stack
-from ..rev.engine import grad as _grad
 from ..rev.grad_mode import enable_grad, set_grad_enabled
 from ..vmap.api import vmap
+from .gradients import grad as _grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 

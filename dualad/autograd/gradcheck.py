@@ -43,7 +43,6 @@ import numpy as np
 from .._backend import xp_of
 from .._creation import rand
 from .._tensor import Tensor, wrap
-from ..rev.engine import grad as _autograd_grad
 from .gradcheck_extra import (
     _check_inputs,
     _test_backward_mul_by_grad_output,
@@ -62,6 +61,7 @@ from .gradcheck_util import (
     _differentiable_outputs,
     _flat_function,
 )
+from .gradients import grad as _autograd_grad
 
 __all__ = [
     "GradcheckError",

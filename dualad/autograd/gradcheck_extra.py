@@ -13,7 +13,6 @@ from .. import fwd
 from .._dispatch import OpDef, dispatch
 from .._tensor import Tensor
 from ..ops.shape import stack
-from ..rev.engine import grad as _autograd_grad
 from ..vmap.api import vmap
 from .gradcheck_jacobians import _make_vectors
 from .gradcheck_util import (
@@ -35,6 +34,7 @@ from .gradcheck_util import (
     _tensor_like,
     _zeros_for,
 )
+from .gradients import grad as _autograd_grad
 
 # ---------------------------------------------------------------------------------------------
 # the extra checks

@@ -17,7 +17,6 @@ import numpy as np
 from .. import fwd
 from .._backend import xp_of
 from .._tensor import Tensor
-from ..rev.engine import grad as _autograd_grad
 from .gradcheck_util import (
     _FAST_MODE_SEED,
     FAILED_NONDET_MSG,
@@ -31,6 +30,7 @@ from .gradcheck_util import (
     _shape_str,
     _tensor_like,
 )
+from .gradients import grad as _autograd_grad
 
 # ---------------------------------------------------------------------------------------------
 # finite differences

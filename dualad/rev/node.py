@@ -674,7 +674,7 @@ AccumulateGrad.__qualname__ = "AccumulateGrad"
 def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool):
     """``rev.engine.accumulate_into_leaf`` (bound on first use: the engine imports this module)."""
     global _accumulate_into_leaf
-    from .engine import accumulate_into_leaf
+    from .accumulate import accumulate_into_leaf
 
     _accumulate_into_leaf = accumulate_into_leaf
     return accumulate_into_leaf(node, g, create_graph, owned)
