@@ -26,6 +26,7 @@ import weakref
 
 from .._state import LOCK
 from .._tensor import Tensor, _new, get_meta
+from .accumulate import accumulate_into_leaf
 
 _hook_ids = itertools.count()
 # creation order of nodes: the engine runs ready nodes newest first (PyTorch's sequence_nr)
@@ -389,7 +390,7 @@ class AccumulateGrad(Node):
             and not self._extra.pre_hooks
             and not getattr(self.variable._meta, "leaf_hooks", None)
         )
-        created = _accumulate_into_leaf(self, g, create_graph, owned)
+        created = accumulate_into_leaf(self, g, create_graph, owned)
         if created is not None:
             # the first .grad stands for the incoming buffer (PyTorch "steals" it): post hooks
             # of this node see grad_outputs[0] is variable.grad (HOOK-14)
@@ -398,15 +399,6 @@ class AccumulateGrad(Node):
 
 
 AccumulateGrad.__qualname__ = "AccumulateGrad"
-
-
-def _accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: bool):
-    """``rev.engine.accumulate_into_leaf`` (bound on first use: the engine imports this module)."""
-    global _accumulate_into_leaf
-    from .engine import accumulate_into_leaf
-
-    _accumulate_into_leaf = accumulate_into_leaf
-    return accumulate_into_leaf(node, g, create_graph, owned)
 
 
 def accumulator_of(t: Tensor):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 
 from .._tensor import Tensor, attach_members, get_meta
-from .engine import backward
+from .entry import backward
 from .hooks import (
     drop_retain_grad,
     install_retain_grad,
