@@ -46,6 +46,23 @@ from ._tensor import (
 # tracked values: built with dualad ops, so that every level keeps differentiating them
 
 
+def _ops_missing(*args, **kwargs):
+    raise RuntimeError(
+        "dualad: building a tensor out of tracked values needs dualad.ops (import dualad)"
+    )
+
+
+# The three ops those builders use live a layer above this one; ``dualad.ops`` installs them
+# here when it is imported (``install_ops``). Plain data never needs them.
+stack = broadcast_to = cat = _ops_missing
+
+
+def install_ops(stack_fn, broadcast_to_fn, cat_fn) -> None:
+    """Install ``stack``, ``broadcast_to`` and ``cat`` (``dualad.ops`` calls this once)."""
+    global stack, broadcast_to, cat
+    stack, broadcast_to, cat = stack_fn, broadcast_to_fn, cat_fn
+
+
 def _holds_tracked(data) -> bool:
     """Whether ``data`` is, or (nested in lists/tuples) holds, a tensor that an active level
     tracks or a level's wrapper (whose array is not the value to use). Call only while
@@ -80,8 +97,6 @@ def _tracked_tensor(data, dtype, device) -> Tensor:
     the nested sequence stacked with dualad ops (numbers and untracked tensors become constants
     of the same dtype, detached as ``tensor`` detaches them). The dtype is inferred as for
     plain data; the device, unless given, is that of the first tracked tensor."""
-    from .ops.shape import stack  # (ops import this module: bound where first needed)
-
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
         out = data.to(dtype=dtype, device=device)
@@ -302,8 +317,6 @@ def _is_tracked(value) -> bool:
 def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
     """A new tensor of ``shape`` filled with the one-element tracked ``value``, differentiably
     (its derivative is the sum of the result's)."""
-    from .ops.shape import broadcast_to  # (ops import this module: bound where first needed)
-
     value = value.reshape(()).to(dtype=dtype, device=device)
     return broadcast_to(value, shape).clone()  # (clone: memory of its own, as full's)
 
@@ -457,8 +470,6 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
     for the Python numbers that untracked endpoints become, then cast to the result dtype
     (PyTorch's: the default float or complex dtype unless given). So the values are exactly
     those of ``linspace`` with the endpoints detached."""
-    from .ops.shape import cat  # (ops import this module: bound where first needed)
-
     ends = []
     for value in (start, end):
         if isinstance(value, Tensor):
@@ -667,13 +678,23 @@ def _normal(gen, shape, dtype):
     return gen.standard_normal(shape).astype(dtype)
 
 
+def _level_draw(redraw, shape: tuple):
+    """Random values of ``shape`` drawn by the innermost level of this thread that draws for
+    itself (``Level.draw_random``: vmap, by its randomness mode: raise, one draw shared by the
+    batch, or one per example), or None when no level does. ``redraw(shape)`` calls the random
+    function again one level down."""
+    for level in reversed(GRAD.levels):
+        drawn = level.draw_random(redraw, shape)
+        if drawn is not None:
+            return drawn
+    return None
+
+
 def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Tensor:
     """``rand`` / ``randn`` (``public``): ``draw(generator, shape, dtype)`` on ``device``."""
     shape, dtype = _size(name, shape, size), _random_dtype(name, dtype)
-    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
-
-        drawn = vmap_random(
+    if ACTIVE:
+        drawn = _level_draw(
             lambda s: public(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
         )
         if drawn is not None:
@@ -732,13 +753,12 @@ def randint(
             f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
             f"from={low} >= to={high}"
         )
-    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
+    if ACTIVE:
 
         def redraw(s):
             return randint(low, high, s, dtype=dtype, device=device, requires_grad=requires_grad)
 
-        drawn = vmap_random(redraw, shape)
+        drawn = _level_draw(redraw, shape)
         if drawn is not None:
             return drawn
 

@@ -186,6 +186,12 @@ class Level:
         it into a NumPy array or a Python number would lose it (``Tensor.item`` & co ask)."""
         return self.owns(value)
 
+    def draw_random(self, redraw: Callable, shape: tuple):
+        """Random values of logical ``shape`` drawn for this level, or None to leave the draw
+        to the levels below (every level but vmap's). ``redraw(shape)`` runs the random
+        function again one level down (``dualad._creation``'s random functions ask)."""
+        return None
+
     def conversion_error(self, value: Any, kind: str) -> Exception:
         """The error for conversion ``kind`` (a key of ``dualad._errors.ATTEMPTS``) of a value
         this level tracks: it names the level (as the user called it) and the fix."""
