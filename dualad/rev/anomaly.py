@@ -21,6 +21,7 @@ import sys
 import traceback
 import warnings
 
+from .._backend import xp_of
 from .._state import GRAD, RECORD_HOOKS
 
 _TOKEN = object()  # this module's entry in RECORD_HOOKS, once per thread with anomaly mode on
@@ -133,8 +134,6 @@ def record_forward_trace(node) -> None:
 
 
 def check_returned_nan(node, grads) -> None:
-    from .._backend import xp_of
-
     for i, g in enumerate(grads):
         if g is not None:
             data = g._data

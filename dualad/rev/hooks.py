@@ -13,7 +13,8 @@ import weakref
 
 from .._state import LOCK
 from .._tensor import Tensor, get_meta
-from .node import HookDict, RemovableHandle
+from .graph_task import current_graph_task
+from .node import HookDict, RemovableHandle, accumulator_of
 
 
 def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
@@ -134,8 +135,6 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     modes = ("all", "any")
     if mode not in modes:
         raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
-    from .graph_task import current_graph_task
-
     tensors = tuple(tensors)
     key = object()  # this registration's entry in each pass's state
     if mode == "any":
@@ -159,8 +158,6 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     count = len(tensors)
 
     def start(task) -> list:
-        from .node import accumulator_of
-
         expected = 0
         for node, leaf in places:
             if node is None:

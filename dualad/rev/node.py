@@ -24,8 +24,11 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from .._state import LOCK
+from .._creation import as_tensor, zeros_for
+from .._state import GRAD, LOCK
 from .._tensor import Tensor, _new, get_meta
+from ..ops.elementwise import astype, real
+from ..ops.reductions import sum_to
 from .accumulate import accumulate_into_leaf
 
 _hook_ids = itertools.count()
@@ -210,8 +213,6 @@ class Node:
 
     def __call__(self, *grad_outputs):
         """Apply the node to gradients w.r.t. its outputs; returns gradients w.r.t. its inputs."""
-        from .._state import GRAD
-
         n = self._num_outputs
         if len(grad_outputs) != n:
             raise TypeError(f"expected {n} arguments, got {len(grad_outputs)} instead")
@@ -247,8 +248,6 @@ def _saved_output(node, data, index: int, box: list, fw) -> Tensor:
 
 def _fill_missing(grads: list, out_meta: tuple) -> list:
     """Multi-output nodes: outputs that received no gradient get zeros (rules need all)."""
-    from .._creation import zeros_for
-
     return [
         zeros_for(shape, dtype, grads) if g is None else g
         for g, (shape, dtype) in zip(grads, out_meta)
@@ -325,12 +324,7 @@ def _validate(result, args, needs, node) -> tuple:
 
 
 def _conform(g, shape, dtype, index: int, node):
-    from ..ops.elementwise import astype, real
-    from ..ops.reductions import sum_to
-
     if not isinstance(g, Tensor):
-        from .._creation import as_tensor
-
         g = as_tensor(g)
     gshape = tuple(g.shape)
     if gshape != tuple(shape):

@@ -55,8 +55,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .._backend import to_device
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
-from .._tensor import AutogradMeta, Tensor, _new, _version_box
+from .._tensor import AutogradMeta, Tensor, _new, _version_box, wrap
 from .node import accumulator_of
 
 FREED_MESSAGE = (
@@ -393,9 +394,6 @@ class save_on_cpu(saved_tensors_hooks):
             device, value = packed
             if device is None:
                 return value
-            from .._backend import to_device
-            from .._tensor import wrap
-
             return wrap(to_device(value, device))
 
         super().__init__(pack_to_cpu, unpack_from_cpu)
@@ -510,8 +508,6 @@ class AllowMutationContext:
                 continue
             original = self.original.pop(handle, None)
             if original is not None:
-                from .._tensor import wrap
-
                 self.cloned[handle] = wrap(original._data.copy())
 
     def clear(self) -> None:

@@ -7,14 +7,14 @@ so gradients through the view reach the base's current history (PyTorch's view r
 
 from __future__ import annotations
 
+from .._dispatch import dispatch
 from .._state import GRAD
 from .._tensor import Tensor
+from .hooks import move_retain_grad
 
 
 def replay_view(base: Tensor, replay: tuple) -> Tensor:
     """Apply the recorded view ops to ``base``."""
-    from .._dispatch import dispatch
-
     out = base
     for op, params, index in replay:
         out = dispatch(op, (out,), params)
@@ -70,8 +70,6 @@ def refresh_view_node(view: Tensor):
         view._out_nr = fresh._out_nr
         meta = view._meta
         if meta is not None and meta.retains_grad:
-            from .hooks import move_retain_grad
-
             move_retain_grad(view, (view._node, view._out_nr))
     return view._node
 
