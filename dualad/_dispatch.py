@@ -88,6 +88,7 @@ class OpDef:
         "nout",
         "save_args",
         "save_mask",
+        "save_masks",
         "save_out",
         "view",
         "vjp",
@@ -128,6 +129,7 @@ class OpDef:
         # value given which arguments need gradients (mul: a only for b's gradient). Arguments
         # it does not read are kept as shape/dtype stand-ins: no reference, no version check.
         self.save_mask = save_mask
+        self.save_masks = None if save_mask is None else _MaskTable(save_mask)
         self.nout = nout
         self.nondiff_outputs = nondiff_outputs
         self.view = view  # False, True (always a view of argument 0) or "maybe"
@@ -139,6 +141,21 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<dualad op {self.name}>"
+
+
+class _MaskTable(dict):
+    """``save_mask(needs)`` tabulated per ``needs`` tuple as nodes are recorded (a dict lookup
+    on the recording path instead of a call)."""
+
+    __slots__ = ("save_mask",)
+
+    def __init__(self, save_mask: Callable) -> None:
+        super().__init__()
+        self.save_mask = save_mask
+
+    def __missing__(self, needs: tuple) -> tuple:
+        keep = self[needs] = tuple(bool(k) for k in self.save_mask(needs))
+        return keep
 
 
 def _impl_of_kernel(kernel: Callable) -> Callable:
@@ -235,23 +252,17 @@ def _no_tape(*args, **kwargs):
     )
 
 
-# ``record_node(op, args, params, results)`` attaches a graph node to ``results``; ``record_one``
-# and ``record_two`` are it specialised to one plain tensor / two plain tensors or scalars (the
-# fast callers' shapes); ``refresh_view(t)`` brings a view's grad_fn up to date after its base was
-# written in place. The core calls them as globals of this module (no attribute lookup on the
-# hot path); ``dualad.rev.record`` installs its own when imported.
-record_node = record_one = record_two = refresh_view = _no_tape
+# ``record_node(op, args, params, results)`` attaches a graph node to ``results``;
+# ``refresh_view(t)`` brings a view's grad_fn up to date after its base was written in place.
+# The core calls them as globals of this module (no attribute lookup on the hot path);
+# ``dualad.rev.record`` installs its own when imported.
+record_node = refresh_view = _no_tape
 
 
-def install_tape(record_fn, record_one_fn, record_two_fn, refresh_view_fn) -> None:
+def install_tape(record_fn: Callable, refresh_view_fn: Callable) -> None:
     """Install the tape (``dualad.rev.record`` calls this once, at import)."""
-    global record_node, record_one, record_two, refresh_view
-    record_node, record_one, record_two, refresh_view = (
-        record_fn,
-        record_one_fn,
-        record_two_fn,
-        refresh_view_fn,
-    )
+    global record_node, refresh_view
+    record_node, refresh_view = record_fn, refresh_view_fn
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,24 +478,6 @@ def _device_error(op: OpDef, args: tuple) -> RuntimeError:
 # public callers with the fast path
 
 
-# ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
-_FIRST = (True,)
-_BOTH = (True, True)
-_FIRST_OF_TWO = (True, False)
-_SECOND_OF_TWO = (False, True)
-
-
-def two_arg_save_masks(op: OpDef) -> dict | None:
-    """``op.save_mask`` of a two-argument op tabulated for the three ``needs`` a node can have
-    (a dict lookup when recording instead of a call)."""
-    if op.save_mask is None:
-        return None
-    return {
-        needs: tuple(bool(keep) for keep in op.save_mask(needs))
-        for needs in (_BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO)
-    }
-
-
 def _fresh(view: ViewInfo) -> bool:
     """True if a view's grad_fn is current (its base was not modified in place since)."""
     return view.version == view.base._vc[0]
@@ -526,7 +519,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if x._rg and GRAD.enabled and differentiable:
-                record_one(op, x, result)
+                record_node(op, (x,), EMPTY, (result,))
             return result
         return dispatch(op, (x,), EMPTY)
 
@@ -542,7 +535,6 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     scalars = SCALAR_TYPES
     new = _new
     scalar_types = _NP_SCALAR_TYPES
-    masks = two_arg_save_masks(op)
     default_dtype = DEFAULT_DTYPE
     f64 = _F64
 
@@ -594,7 +586,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if requires_grad and GRAD.enabled and differentiable:
-                record_two(op, a, b, result, masks)
+                record_node(op, (a, b), EMPTY, (result,))
             return result
         return dispatch(op, (a, b), EMPTY)
 
@@ -634,10 +626,7 @@ def apply1(op: OpDef, x, params: dict):
                 out = np.asarray(out)
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
-                if op.save_mask is None:
-                    record_one(op, x, result, params)
-                else:
-                    record_node(op, (x,), params, (result,))
+                record_node(op, (x,), params, (result,))
             return result
         if not x._rg or not GRAD.enabled:
             return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)

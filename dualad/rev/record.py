@@ -14,8 +14,10 @@ constants instead of a list per node.
 
 from __future__ import annotations
 
+import itertools
+
 from .. import _dispatch
-from .._dispatch import _BOTH, _FIRST, _FIRST_OF_TWO, _SECOND_OF_TWO, EMPTY, OpDef
+from .._dispatch import OpDef
 from .._state import GRAD, LOCK, RECORD_HOOKS
 from .._tensor import Tensor, _new
 from .anomaly import record_forward_trace
@@ -24,6 +26,11 @@ from .op_node import make_node_class, pack_node
 from .views import refresh_view_node
 
 _NO_EDGE = (None, 0)
+# ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
+_FIRST = (True,)
+_BOTH = (True, True)
+_FIRST_OF_TWO = (True, False)
+_SECOND_OF_TWO = (False, True)
 
 
 def node_class(op: OpDef) -> type:
@@ -38,9 +45,13 @@ _argmeta = ArgMeta.of
 
 
 def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
-    """Attach a graph Node for ``op`` to ``results`` (they then require grad).
+    """Attach a graph node for ``op`` to ``results`` (they then require grad).
 
-    Hot path of every recorded op: no generators, no helper calls beyond what is needed.
+    Per argument the node keeps its edge (the node and output it came from, a leaf's
+    AccumulateGrad, ``(None, 0)`` for what needs no gradient), whether it needs a gradient, and
+    the argument with its version where the VJP reads it (a shape/dtype stand-in where it does
+    not: ``OpDef.save_mask``). The hot path of every recorded op: one pass over the arguments,
+    no helper calls, and the masks of one- and two-argument ops tabulated per ``needs``.
     """
     node = _new(op.node_cls or node_class(op))
     node._seq = next(_sequence)
@@ -50,41 +61,70 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
     node._params = params
     node._freed = False
     node._out_data = None
-    edges = []
-    needs = []
-    versions = []
-    for a in args:
-        if isinstance(a, Tensor):
-            box = a._vc
-            versions.append(0 if box is None else box[0])
-            if a._rg:
-                n = a._node
-                if n is None:
-                    meta = a._meta
-                    ref = None if meta is None else meta.accumulator
-                    n = None if ref is None else ref()
-                    if n is None:
-                        n = accumulator_of(a)
-                    edges.append((n, 0))
-                else:
-                    edges.append((n, a._out_nr))
-                needs.append(True)
-            else:
-                edges.append(_NO_EDGE)
-                needs.append(False)
+    nargs = len(args)
+    if nargs == 1:  # (recorded, so the one argument is a tensor that requires grad)
+        a = args[0]
+        n = a._node
+        node._edges = ((n, a._out_nr),) if n is not None else ((_accumulator(a), 0),)
+        needs = _FIRST
+    elif nargs == 2:
+        a, b = args
+        rb = isinstance(b, Tensor) and b._rg
+        if rb:
+            n = b._node
+            edge_b = (n, b._out_nr) if n is not None else (_accumulator(b), 0)
         else:
-            versions.append(None)
-            edges.append(_NO_EDGE)
-            needs.append(False)
-    node._edges = tuple(edges)
-    node._needs = needs
-    if op.save_args:
-        node._args = args
-        node._versions = versions
-        if op.save_mask is not None:
-            _drop_unread_args(node, op.save_mask(needs), args, versions)
+            edge_b = _NO_EDGE
+        if isinstance(a, Tensor) and a._rg:
+            n = a._node
+            node._edges = ((n, a._out_nr) if n is not None else (_accumulator(a), 0), edge_b)
+            needs = _BOTH if rb else _FIRST_OF_TWO
+        else:
+            node._edges = (_NO_EDGE, edge_b)
+            needs = _SECOND_OF_TWO
     else:
-        node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
+        needs = tuple([isinstance(a, Tensor) and a._rg for a in args])
+        node._edges = tuple([_edge(a) if rg else _NO_EDGE for a, rg in zip(args, needs)])
+    node._needs = needs
+    if not op.save_args:  # the VJP reads no argument: shape/dtype stand-ins
+        if nargs == 1:
+            meta = _new(ArgMeta)  # ArgMeta.of, inline
+            data = a._data
+            meta.shape = data.shape
+            meta.dtype = data.dtype
+            node._args = (meta,)
+        elif nargs == 2:
+            node._args = (
+                _argmeta(a._data) if isinstance(a, Tensor) else a,
+                _argmeta(b._data) if isinstance(b, Tensor) else b,
+            )
+        else:
+            node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
+    else:  # what the VJP reads is kept with its version, the rest as shape/dtype stand-ins
+        masks = op.save_masks
+        if nargs == 1 and (masks is None or masks[needs][0]):
+            box = a._vc
+            node._args = args
+            node._versions = (0 if box is None else box[0],)
+        elif nargs == 2:
+            keep_a, keep_b = _BOTH if masks is None else masks[needs]
+            va = vb = None
+            if isinstance(a, Tensor):
+                if keep_a:
+                    box = a._vc
+                    va = 0 if box is None else box[0]
+                else:
+                    a = _argmeta(a._data)
+            if isinstance(b, Tensor):
+                if keep_b:
+                    box = b._vc
+                    vb = 0 if box is None else box[0]
+                else:
+                    b = _argmeta(b._data)
+            node._args = (a, b)
+            node._versions = (va, vb)
+        else:
+            _save_args(node, args, _ALL if masks is None else masks[needs])
     if len(results) == 1:
         r = results[0]
         r._rg = True
@@ -107,55 +147,26 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         on_record(node, results)
 
 
-def on_record(node, results: tuple) -> None:
-    """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
-    saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
-    if GRAD.saved_hooks:
-        pack_node(node, results)
-    if GRAD.anomaly[0]:
-        record_forward_trace(node)
-
-
-def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
-    kept = list(args)
-    for i, keep in enumerate(mask):
-        if not keep and isinstance(kept[i], Tensor):
-            kept[i] = _argmeta(kept[i]._data)
-            versions[i] = None
-    node._args = tuple(kept)
+def _save_args(node, args: tuple, keep) -> None:
+    """``record_node``'s saving of three or more arguments (``keep``: one flag per argument)."""
+    saved = []
+    versions = []
+    for a, kept in zip(args, keep):
+        if not isinstance(a, Tensor):
+            saved.append(a)
+            versions.append(None)
+        elif kept:
+            saved.append(a)
+            box = a._vc
+            versions.append(0 if box is None else box[0])
+        else:
+            saved.append(_argmeta(a._data))
+            versions.append(None)
+    node._args = tuple(saved)
     node._versions = versions
 
 
-def record_one(op: OpDef, x: Tensor, result: Tensor, params: dict = EMPTY) -> None:
-    """``record_node`` specialised to one plain tensor argument that requires grad."""
-    node = _new(op.node_cls or node_class(op))
-    node._seq = next(_sequence)
-    node._extra = None
-    node._nout = 1
-    node._op = op
-    node._params = params
-    node._freed = False
-    node._out_data = None
-    node._out_meta = None
-    n = x._node
-    node._edges = ((n, x._out_nr),) if n is not None else ((_accumulator(x), 0),)
-    node._needs = _FIRST
-    if op.save_args:
-        node._args = (x,)
-        box = x._vc
-        node._versions = (0 if box is None else box[0],)
-    else:
-        meta = _new(ArgMeta)  # ArgMeta.of, inline
-        data = x._data
-        meta.shape = data.shape
-        meta.dtype = data.dtype
-        node._args = (meta,)
-    result._rg = True
-    result._node = node
-    if op.save_out:
-        node._save_outputs((result,))
-    if RECORD_HOOKS:
-        on_record(node, (result,))
+_ALL = itertools.repeat(True)  # (zip stops at the arguments)
 
 
 def _accumulator(t: Tensor):
@@ -166,67 +177,19 @@ def _accumulator(t: Tensor):
     return accumulator_of(t) if n is None else n
 
 
-def _edge(t: Tensor):
-    """The graph edge of a plain tensor that requires grad (its AccumulateGrad for a leaf)."""
+def _edge(t: Tensor) -> tuple:
+    """The graph edge of a tensor that requires grad (its AccumulateGrad for a leaf)."""
     n = t._node
     return (n, t._out_nr) if n is not None else (_accumulator(t), 0)
 
 
-def record_two(op: OpDef, a, b, result: Tensor, masks: dict | None) -> None:
-    """``record_node`` specialised to two plain-tensor-or-scalar arguments (binary ops);
-    ``masks`` is ``two_arg_save_masks(op)``."""
-    node = _new(op.node_cls or node_class(op))
-    node._seq = next(_sequence)
-    node._extra = None
-    node._nout = 1
-    node._op = op
-    node._params = EMPTY
-    node._freed = False
-    node._out_data = None
-    node._out_meta = None
-    ta = type(a) is Tensor
-    tb = type(b) is Tensor
-    if ta and a._rg:
-        n = a._node
-        edge_a = (n, a._out_nr) if n is not None else (_accumulator(a), 0)
-        if tb and b._rg:
-            n = b._node
-            node._edges = (edge_a, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
-            needs = _BOTH
-        else:
-            node._edges = (edge_a, _NO_EDGE)
-            needs = _FIRST_OF_TWO
-    else:
-        n = b._node
-        node._edges = (_NO_EDGE, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
-        needs = _SECOND_OF_TWO
-    node._needs = needs
-    if op.save_args:
-        # arguments the VJP will not read are not kept (mul, div): shape/dtype stand-ins
-        keep_a, keep_b = _BOTH if masks is None else masks[needs]
-        va = vb = None
-        if ta:
-            if keep_a:
-                box = a._vc
-                va = 0 if box is None else box[0]
-            else:
-                a = _argmeta(a._data)
-        if tb:
-            if keep_b:
-                box = b._vc
-                vb = 0 if box is None else box[0]
-            else:
-                b = _argmeta(b._data)
-        node._args = (a, b)
-        node._versions = (va, vb)
-    else:
-        node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
-    result._rg = True
-    result._node = node
-    if op.save_out:
-        node._save_outputs((result,))
-    if RECORD_HOOKS:
-        on_record(node, (result,))
+def on_record(node, results: tuple) -> None:
+    """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
+    saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
+    if GRAD.saved_hooks:
+        pack_node(node, results)
+    if GRAD.anomaly[0]:
+        record_forward_trace(node)
 
 
-_dispatch.install_tape(record_node, record_one, record_two, refresh_view_node)
+_dispatch.install_tape(record_node, refresh_view_node)
