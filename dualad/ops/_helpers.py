@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from .._dispatch import OpDef, apply, binary_caller, register, unary_caller
 from .._tensor import Tensor
-from ..vmap import rules as batching
+from . import _batching as batching
 
 
 def _conj_if_complex(d):

@@ -16,7 +16,7 @@ import opt_einsum
 
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._batching import move_bdim_to_front
 
 __all__ = ["einsum"]
 

@@ -11,6 +11,7 @@ import math as _math
 import operator as _operator
 
 import numpy as np
+import scipy.special
 
 from .. import _dtypes
 from .._dispatch import (
@@ -25,8 +26,9 @@ from .._dispatch import (
     register,
     unary_caller,
 )
+from .._state import GRAD
 from .._tensor import Tensor
-from ..vmap import rules as batching
+from . import _batching as batching
 from ._helpers import (
     _broadcast_to_output,
     _conj_if_complex,
@@ -458,15 +460,13 @@ def astype(x, dtype):
     """A copy of ``x`` cast to ``dtype`` (differentiable between float/complex dtypes)."""
     dtype = _dtypes.to_dtype(dtype)
     if not _dtypes.is_differentiable(dtype):
-        with _no_grad():
+        enabled = GRAD.enabled  # (a cast to a non-differentiable dtype records nothing)
+        GRAD.enabled = False
+        try:
             return apply1(_astype_op, x, {"dtype": dtype})
+        finally:
+            GRAD.enabled = enabled
     return apply1(_astype_op, x, {"dtype": dtype})
-
-
-def _no_grad():
-    from ..rev.grad_mode import no_grad
-
-    return no_grad()
 
 
 _clone_op = register(
@@ -501,6 +501,7 @@ _to_device_op = register(
             to_device_op(cts[0], device=_device_of_meta(args[0], cts[0])),
         ),
         jvp=lambda tangents, outs, args, params: to_device_op(tangents[0], **params),
+        batch=lambda op, args, bdims, params: (apply(op, args[0], **params), bdims[0]),
         save_args=True,
         node_name="ToCopyBackward0",
     )
@@ -1004,41 +1005,54 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
 
 
 # ---------------------------------------------------------------------------------------------
-# error function family. NumPy has none: see "special functions on NumPy" below; CuPy has them
-# in cupyx.scipy.special.
+# error function family: values from scipy.special (NumPy) or cupyx.scipy.special (CuPy)
 
 _TWO_OVER_SQRT_PI = 2.0 / _math.sqrt(_math.pi)
 _SQRT_PI_OVER_TWO = _math.sqrt(_math.pi) / 2.0
 
 
-def _special_impl(name: str, numpy_version):
+def _special_impl(name: str, numpy_version=None):
+    """The impl of ``scipy.special``'s function ``name`` (or of ``numpy_version`` on NumPy) on
+    real floating input (computed in float64, the result in the input's dtype)."""
+    numpy_version = numpy_version or getattr(scipy.special, name)
+
     def impl(xp, x):
         x = _float_array(x)
         _reject_complex(name, x)
         if xp is np:
-            return numpy_version(x)
-        from cupyx.scipy import special  # imported on first GPU use only
+            return np.asarray(numpy_version(x.astype(np.float64, copy=False)), dtype=x.dtype)
+        from cupyx.scipy import special  # CuPy's SciPy functions: imported on first GPU use
 
         return getattr(special, name)(x)
 
     return impl
 
 
+def _erfc(x):
+    """erfc of a float64 array to a few ulp. ``scipy.special.erfc`` loses up to ~400 ulp for
+    x > 0.5; there erfc(x) = erfcx(x) * exp(-x**2), the square taken exactly: exp(-h**2) *
+    exp(-(x - h)(x + h)) with h = x rounded down to 1/16 (h**2 has no rounding error)."""
+    far = np.minimum(np.maximum(x, 0.5), 30.0)  # erfc(30) underflows to 0; no inf - inf
+    high = np.trunc(far * 16.0) / 16.0
+    tail = scipy.special.erfcx(far) * np.exp(-high * high) * np.exp(-(far - high) * (far + high))
+    return np.where(x < 0.5, scipy.special.erfc(x), tail)
+
+
 erf = unary(
     "erf",
-    _special_impl("erf", lambda x: _erf_numpy(x, complement=False)),
+    _special_impl("erf"),
     lambda x, y: exp(-(x * x)) * _TWO_OVER_SQRT_PI,
     doc="Error function ``2/sqrt(pi) * integral_0^x exp(-t**2) dt``.",
 )
 erfc = unary(
     "erfc",
-    _special_impl("erfc", lambda x: _erf_numpy(x, complement=True)),
+    _special_impl("erfc", _erfc),
     lambda x, y: exp(-(x * x)) * -_TWO_OVER_SQRT_PI,
     doc="Complementary error function ``1 - erf(x)`` (accurate where erf(x) is close to 1).",
 )
 erfinv = unary(
     "erfinv",
-    _special_impl("erfinv", lambda x: _erfinv_numpy(x)),
+    _special_impl("erfinv"),
     lambda x, y: exp(y * y) * _SQRT_PI_OVER_TWO,
     uses="y",
     doc="Inverse error function on (-1, 1) (±inf at ±1, nan outside).",
@@ -1537,143 +1551,6 @@ def positive(x):
     if isinstance(x, Tensor) and x.dtype.kind == "b":
         raise TypeError("dualad.positive: The `+` operator, on a bool tensor is not supported.")
     return x
-
-
-# ---------------------------------------------------------------------------------------------
-# special functions on NumPy (float64 internally; results cast back to the input's dtype)
-#
-# erf / erfc on |x| < 3: Taylor series of erf around the nearest multiple c of 1/16,
-#   erf(c + h) = erf(c) + 2/sqrt(pi) exp(-c^2) sum_n (-1)^n H_n(c) h^(n+1) / (n+1)!
-# (H_n the Hermite polynomials: the derivatives of exp(-x^2)); |h| <= 1/32 makes 11 terms exact
-# to double precision. erf(c), erfc(c) come from math.erf/erfc, the coefficients from exact
-# rational Hermite values, all tabulated once on first use.
-# erfc on |x| >= 3: Legendre's continued fraction for the incomplete gamma function
-# Gamma(1/2, x^2) (16 terms suffice from 3 on), times exp(-x^2) computed as exp(-hi^2) *
-# exp(-(x - hi)(x + hi)) with hi = x rounded to 1/16 so that hi^2 is exact (x^2 rounded would
-# cost up to 700 ulp at x = 26). Max error about 2 ulp (erf) and 6 ulp (erfc, deep tail).
-# erfinv: Winitzki's closed-form approximation (error < 2e-3), then 3 Halley steps on erf
-# (on erfc for |y| > 0.5, where 1 - |y| is exact).
-
-_ERF_STEP = 16
-_ERF_SWITCH = 3.0
-_ERF_TERMS = 11
-_ERFC_CF_TERMS = 16
-_SMALL = 32  # arrays up to this size go element by element through math.erf (faster there)
-_erf_tables: list = []
-
-
-def _build_erf_tables():
-    from fractions import Fraction
-
-    count = int(_ERF_SWITCH * _ERF_STEP) + 2
-    erf_values, erfc_values, rows = [], [], []
-    for k in range(count):
-        c = Fraction(k, _ERF_STEP)
-        erf_values.append(_math.erf(float(c)))
-        erfc_values.append(_math.erfc(float(c)))
-        scale = _TWO_OVER_SQRT_PI * _math.exp(-float(c * c))
-        previous, hermite, factorial, row = Fraction(0), Fraction(1), 1, []
-        for n in range(_ERF_TERMS):
-            factorial *= n + 1
-            row.append(float((-1) ** n * hermite / factorial) * scale)
-            previous, hermite = hermite, 2 * c * hermite - 2 * n * previous
-        rows.append(row[::-1])  # highest power first, for Horner's scheme
-    coefficients = np.ascontiguousarray(np.array(rows).T)  # coefficients[j][k]
-    _erf_tables[:] = [np.array(erf_values), np.array(erfc_values), coefficients]
-    return _erf_tables
-
-
-def _exp_minus_square(x):
-    """exp(-x**2) for x >= 0 without the rounding error of x**2 (see above)."""
-    high = np.trunc(x * 16.0) / 16.0
-    return np.exp(-high * high) * np.exp(-(x - high) * (x + high))
-
-
-def _erf_near(a):
-    """erf(a) - erf(c) and the table index of c for 0 <= a < _ERF_SWITCH."""
-    coefficients = (_erf_tables or _build_erf_tables())[2]
-    index = np.rint(a * _ERF_STEP).astype(np.intp)
-    h = a - index * (1.0 / _ERF_STEP)
-    total = coefficients[0][index]
-    for j in range(1, _ERF_TERMS):
-        total *= h
-        total += coefficients[j][index]
-    total *= h
-    return index, total
-
-
-def _erfc_far(a):
-    """erfc(a) for a >= _ERF_SWITCH (Legendre's continued fraction for Gamma(1/2, a**2))."""
-    a = np.minimum(a, 30.0)  # erfc underflows to 0 from 26.6 on; keeps inf out of the fraction
-    y = a * a
-    fraction = y + (2 * _ERFC_CF_TERMS + 0.5)
-    for k in range(_ERFC_CF_TERMS, 0, -1):
-        fraction = (y + (2 * k - 1.5)) - (k * (k - 0.5)) / fraction
-    return _exp_minus_square(a) * a / (fraction * _math.sqrt(_math.pi))
-
-
-def _erf_numpy(x, *, complement: bool):
-    """erf(x) (or erfc(x)) of a NumPy float array, to about 1e-15 relative accuracy."""
-    dtype = x.dtype
-    if x.size <= _SMALL:
-        function = _math.erfc if complement else _math.erf
-        values = [function(v) for v in x.reshape(-1).tolist()]
-        return np.array(values, dtype=np.float64).reshape(x.shape).astype(dtype, copy=False)
-    flat = x.astype(np.float64).reshape(-1)
-    a = np.abs(flat)
-    nan = np.isnan(a)
-    near = (a < _ERF_SWITCH) | nan
-    everything_near = bool(near.all())
-    a_near = np.where(nan, 0.0, a)
-    if not everything_near:
-        a_near = a_near[near]
-    index, delta = _erf_near(a_near)
-    erf_values, erfc_values, _ = _erf_tables
-    if complement:
-        near_values = erfc_values[index] - delta
-    else:
-        near_values = erf_values[index] + delta
-    if everything_near:
-        out = near_values
-    else:
-        out = np.empty_like(a)
-        out[near] = near_values
-        far = ~near
-        tail = _erfc_far(a[far])
-        out[far] = tail if complement else 1.0 - tail
-    if complement:
-        out = np.where(flat < 0, 2.0 - out, out)
-    else:
-        out = np.copysign(out, flat)
-    out = np.where(nan, flat, out)
-    return out.reshape(x.shape).astype(dtype, copy=False)
-
-
-def _erfinv_numpy(y):
-    """erfinv(y) of a NumPy float array (about 2 ulp)."""
-    dtype = y.dtype
-    y = y.astype(np.float64)
-    a = np.abs(y)
-    inside = a < 1
-    a = np.where(inside, a, 0.0)
-    # Winitzki (2008): erfinv(a) ~ sqrt(sqrt(b^2 - ln(1 - a^2)/k) - b), b = 2/(pi k) + ln(..)/2
-    k = 0.147
-    log_term = np.log((1.0 - a) * (1.0 + a))
-    b = 2.0 / (_math.pi * k) + 0.5 * log_term
-    x = np.sqrt(np.sqrt(b * b - log_term / k) - b)
-    tail = a > 0.5
-    complement = 1.0 - a  # exact for a in [0.5, 1]
-    for _ in range(3):
-        # f(x) = erf(x) - a; f'(x) = 2/sqrt(pi) exp(-x^2); f''/f' = -2x: Halley's step
-        residual = np.where(
-            tail,
-            complement - _erf_numpy(x, complement=True),
-            _erf_numpy(x, complement=False) - a,
-        )
-        step = residual / (_TWO_OVER_SQRT_PI * _exp_minus_square(x))
-        x = x - step / (1.0 + x * step)
-    x = np.where(inside, x, np.where(np.abs(y) == 1, np.inf, np.nan))
-    return np.copysign(x, y).astype(dtype, copy=False)
 
 
 # ---------------------------------------------------------------------------------------------

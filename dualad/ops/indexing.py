@@ -14,8 +14,8 @@ import numpy as np
 
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import elementwise as elementwise_batch
-from ..vmap.rules import move_bdim_to_front
+from ._batching import batch_size, front, move_bdim_to_front
+from ._batching import elementwise as elementwise_batch
 from ._dims import normalize_dim
 from .shape import IndexKey, broadcast_to, getitem, index_put_zeros, reshape
 
@@ -440,8 +440,33 @@ _index_add_jvp = _accumulating_jvp(
 )
 
 
+def _index_add_batch(op, args, bdims, params):
+    """index_add along ``dim``; a batched index becomes a scatter_add with the index spread over
+    the source's shape (each example adds at its own positions)."""
+    x, index, source = args
+    size = batch_size(args, bdims)
+    dim = params["dim"]
+    x = front(x, bdims[0], size)
+    source = front(source, bdims[2], size)
+    if bdims[1] is None:
+        return apply(op, x, index, source, dim=dim + 1, alpha=params["alpha"]), 0
+    index = move_bdim_to_front(index, bdims[1])
+    view = [size] + [1] * (source.ndim - 1)
+    view[dim + 1] = index.shape[1]
+    index = broadcast_to(reshape(index, tuple(view)), tuple(source.shape))
+    if params["alpha"] != 1:
+        source = source * params["alpha"]
+    return apply(_scatter_add_op, x, index, source, dim=dim + 1), 0
+
+
 _index_add_op = register(
-    OpDef("index_add", _index_add_impl, vjp=_index_add_vjp, jvp=_index_add_jvp)
+    OpDef(
+        "index_add",
+        _index_add_impl,
+        vjp=_index_add_vjp,
+        jvp=_index_add_jvp,
+        batch=_index_add_batch,
+    )
 )
 
 

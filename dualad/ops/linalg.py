@@ -16,7 +16,7 @@ import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, binary_caller, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._batching import move_bdim_to_front
 from ._dims import normalize_dim
 from ._helpers import linear
 from .einsum import contract

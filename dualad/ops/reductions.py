@@ -19,7 +19,7 @@ import numpy as np
 from .._dispatch import OpDef, apply, apply1, register
 from .._state import GRAD
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._batching import move_bdim_to_front
 from ._dims import normalize_dim, normalize_dims, pick_dim, pick_keepdim
 from ._helpers import linear
 from .shape import expand_to, reshape

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._batching import move_bdim_to_front
 from ._dims import normalize_dim, normalize_dims, pick_dim, size_args
 from ._helpers import linear
 

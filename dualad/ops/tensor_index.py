@@ -29,7 +29,7 @@ import numpy as np
 
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._batching import move_bdim_to_front
 from .shape import SLOT, TensorKey, examples_contiguous
 
 

@@ -16,9 +16,6 @@ from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
 from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
-from .rules import attach_rules
-
-attach_rules()  # this module is imported once every op module is (dualad/__init__.py)
 
 _RANDOMNESS = ("error", "different", "same")
 

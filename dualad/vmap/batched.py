@@ -721,7 +721,7 @@ def lift_make_dual(dual, tensor, tangent):
     itself would be invisible to the ops, which the vmap level processes first.
     """
     from ..fwd import make_dual
-    from .rules import _front
+    from ..ops._batching import front as _front
 
     level = None
     for candidate in reversed(GRAD.levels):
