@@ -210,7 +210,7 @@ def _tracked_tensor(data, dtype, device) -> Tensor:
     the nested sequence stacked with dualad ops (numbers and untracked tensors become constants
     of the same dtype, detached as ``tensor`` detaches them). The dtype is inferred as for
     plain data; the device, unless given, is that of the first tracked tensor."""
-    from .ops.shape import stack  # (ops import this module: bound where first needed)
+    from .ops import stack  # (ops import this module: bound where first needed)
 
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
@@ -432,7 +432,7 @@ def _is_tracked(value) -> bool:
 def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
     """A new tensor of ``shape`` filled with the one-element tracked ``value``, differentiably
     (its derivative is the sum of the result's)."""
-    from .ops.shape import broadcast_to  # (ops import this module: bound where first needed)
+    from .ops import broadcast_to  # (ops import this module: bound where first needed)
 
     value = value.reshape(()).to(dtype=dtype, device=device)
     return broadcast_to(value, shape).clone()  # (clone: memory of its own, as full's)
@@ -587,7 +587,7 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
     for the Python numbers that untracked endpoints become, then cast to the result dtype
     (PyTorch's: the default float or complex dtype unless given). So the values are exactly
     those of ``linspace`` with the endpoints detached."""
-    from .ops.shape import cat  # (ops import this module: bound where first needed)
+    from .ops import cat  # (ops import this module: bound where first needed)
 
     ends = []
     for value in (start, end):

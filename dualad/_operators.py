@@ -37,37 +37,37 @@ def _reflected(fn):
 
 
 def attach_operators() -> None:
-    from .ops import elementwise as ew
-    from .ops import linalg, mutation, shape
+    from . import ops as lib
+    from .ops import mutation
 
     ops = {
-        "__add__": ew.add,
-        "__sub__": ew.sub,
-        "__mul__": ew.mul,
-        "__truediv__": ew.div,
-        "__floordiv__": ew.floor_divide,
-        "__mod__": ew.remainder,
-        "__pow__": ew.pow,
-        "__matmul__": linalg.matmul,
-        "__and__": ew.bitwise_and,
-        "__or__": ew.bitwise_or,
-        "__xor__": ew.bitwise_xor,
+        "__add__": lib.add,
+        "__sub__": lib.sub,
+        "__mul__": lib.mul,
+        "__truediv__": lib.div,
+        "__floordiv__": lib.floor_divide,
+        "__mod__": lib.remainder,
+        "__pow__": lib.pow,
+        "__matmul__": lib.matmul,
+        "__and__": lib.bitwise_and,
+        "__or__": lib.bitwise_or,
+        "__xor__": lib.bitwise_xor,
     }
     for name, fn in ops.items():
         setattr(Tensor, name, fn)
         setattr(Tensor, "__r" + name[2:], _reflected(fn))
         setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
-    Tensor.__neg__ = ew.neg
+    Tensor.__neg__ = lib.neg
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = ew.abs
-    Tensor.__invert__ = ew.bitwise_not
-    Tensor.__eq__ = ew.eq
-    Tensor.__ne__ = ew.ne
-    Tensor.__lt__ = ew.lt
-    Tensor.__le__ = ew.le
-    Tensor.__gt__ = ew.gt
-    Tensor.__ge__ = ew.ge
-    Tensor.__getitem__ = shape.getitem
+    Tensor.__abs__ = lib.abs
+    Tensor.__invert__ = lib.bitwise_not
+    Tensor.__eq__ = lib.eq
+    Tensor.__ne__ = lib.ne
+    Tensor.__lt__ = lib.lt
+    Tensor.__le__ = lib.le
+    Tensor.__gt__ = lib.gt
+    Tensor.__ge__ = lib.ge
+    Tensor.__getitem__ = lib.getitem
 
     def __setitem__(self, key, value):
         direct = not ACTIVE or not GRAD.levels  # no level in this thread
@@ -80,12 +80,12 @@ def attach_operators() -> None:
     Tensor.fill_ = _inplace_method(mutation.fill, "fill_")
     Tensor.copy_ = _inplace_method(mutation.copy_from, "copy_")
     Tensor.T = property(_full_transpose)
-    Tensor.mT = property(shape.matrix_transpose)
-    Tensor.H = property(lambda self: ew.conj(_full_transpose(self)))
+    Tensor.mT = property(lib.matrix_transpose)
+    Tensor.H = property(lambda self: lib.conj(_full_transpose(self)))
     # torch spells these as properties (x.real, x.imag), not methods
-    Tensor.real = property(ew.real)
-    Tensor.imag = property(ew.imag)
-    Tensor.mH = property(lambda self: ew.conj(shape.matrix_transpose(self)))
+    Tensor.real = property(lib.real)
+    Tensor.imag = property(lib.imag)
+    Tensor.mH = property(lambda self: lib.conj(lib.matrix_transpose(self)))
 
 
 def _records(x, value) -> bool:
@@ -103,7 +103,7 @@ def _write_direct(x, key, value) -> bool:
     A value that may share memory with x is copied first (read-before-write, as ``index_put``
     and every other write path compute their result out of place before writing it)."""
     from ._backend import xp_of
-    from .ops.shape import _device_key, _normalize_key
+    from .ops._keys import _device_key, _normalize_key
 
     data = x._data
     if type(value) is Tensor:
@@ -132,6 +132,6 @@ def _write_direct(x, key, value) -> bool:
 
 
 def _full_transpose(x):
-    from .ops.shape import permute
+    from .ops import permute
 
     return permute(x, tuple(reversed(range(x.ndim)))) if x.ndim >= 2 else x

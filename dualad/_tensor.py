@@ -576,7 +576,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        from .ops.shape import unbind
+        from .ops import unbind
 
         return iter(unbind(self, 0))
 
@@ -601,13 +601,13 @@ class Tensor:
                 dtype = arg
         out = self
         if dtype is not None:
-            from .ops.elementwise import astype
+            from .ops import astype
 
             dtype = _dtypes.to_dtype(dtype)
             if dtype != self.dtype or copy:
                 out = astype(out, dtype)
         if device is not None and Device(device) != self.device:
-            from .ops.elementwise import to_device_op
+            from .ops import to_device_op
 
             out = to_device_op(out, device=Device(device))
         return out

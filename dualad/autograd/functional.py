@@ -417,7 +417,7 @@ def jacobian(
 def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> list:
     """One ``grad`` call per output element (reverse mode without vectorization)."""
     from .._creation import zeros_like
-    from ..ops.shape import reshape, stack
+    from ..ops import reshape, stack
 
     rows = []
     for i, out in enumerate(outputs):
@@ -464,7 +464,7 @@ def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
 def _jacrev_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> list:
     """One batched backward pass: the cotangents are the rows of an identity matrix."""
     from .._creation import eye, zeros
-    from ..ops.shape import reshape
+    from ..ops import reshape
 
     numels = [out.numel() for out in outputs]
     total = sum(numels)
@@ -513,7 +513,7 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
         )
     from .. import fwd
     from .._creation import eye, zeros
-    from ..ops.shape import movedim, reshape
+    from ..ops import movedim, reshape
     from ..vmap.api import vmap
 
     numels = [t.numel() for t in inputs]

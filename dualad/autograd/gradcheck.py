@@ -699,7 +699,7 @@ def _fast_gradcheck(
 
 
 def _real_and_imag_output(func):
-    from ..ops.elementwise import imag, real
+    from ..ops import imag, real
 
     def apply(part):
         def wrapped(*inputs):
@@ -927,7 +927,7 @@ def _test_undefined_forward_mode(func, inputs) -> bool:
 
 
 def _stack(tensors: list) -> Tensor:
-    from ..ops.shape import stack
+    from ..ops import stack
 
     return stack(tensors)
 

@@ -1,12 +1,82 @@
-"""The op registry's modules. Importing this package registers every op and attaches the
-Tensor methods and operators."""
+"""The op library. Importing this package registers every op.
+
+``MODULES`` are the modules with public ops; each one's ``__all__``, ``TENSOR_METHODS`` and
+``INPLACE_METHODS`` come from its registrations (``_exports.py``), and this package exports every
+public op (other layers ``from ..ops import clone``; ``dualad`` exports ``__all__``).
+``dualad._operators`` attaches the Tensor methods and operators (from ``dualad/__init__``).
+
+The modules form layers (each imports only from those before it): ``_dims``, ``base`` (the
+structural primitives every rule uses), ``_batching``, ``_helpers`` (the category helpers,
+``conj``, ``clone``), then the ops by subject.
+"""
 
 from __future__ import annotations
 
-from .. import _operators
-from . import einsum, elementwise, indexing, linalg, mutation, reductions, shape, tensor_index
+from types import ModuleType
 
-MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, mutation, tensor_index)
+from . import (
+    _helpers,
+    activations,
+    arithmetic,
+    base,
+    casts,
+    comparison,
+    complex_parts,
+    diagonals,
+    einsums,
+    exp_log,
+    extrema,
+    gather_scatter,
+    indexing,
+    joining,
+    linalg,
+    minmax,
+    moments,
+    mutation,
+    norms,
+    products,
+    reductions,
+    reordering,
+    rounding,
+    scans,
+    slicing,
+    special,
+    tensor_index,
+    trigonometric,
+    views,
+)
+from ._helpers import *
+from .activations import *
+from .arithmetic import *
+from .base import *
+from .casts import *
+from .comparison import *
+from .complex_parts import *
+from .diagonals import *
+from .einsums import *
+from .exp_log import *
+from .extrema import *
+from .gather_scatter import *
+from .indexing import *
+from .joining import *
+from .linalg import *
+from .minmax import *
+from .moments import *
+from .norms import *
+from .products import *
+from .reductions import *
+from .reordering import *
+from .rounding import *
+from .scans import *
+from .slicing import *
+from .special import *
+from .trigonometric import *
+from .views import *
 
-_operators.attach_methods(MODULES)
-_operators.attach_operators()
+# the modules with public ops (those that register exports), in import order
+MODULES = tuple(
+    module
+    for module in list(globals().values())
+    if isinstance(module, ModuleType) and hasattr(module, "TENSOR_METHODS")
+)
+__all__ = [name for module in MODULES for name in module.__all__]

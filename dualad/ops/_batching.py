@@ -3,6 +3,7 @@
 A batching rule gets ``(op, args, bdims, params)``: the arguments one level down (physical
 values) and, for each, the dimension that carries the batch (``None``: not batched). It returns
 ``(outputs, out_bdims)``. Rules call dualad ops, so they compose with every other transform.
+(``move_bdim_to_front`` itself is in ``base.py``, with the permute it calls.)
 """
 
 from __future__ import annotations
@@ -10,15 +11,7 @@ from __future__ import annotations
 from .._dispatch import dispatch
 from .._state import ACTIVE, GRAD
 from .._tensor import Tensor
-
-
-def move_bdim_to_front(x, bdim):
-    """``x`` with its batch dimension first (no-op when it already is)."""
-    if bdim is None or bdim == 0:
-        return x
-    from .shape import movedim
-
-    return movedim(x, bdim, 0)
+from .base import broadcast_to, move_bdim_to_front, reshape
 
 
 def _aligned(args, bdims) -> bool:
@@ -58,8 +51,6 @@ def elementwise(op, args, bdims, params):
         a = move_bdim_to_front(a, b)
         missing = logical_rank - (a.ndim - 1)
         if missing:
-            from .shape import reshape
-
             a = reshape(a, (a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
         moved[i] = a
     if (not ACTIVE or not GRAD.levels) and not params and op.fast is not None:
@@ -80,10 +71,15 @@ def front(x, bdim, size: int):
     """``x`` with the batch first; an unbatched tensor is broadcast along a new batch dim."""
     if bdim is not None:
         return move_bdim_to_front(x, bdim)
-    from .shape import broadcast_to, reshape
-
     shape = tuple(x.shape)
     return broadcast_to(reshape(x, (1, *shape)), (size, *shape))
+
+
+def batched_front(args, bdims):
+    """Every tensor argument with its batch first; unbatched tensors are broadcast along a new
+    batch dim (views); other arguments pass."""
+    size = batch_size(args, bdims)
+    return [front(a, b, size) if isinstance(a, Tensor) else a for a, b in zip(args, bdims)]
 
 
 def pad_after_batch(x, rank: int):
@@ -92,6 +88,4 @@ def pad_after_batch(x, rank: int):
     missing = rank - (x.ndim - 1)
     if missing <= 0:
         return x
-    from .shape import reshape
-
     return reshape(x, (x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))

@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import zeros_like
 from .._dispatch import EMPTY, OpDef, apply, dispatch, register
 from .._tensor import Tensor
-from ._batching import batch_size, front, move_bdim_to_front, pad_after_batch
-from .shape import (
-    IndexKey,
-    _advanced_layout,
-    _device_key,
-    getitem,
-    movedim,
-    reshape,
-    resolve_key,
-    unsqueeze,
-)
+from ._batching import batch_size, front, pad_after_batch
+from ._keys import IndexKey, _advanced_layout, _device_key, resolve_key
+from .base import broadcast_to, move_bdim_to_front, movedim, reshape, unsqueeze
+from .casts import astype
+from .reductions import sum as reduce_sum
+from .slicing import getitem
+from .tensor_index import index_put_tensors
 
 # The functional forms of in-place ops keep x's memory layout (as the eager in-place write
 # does): a func.grad level rebinds the written tensor to their result, and a later view (e.g.
@@ -37,14 +34,10 @@ def _overwritten_grad(ct, needs):
     so ``grad(x.clone().fill_(v), x)`` is zeros rather than "unused"."""
     if not needs[0]:
         return None
-    from .._creation import zeros_like
-
     return zeros_like(ct)
 
 
 def _fill_vjp(cts, outs, args, params, needs):
-    from .reductions import sum as reduce_sum
-
     return _overwritten_grad(cts[0], needs), (reduce_sum(cts[0]) if needs[1] else None)
 
 
@@ -61,9 +54,6 @@ fill_op = register(
 
 
 def _fill_jvp(tangents, outs):
-    from .._creation import zeros_like
-    from .shape import broadcast_to
-
     t_value = tangents[1]
     if t_value is None:
         return zeros_like(outs[0])
@@ -106,10 +96,6 @@ def _copy_vjp(cts, outs, args, params, needs):
 
 
 def _copy_jvp(tangents, outs, args, params):
-    from .._creation import zeros_like
-    from .elementwise import astype
-    from .shape import broadcast_to
-
     t_src = tangents[1]
     if t_src is None:
         return zeros_like(outs[0])
@@ -158,8 +144,6 @@ def _index_put_vjp(cts, outs, args, params, needs):
 
 
 def _index_put_jvp(tangents, outs, args, params):
-    from .._creation import zeros_like
-
     t_x, t_value = tangents
     index = params["index"]
     if t_x is None:
@@ -212,8 +196,6 @@ def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
     index, tensor_key = resolve_key(key)
     if tensor_key is not None:
-        from .tensor_index import index_put_tensors
-
         template, tensors = tensor_key
         return index_put_tensors(x, value, tensors, template)
     return dispatch(index_put_op, (x, value), {"index": index})

@@ -920,7 +920,7 @@ def _accumulate_retained(t: Tensor, g, create_graph: bool) -> None:
 def _clone(g):
     """``ops.elementwise.clone`` (bound on first use: the ops import the engine's package)."""
     global _clone
-    from ..ops.elementwise import clone
+    from ..ops import clone
 
     _clone = clone
     return clone(g)
@@ -938,13 +938,13 @@ def accumulate_into_leaf(node: AccumulateGrad, g, create_graph: bool, owned: boo
         return
     data, var_data = g._data, var._data
     if data.dtype != var_data.dtype:
-        from ..ops.elementwise import astype, real
+        from ..ops import astype, real
 
         if data.dtype.kind == "c" and var_data.dtype.kind != "c":
             g = real(g)
         g = astype(g, var_data.dtype)
     if data.shape != var_data.shape:
-        from ..ops.reductions import sum_to
+        from ..ops import sum_to
 
         g = sum_to(g, var_data.shape)
     meta = var._meta

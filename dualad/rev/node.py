@@ -590,8 +590,7 @@ def _validate(result, args, needs, node) -> tuple:
 
 
 def _conform(g, shape, dtype, index: int, node):
-    from ..ops.elementwise import astype, real
-    from ..ops.reductions import sum_to
+    from ..ops import astype, real, sum_to
 
     if not isinstance(g, Tensor):
         from .._creation import as_tensor
