@@ -5,9 +5,20 @@
 public op (other layers ``from ..ops import clone``; ``dualad`` exports ``__all__``).
 ``dualad._operators`` attaches the Tensor methods and operators (from ``dualad/__init__``).
 
-The modules form layers (each imports only from those before it): ``_dims``, ``base`` (the
-structural primitives every rule uses), ``_batching``, ``_helpers`` (the category helpers,
-``conj``, ``clone``), then the ops by subject.
+Inside ``ops/`` the modules form layers: a module imports only from the rows above it (and
+from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creation``)::
+
+    _dims, _exports, _keys, _promotion      no ops: dims, export lists, index keys, dtypes
+    base                                    reshape/view, permute/movedim/unsqueeze,
+                                            broadcast_to/sum_to, the ``linear`` helper
+    _batching                               the shared batching rules
+    _helpers                                the unary/binary/... helpers, conj, clone
+    arithmetic, comparison, diagonals, einsums, tensor_index
+    activations, complex_parts, exp_log, minmax, rounding, slicing, trigonometric
+    casts, gather_scatter, joining, special
+    _reducing, indexing, views
+    extrema, linalg, norms, reductions, scans
+    moments, mutation, products, reordering
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 or boolean tensors.
 
 The key's tensors are ARGUMENTS of these ops, not static parameters as the rest of a key is
-(``shape.IndexKey``), so the transform levels see them: under ``vmap`` a batched index tensor
+(``_keys.IndexKey``), so the transform levels see them: under ``vmap`` a batched index tensor
 selects different elements in every example (the batching rules below), and like any saved
 tensor the index is kept by the graph node and version-checked at backward. ``TensorKey`` holds
 the static rest of the key, with ``SLOT`` where each tensor goes.
