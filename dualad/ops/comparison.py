@@ -38,6 +38,7 @@ isinf = public.method(
 isfinite = public.method(
     nondiff_unary("isfinite", lambda xp, x: xp.isfinite(x), doc="True where finite.")
 )
+# NumPy's names (one line an alias: the name it is exported as, the op it is)
 greater = public.method(gt, "greater")
 greater_equal = public.method(ge, "greater_equal")
 less = public.method(lt, "less")

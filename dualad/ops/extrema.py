@@ -183,7 +183,6 @@ _min_dim_op = _select_op("min_dim", False, "MinBackward0")
 
 
 def _select_extremum(op, x, dim, keepdim, name, result):
-
     x = _as_tensor(x)
     _check_ordered(x, name)
     if not isinstance(dim, (int, np.integer)):
@@ -200,8 +199,23 @@ def _select_extremum(op, x, dim, keepdim, name, result):
     return result(*apply1(op, x, {"dim": dim, "keepdim": keepdim}))
 
 
-def _elementwise_extremum(name, a, b):
-    return (maximum if name == "maximum" else minimum)(a, b)
+# max's and min's forms: (name, elementwise op, full reduction, reduction over dims, selection
+# along one dim, the selection's result type)
+_MAX = ("max", maximum, _max_all_op, _amax_op, _max_dim_op, max_result)
+_MIN = ("min", minimum, _min_all_op, _amin_op, _min_dim_op, min_result)
+
+
+def _max_or_min(forms, x, dim, keepdim, axis, keepdims, other):
+    """``max`` or ``min`` (``forms``: ``_MAX`` or ``_MIN``) in PyTorch's three forms."""
+    name, elementwise, full, over_dims, along_dim, result = forms
+    if other is not None or isinstance(dim, (Tensor, np.ndarray)):
+        return elementwise(x, dim if other is None else other)
+    dim = pick_dim(dim, axis)
+    if dim is None:
+        return _extremum(full, x, None, None, keepdim, keepdims, name)
+    if isinstance(dim, (tuple, list)):
+        return _extremum(over_dims, x, dim, None, keepdim, keepdims, name)
+    return _select_extremum(along_dim, x, dim, pick_keepdim(keepdim, keepdims), name, result)
 
 
 @public.method
@@ -222,15 +236,7 @@ def max(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, other=N
     >>> dualad.max(x, dim=1).indices
     tensor([1, 0])
     """
-    if other is not None or isinstance(dim, (Tensor, np.ndarray)):
-        return _elementwise_extremum("maximum", x, dim if other is None else other)
-    dim = pick_dim(dim, axis)
-    if dim is None:
-        return _extremum(_max_all_op, x, None, None, keepdim, keepdims, "max")
-    if isinstance(dim, (tuple, list)):
-        return _extremum(_amax_op, x, dim, None, keepdim, keepdims, "max")
-    keepdim = pick_keepdim(keepdim, keepdims)
-    return _select_extremum(_max_dim_op, x, dim, keepdim, "max", max_result)
+    return _max_or_min(_MAX, x, dim, keepdim, axis, keepdims, other)
 
 
 @public.method
@@ -241,15 +247,7 @@ def min(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, other=N
     >>> dualad.min(dualad.tensor([[1.0, 5.0], [4.0, 2.0]]), dim=0)
     min(values=tensor([1., 2.]), indices=tensor([0, 1]))
     """
-    if other is not None or isinstance(dim, (Tensor, np.ndarray)):
-        return _elementwise_extremum("minimum", x, dim if other is None else other)
-    dim = pick_dim(dim, axis)
-    if dim is None:
-        return _extremum(_min_all_op, x, None, None, keepdim, keepdims, "min")
-    if isinstance(dim, (tuple, list)):
-        return _extremum(_amin_op, x, dim, None, keepdim, keepdims, "min")
-    keepdim = pick_keepdim(keepdim, keepdims)
-    return _select_extremum(_min_dim_op, x, dim, keepdim, "min", min_result)
+    return _max_or_min(_MIN, x, dim, keepdim, axis, keepdims, other)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,7 +263,6 @@ def _arg_impl(largest):
 
 
 def _arg_batch(op, args, bdims, params):
-
     x = move_bdim_to_front(args[0], bdims[0])
     if params["dim"] is not None:
         return apply(op, x, dim=params["dim"] + 1, keepdim=params["keepdim"]), 0
@@ -281,7 +278,6 @@ _argmin_op = register(OpDef("argmin", _arg_impl(False), batch=_arg_batch, differ
 
 
 def _arg_extremum(op, x, dim, axis, keepdim, keepdims, name):
-
     x = _as_tensor(x)
     _check_ordered(x, name)
     dim = pick_dim(dim, axis)

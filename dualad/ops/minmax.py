@@ -28,7 +28,8 @@ def _route(value, tie, lose):
 
 
 def _selection_op(name, impl, masks, doc):
-    """A broadcasting op that selects one of its arguments per element (maximum, fmin, ...).
+    """A broadcasting op that selects one of its arguments per element (maximum, fmin, ...), as
+    a public function and Tensor method.
 
     ``masks(a, b) -> (tie, a_loses, b_loses)``; ``tie`` may be None (no split at ties). The JVP
     routes tangents with the same masks as the VJP routes cotangents, so the two are adjoint.
@@ -58,26 +59,22 @@ def _selection_op(name, impl, masks, doc):
         return impl(xp, a, b)
 
     op = register(OpDef(name, checked_impl, vjp=vjp, jvp=jvp, batch=batching.elementwise))
-    return binary_caller(op, doc=doc)
+    return public.method(binary_caller(op, doc=doc))
 
 
 # PyTorch: maximum/minimum split the gradient equally at ties; where one argument is NaN (the
 # result is NaN), both receive the full gradient (neither "loses" a comparison).
-maximum = public.method(
-    _selection_op(
-        "maximum",
-        lambda xp, a, b: xp.maximum(a, b),
-        lambda a, b: (a == b, a < b, a > b),
-        "Elementwise maximum (NaN propagates); ties split the gradient 0.5/0.5.",
-    )
+maximum = _selection_op(
+    "maximum",
+    lambda xp, a, b: xp.maximum(a, b),
+    lambda a, b: (a == b, a < b, a > b),
+    "Elementwise maximum (NaN propagates); ties split the gradient 0.5/0.5.",
 )
-minimum = public.method(
-    _selection_op(
-        "minimum",
-        lambda xp, a, b: xp.minimum(a, b),
-        lambda a, b: (a == b, a > b, a < b),
-        "Elementwise minimum (NaN propagates); ties split the gradient 0.5/0.5.",
-    )
+minimum = _selection_op(
+    "minimum",
+    lambda xp, a, b: xp.minimum(a, b),
+    lambda a, b: (a == b, a > b, a < b),
+    "Elementwise minimum (NaN propagates); ties split the gradient 0.5/0.5.",
 )
 
 
@@ -92,21 +89,17 @@ def _fmin_masks(a, b):
     return None, ~a_wins, a_wins
 
 
-fmax = public.method(
-    _selection_op(
-        "fmax",
-        lambda xp, a, b: xp.fmax(a, b),
-        _fmax_masks,
-        "Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.",
-    )
+fmax = _selection_op(
+    "fmax",
+    lambda xp, a, b: xp.fmax(a, b),
+    _fmax_masks,
+    "Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.",
 )
-fmin = public.method(
-    _selection_op(
-        "fmin",
-        lambda xp, a, b: xp.fmin(a, b),
-        _fmin_masks,
-        "Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.",
-    )
+fmin = _selection_op(
+    "fmin",
+    lambda xp, a, b: xp.fmin(a, b),
+    _fmin_masks,
+    "Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.",
 )
 
 

@@ -39,7 +39,6 @@ def _cumsum(x, dim, reverse=False):
 
 
 def _scan(op, x, dim, name):
-
     if dim is None:  # NumPy: scan the flattened tensor
         x = reshape(x, (x.numel(),))
         dim = 0

@@ -155,6 +155,7 @@ atanh = public.inplace(
         doc="Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.",
     )
 )
+# NumPy's names (one line an alias: the name it is exported as, the op it is)
 arcsin = public.inplace(asin, "arcsin")
 arccos = public.inplace(acos, "arccos")
 arctan = public.inplace(atan, "arctan")
@@ -218,23 +219,11 @@ sinc = public.inplace(
     )
 )
 
-_DEG_PER_RAD = 180.0 / _math.pi
-_RAD_PER_DEG = _math.pi / 180.0
-deg2rad = public.inplace(
-    unary(
-        "deg2rad",
-        lambda xp, x: _floating(x) * _RAD_PER_DEG,
-        lambda x, y: _RAD_PER_DEG,
-        uses="",
-        doc="Degrees to radians.",
-    )
-)
-rad2deg = public.inplace(
-    unary(
-        "rad2deg",
-        lambda xp, x: _floating(x) * _DEG_PER_RAD,
-        lambda x, y: _DEG_PER_RAD,
-        uses="",
-        doc="Radians to degrees.",
-    )
-)
+
+def _scaling(name: str, factor: float, doc: str):
+    """The op ``x * factor`` (a unit conversion): its derivative is the constant ``factor``."""
+    return unary(name, lambda xp, x: _floating(x) * factor, lambda x, y: factor, uses="", doc=doc)
+
+
+deg2rad = public.inplace(_scaling("deg2rad", _math.pi / 180.0, "Degrees to radians."))
+rad2deg = public.inplace(_scaling("rad2deg", 180.0 / _math.pi, "Radians to degrees."))
