@@ -63,10 +63,6 @@ from ._dtypes import (
 )
 from ._tensor import Tensor, is_tensor
 from .ops import *
-from . import _operators
-
-_operators.attach_methods(_ops.MODULES)
-_operators.attach_operators()
 from .rev.checkpoint import checkpoint, checkpoint_sequential
 from .rev.grad_mode import (
     enable_grad,
@@ -79,6 +75,7 @@ from .rev.grad_mode import (
 
 bool = bool_
 __version__ = "0.1.0"
+from . import _operators
 from . import fwd
 from .vmap.api import vmap
 from . import func

@@ -28,152 +28,39 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._backend import allocate_on, to_device
+from ._backend import allocate_on
 from ._errors import TrackedConversionError
 from ._state import ACTIVE, GRAD
-from ._tensor import Tensor, tracking_level, wrap
-
-_PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
-
-# ---------------------------------------------------------------------------------------------
-# data -> array
-
-
-def _to_array(data: Any, dtype, device, *, copy: bool):
-    """An ndarray for ``data`` of ``dtype`` on ``device``; ``copy`` forces memory of its own.
-
-    Without ``copy`` an existing array of the right dtype and device is returned as is.
-    """
-    dtype = _dtypes.to_dtype(dtype)
-    if isinstance(data, Tensor):
-        if GRAD.levels and tracking_level(data) is not None:
-            data.__array__()  # raises TrackedConversionError, naming the level
-        return _place(data._data, dtype, device, copy)
-    if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
-        _check_kind(data.dtype, data)
-        return _place(data, dtype, device, copy)
-    if isinstance(data, np.ndarray):  # subclasses (memmap, matrix): keep the plain ndarray part
-        return _to_array(np.asarray(data), dtype, device, copy=copy)
-    if isinstance(data, (list, tuple)) or type(data) in _PYTHON_SCALARS:
-        array = _from_python(data, dtype)
-        copy = False  # freshly made
-    else:  # NumPy scalars, memoryviews, objects with __array__ ...
-        try:
-            array = np.asarray(data)
-        except Exception as exc:
-            raise TypeError(
-                f"dualad: cannot make a tensor from {type(data).__name__}: {exc}"
-            ) from None
-        _check_kind(array.dtype, data)  # (it may share memory with data: ``copy`` still holds)
-    return _place(array, dtype, device, copy)
-
-
-def _check_kind(dtype: np.dtype, data) -> None:
-    if dtype.kind not in _dtypes.TENSOR_KINDS:
-        shown = repr(data)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        raise TypeError(
-            f"dualad: cannot make a tensor from {type(data).__name__} {shown} "
-            f"(NumPy dtype {dtype}; tensors hold bool, integer, floating and complex values)"
-        )
-
-
-def _place(array, dtype, device, copy: bool):
-    """``array`` cast to ``dtype`` and moved to ``device``, new memory if ``copy``."""
-    if device is not None:
-        moved = to_device(array, device)
-        if moved is not array:
-            array, copy = moved, False
-    if type(array) is np.ndarray:
-        if dtype is not None and array.dtype != dtype:
-            return array.astype(dtype)
-        return array.copy() if copy else array
-    with array.device:  # CuPy computes on the current device: make it the array's
-        if dtype is not None and array.dtype != dtype:
-            return array.astype(dtype)
-        return array.copy() if copy else array
-
-
-def _from_python(data, dtype):
-    """A NumPy array from Python scalars / nested sequences (which may hold tensors)."""
-    if type(data) in _PYTHON_SCALARS:
-        return np.asarray(data, dtype=_python_scalar_dtype(type(data)) if dtype is None else dtype)
-    leaf_dtypes: set = set()
-    has_tensors = _scan(data, leaf_dtypes)
-    if has_tensors:
-        data = _tensors_to_arrays(data)
-    try:
-        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=dtype)
-    except ValueError as exc:
-        raise ValueError(f"dualad.tensor: cannot make a tensor from ragged data: {exc}") from None
-    except TypeError as exc:
-        raise TypeError(f"dualad.tensor: cannot make a tensor from this data: {exc}") from None
-    _check_kind(array.dtype, data)
-    if dtype is None:
-        inferred = _leaf_dtype(leaf_dtypes)
-        if inferred != array.dtype:
-            array = array.astype(inferred)
-    return array
-
-
-def _leaf_dtype(leaf_dtypes: set) -> np.dtype:
-    """The dtype of data whose leaves ``_scan`` found: one value per Python type (False, 0,
-    0.0, 0j: weak scalars), the dtypes as they are; no leaves ([] or [[], []]) means an empty
-    float tensor of the default dtype."""
-    if not leaf_dtypes:
-        return _dtypes.get_default_dtype()
-    return _dtypes.result_type(
-        *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
-    )
-
-
-def _python_scalar_dtype(kind: type) -> np.dtype:
-    if kind is builtins.float:
-        return _dtypes.get_default_dtype()
-    if kind is builtins.complex:
-        return _dtypes.default_complex_dtype()
-    return _dtypes.int64 if kind is builtins.int else _dtypes.bool_
-
-
-def _scan(data, leaf_dtypes: set) -> bool:
-    """Collect the dtype each leaf of a nested sequence stands for; True if a leaf is a Tensor.
-
-    One ``set(map(type, ...))`` per sequence keeps this near C speed for long lists of numbers.
-    """
-    has_tensors = False
-    for kind in set(map(type, data)):
-        if kind in _PYTHON_SCALARS:
-            leaf_dtypes.add(kind)  # the type: Python numbers promote as weak scalars
-        elif kind is list or kind is tuple:
-            for item in data:
-                if type(item) is kind and _scan(item, leaf_dtypes):
-                    has_tensors = True
-        elif issubclass(kind, Tensor):
-            has_tensors = True
-            leaf_dtypes.update(item._data.dtype for item in data if type(item) is kind)
-        elif issubclass(kind, (np.ndarray, np.generic)):
-            leaf_dtypes.update(item.dtype for item in data if type(item) is kind)
-        elif issubclass(kind, (list, tuple)):  # namedtuples and other sequence subclasses
-            for item in data:
-                if type(item) is kind and _scan(item, leaf_dtypes):
-                    has_tensors = True
-    return has_tensors
-
-
-def _tensors_to_arrays(data):
-    if isinstance(data, Tensor):
-        if GRAD.levels and tracking_level(data) is not None:
-            data.__array__()  # raises TrackedConversionError (tensor() stacks such values)
-        array = data._data
-        return array if type(array) is np.ndarray else array.get()
-    if isinstance(data, (list, tuple)):
-        return [_tensors_to_arrays(item) for item in data]
-    return data
-
+from ._tensor import (
+    _PYTHON_SCALARS,
+    Tensor,
+    _leaf_dtype,
+    _python_scalar_dtype,
+    _scan,
+    _to_array,
+    tracking_level,
+    wrap,
+)
 
 # ---------------------------------------------------------------------------------------------
 # tracked values: built with dualad ops, so that every level keeps differentiating them
+
+
+def _ops_missing(*args, **kwargs):
+    raise RuntimeError(
+        "dualad: building a tensor out of tracked values needs dualad.ops (import dualad)"
+    )
+
+
+# The three ops those builders use live a layer above this one; ``dualad.ops`` installs them
+# here when it is imported (``install_ops``). Plain data never needs them.
+stack = broadcast_to = cat = _ops_missing
+
+
+def install_ops(stack_fn, broadcast_to_fn, cat_fn) -> None:
+    """Install ``stack``, ``broadcast_to`` and ``cat`` (``dualad.ops`` calls this once)."""
+    global stack, broadcast_to, cat
+    stack, broadcast_to, cat = stack_fn, broadcast_to_fn, cat_fn
 
 
 def _holds_tracked(data) -> bool:
@@ -210,8 +97,6 @@ def _tracked_tensor(data, dtype, device) -> Tensor:
     the nested sequence stacked with dualad ops (numbers and untracked tensors become constants
     of the same dtype, detached as ``tensor`` detaches them). The dtype is inferred as for
     plain data; the device, unless given, is that of the first tracked tensor."""
-    from .ops import stack  # (ops import this module: bound where first needed)
-
     dtype = _dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
         out = data.to(dtype=dtype, device=device)
@@ -432,8 +317,6 @@ def _is_tracked(value) -> bool:
 def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
     """A new tensor of ``shape`` filled with the one-element tracked ``value``, differentiably
     (its derivative is the sum of the result's)."""
-    from .ops import broadcast_to  # (ops import this module: bound where first needed)
-
     value = value.reshape(()).to(dtype=dtype, device=device)
     return broadcast_to(value, shape).clone()  # (clone: memory of its own, as full's)
 
@@ -587,8 +470,6 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
     for the Python numbers that untracked endpoints become, then cast to the result dtype
     (PyTorch's: the default float or complex dtype unless given). So the values are exactly
     those of ``linspace`` with the endpoints detached."""
-    from .ops import cat  # (ops import this module: bound where first needed)
-
     ends = []
     for value in (start, end):
         if isinstance(value, Tensor):
@@ -797,13 +678,23 @@ def _normal(gen, shape, dtype):
     return gen.standard_normal(shape).astype(dtype)
 
 
+def _level_draw(redraw, shape: tuple):
+    """Random values of ``shape`` drawn by the innermost level of this thread that draws for
+    itself (``Level.draw_random``: vmap, by its randomness mode: raise, one draw shared by the
+    batch, or one per example), or None when no level does. ``redraw(shape)`` calls the random
+    function again one level down."""
+    for level in reversed(GRAD.levels):
+        drawn = level.draw_random(redraw, shape)
+        if drawn is not None:
+            return drawn
+    return None
+
+
 def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Tensor:
     """``rand`` / ``randn`` (``public``): ``draw(generator, shape, dtype)`` on ``device``."""
     shape, dtype = _size(name, shape, size), _random_dtype(name, dtype)
-    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
-
-        drawn = vmap_random(
+    if ACTIVE:
+        drawn = _level_draw(
             lambda s: public(s, dtype=dtype, device=device, requires_grad=requires_grad), shape
         )
         if drawn is not None:
@@ -862,13 +753,12 @@ def randint(
             f"dualad.randint: random_ expects 'from' to be less than 'to', but got "
             f"from={low} >= to={high}"
         )
-    if ACTIVE:  # inside vmap: its randomness mode decides (raise, one draw, or one per example)
-        from .vmap.batched import vmap_random
+    if ACTIVE:
 
         def redraw(s):
             return randint(low, high, s, dtype=dtype, device=device, requires_grad=requires_grad)
 
-        drawn = vmap_random(redraw, shape)
+        drawn = _level_draw(redraw, shape)
         if drawn is not None:
             return drawn
 

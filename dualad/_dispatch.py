@@ -10,7 +10,9 @@ mode is on, records a graph node with a specialised recorder. Otherwise ``dispat
 1. the highest active transform level that owns an argument processes the op (its rule runs with
    itself and the levels above it suspended, i.e. one level down);
 2. with no such level, the eager bottom level runs the impl and, when an input requires grad and
-   grad mode is on, records a graph Node (``rev.node.OpNode``) for reverse mode.
+   grad mode is on, has the tape record a graph node for reverse mode. The tape (``dualad.rev``,
+   a layer above this one) installs its recorder here (``install_tape``): the core imports
+   nothing above ``_creation``, ``_tensor`` and the array/dtype/state modules.
 
 Impls are the only code that calls the array module; they get it as their first argument.
 Python scalars alone (``negative(2.0)``) are computed as a 0-d tensor of the first (the others
@@ -24,26 +26,22 @@ mode are active, ``on_record`` sees each new node (packs what it saved, keeps it
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._backend import _MODULE_OF_TYPE, _resolve
+from ._creation import as_tensor, tensor
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
-from ._state import ACTIVE, GRAD, RECORD_HOOKS, resume, suspend
-from ._tensor import Tensor, ViewInfo, _new, _version_box, accumulator_of, wrap
-from .rev.anomaly import record_forward_trace
-from .rev.node import ArgMeta, make_node_class
-from .rev.saved import pack_node
+from ._state import ACTIVE, GRAD, resume, suspend
+from ._tensor import Tensor, ViewInfo, _new, _version_box, wrap
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)
 EMPTY: dict = {}
 REGISTRY: dict[str, OpDef] = {}
-_sequence = itertools.count()
 
 # NumPy returns NumPy scalars from 0-d operations; dualad keeps 0-d arrays.
 _NP_SCALAR_TYPES = frozenset(
@@ -85,6 +83,7 @@ class OpDef:
         "kernel",
         "name",
         "node_cls",
+        "node_name",
         "nondiff_outputs",
         "nout",
         "save_args",
@@ -133,7 +132,10 @@ class OpDef:
         self.nondiff_outputs = nondiff_outputs
         self.view = view  # False, True (always a view of argument 0) or "maybe"
         self.fast = None  # the public caller with a fast path, for ops without parameters
-        self.node_cls = make_node_class(node_name or _node_name(name), self)
+        # the graph node class (``AddBackward0``): the tape makes it when it first records
+        # this op (``rev.record.node_class``); the core knows nothing of nodes
+        self.node_name = node_name or _node_name(name)
+        self.node_cls = None
 
     def __repr__(self) -> str:
         return f"<dualad op {self.name}>"
@@ -184,6 +186,12 @@ class Level:
         it into a NumPy array or a Python number would lose it (``Tensor.item`` & co ask)."""
         return self.owns(value)
 
+    def draw_random(self, redraw: Callable, shape: tuple):
+        """Random values of logical ``shape`` drawn for this level, or None to leave the draw
+        to the levels below (every level but vmap's). ``redraw(shape)`` runs the random
+        function again one level down (``dualad._creation``'s random functions ask)."""
+        return None
+
     def conversion_error(self, value: Any, kind: str) -> Exception:
         """The error for conversion ``kind`` (a key of ``dualad._errors.ATTEMPTS``) of a value
         this level tracks: it names the level (as the user called it) and the fix."""
@@ -217,6 +225,36 @@ class suspended:
 
 
 # ---------------------------------------------------------------------------------------------
+# the tape: the bottom level's graph recorder, installed from above
+
+
+def _no_tape(*args, **kwargs):
+    raise RuntimeError(
+        "dualad: no tape is installed to record this op's graph (import dualad, which installs "
+        "dualad.rev's, instead of its core modules alone)"
+    )
+
+
+# ``record_node(op, args, params, results)`` attaches a graph node to ``results``; ``record_one``
+# and ``record_two`` are it specialised to one plain tensor / two plain tensors or scalars (the
+# fast callers' shapes); ``refresh_view(t)`` brings a view's grad_fn up to date after its base was
+# written in place. The core calls them as globals of this module (no attribute lookup on the
+# hot path); ``dualad.rev.record`` installs its own when imported.
+record_node = record_one = record_two = refresh_view = _no_tape
+
+
+def install_tape(record_fn, record_one_fn, record_two_fn, refresh_view_fn) -> None:
+    """Install the tape (``dualad.rev.record`` calls this once, at import)."""
+    global record_node, record_one, record_two, refresh_view
+    record_node, record_one, record_two, refresh_view = (
+        record_fn,
+        record_one_fn,
+        record_two_fn,
+        refresh_view_fn,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # eager evaluation (the bottom level)
 
 
@@ -231,8 +269,6 @@ def as_arg(value):
     """Normalise one op argument: Tensors and Python scalars pass, arrays/lists become Tensors."""
     if isinstance(value, Tensor) or type(value) in SCALAR_TYPES or value is None:
         return value
-    from ._creation import as_tensor
-
     return as_tensor(value)
 
 
@@ -276,9 +312,7 @@ def eager(op: OpDef, args: tuple, params: dict):
     for a in args:
         if isinstance(a, Tensor):
             if a._view is not None and a._view.version != _version(a._view.base):
-                from .rev.views import refresh_view_node
-
-                refresh_view_node(a)
+                refresh_view(a)
             data = a._data
             if xp is None:
                 xp = _xp(data)
@@ -301,8 +335,6 @@ def eager(op: OpDef, args: tuple, params: dict):
                 # tensor ``tensor(value)`` makes (default float dtype, int64, bool, default
                 # complex), the others weak scalars with it, so the result is a 0-d array of
                 # the dtype ``result_type`` gives the scalars, not a Python number
-                from ._creation import tensor
-
                 return eager(op, (*args[:i], tensor(a), *args[i + 1 :]), params)
         xp = np
     try:
@@ -394,98 +426,6 @@ def _aliases(a, b) -> bool:
     return root_a is root_b
 
 
-_argmeta = ArgMeta.of
-
-
-def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
-    """Attach a graph Node for ``op`` to ``results`` (they then require grad).
-
-    Hot path of every recorded op: no generators, no helper calls beyond what is needed.
-    """
-    node = _new(op.node_cls)
-    node._seq = next(_sequence)
-    node._extra = None
-    node._nout = len(results)
-    node._op = op
-    node._params = params
-    node._freed = False
-    node._out_data = None
-    edges = []
-    needs = []
-    versions = []
-    for a in args:
-        if isinstance(a, Tensor):
-            box = a._vc
-            versions.append(0 if box is None else box[0])
-            if a._rg:
-                n = a._node
-                if n is None:
-                    meta = a._meta
-                    ref = None if meta is None else meta.accumulator
-                    n = None if ref is None else ref()
-                    if n is None:
-                        n = accumulator_of(a)
-                    edges.append((n, 0))
-                else:
-                    edges.append((n, a._out_nr))
-                needs.append(True)
-            else:
-                edges.append(_NO_EDGE)
-                needs.append(False)
-        else:
-            versions.append(None)
-            edges.append(_NO_EDGE)
-            needs.append(False)
-    node._edges = tuple(edges)
-    node._needs = needs
-    if op.save_args:
-        node._args = args
-        node._versions = versions
-        if op.save_mask is not None:
-            _drop_unread_args(node, op.save_mask(needs), args, versions)
-    else:
-        node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
-    if len(results) == 1:
-        r = results[0]
-        r._rg = True
-        r._node = node
-        node._out_meta = None  # one output: its meta is only needed for multi-output nodes
-    else:
-        nondiff = op.nondiff_outputs
-        out_meta = []
-        for i, r in enumerate(results):
-            data = r._data
-            out_meta.append((data.shape, data.dtype))
-            if i not in nondiff:
-                r._rg = True
-                r._node = node
-                r._out_nr = i
-        node._out_meta = tuple(out_meta)
-    if op.save_out:
-        node._save_outputs(results)
-    if RECORD_HOOKS:
-        on_record(node, results)
-
-
-def on_record(node, results: tuple) -> None:
-    """The recording path's slow branch, taken while ``RECORD_HOOKS`` is set: pack what the node
-    saved through this thread's saved-tensor hooks; in anomaly mode keep the forward trace."""
-    if GRAD.saved_hooks:
-        pack_node(node, results)
-    if GRAD.anomaly[0]:
-        record_forward_trace(node)
-
-
-def _drop_unread_args(node, mask, args: tuple, versions: list) -> None:
-    kept = list(args)
-    for i, keep in enumerate(mask):
-        if not keep and isinstance(kept[i], Tensor):
-            kept[i] = _argmeta(kept[i]._data)
-            versions[i] = None
-    node._args = tuple(kept)
-    node._versions = versions
-
-
 def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     """A clear error naming the op, the shapes and dtypes, wrapping an impl's exception.
 
@@ -527,57 +467,11 @@ def _device_error(op: OpDef, args: tuple) -> RuntimeError:
 # public callers with the fast path
 
 
-def _record_one(op: OpDef, x: Tensor, result: Tensor, params: dict = EMPTY) -> None:
-    """``record_node`` specialised to one plain tensor argument that requires grad."""
-    node = _new(op.node_cls)
-    node._seq = next(_sequence)
-    node._extra = None
-    node._nout = 1
-    node._op = op
-    node._params = params
-    node._freed = False
-    node._out_data = None
-    node._out_meta = None
-    n = x._node
-    node._edges = ((n, x._out_nr),) if n is not None else ((_accumulator(x), 0),)
-    node._needs = _FIRST
-    if op.save_args:
-        node._args = (x,)
-        box = x._vc
-        node._versions = (0 if box is None else box[0],)
-    else:
-        meta = _new(ArgMeta)  # ArgMeta.of, inline
-        data = x._data
-        meta.shape = data.shape
-        meta.dtype = data.dtype
-        node._args = (meta,)
-    result._rg = True
-    result._node = node
-    if op.save_out:
-        node._save_outputs((result,))
-    if RECORD_HOOKS:
-        on_record(node, (result,))
-
-
 # ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
 _FIRST = (True,)
 _BOTH = (True, True)
 _FIRST_OF_TWO = (True, False)
 _SECOND_OF_TWO = (False, True)
-
-
-def _accumulator(t: Tensor):
-    """The AccumulateGrad node of a leaf that requires grad (cached while the graph lives)."""
-    meta = t._meta
-    ref = None if meta is None else meta.accumulator
-    n = None if ref is None else ref()
-    return accumulator_of(t) if n is None else n
-
-
-def _edge(t: Tensor):
-    """The graph edge of a plain tensor that requires grad (its AccumulateGrad for a leaf)."""
-    n = t._node
-    return (n, t._out_nr) if n is not None else (_accumulator(t), 0)
 
 
 def two_arg_save_masks(op: OpDef) -> dict | None:
@@ -589,63 +483,6 @@ def two_arg_save_masks(op: OpDef) -> dict | None:
         needs: tuple(bool(keep) for keep in op.save_mask(needs))
         for needs in (_BOTH, _FIRST_OF_TWO, _SECOND_OF_TWO)
     }
-
-
-def _record_two(op: OpDef, a, b, result: Tensor, masks: dict | None) -> None:
-    """``record_node`` specialised to two plain-tensor-or-scalar arguments (binary ops);
-    ``masks`` is ``two_arg_save_masks(op)``."""
-    node = _new(op.node_cls)
-    node._seq = next(_sequence)
-    node._extra = None
-    node._nout = 1
-    node._op = op
-    node._params = EMPTY
-    node._freed = False
-    node._out_data = None
-    node._out_meta = None
-    ta = type(a) is Tensor
-    tb = type(b) is Tensor
-    if ta and a._rg:
-        n = a._node
-        edge_a = (n, a._out_nr) if n is not None else (_accumulator(a), 0)
-        if tb and b._rg:
-            n = b._node
-            node._edges = (edge_a, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
-            needs = _BOTH
-        else:
-            node._edges = (edge_a, _NO_EDGE)
-            needs = _FIRST_OF_TWO
-    else:
-        n = b._node
-        node._edges = (_NO_EDGE, (n, b._out_nr) if n is not None else (_accumulator(b), 0))
-        needs = _SECOND_OF_TWO
-    node._needs = needs
-    if op.save_args:
-        # arguments the VJP will not read are not kept (mul, div): shape/dtype stand-ins
-        keep_a, keep_b = _BOTH if masks is None else masks[needs]
-        va = vb = None
-        if ta:
-            if keep_a:
-                box = a._vc
-                va = 0 if box is None else box[0]
-            else:
-                a = _argmeta(a._data)
-        if tb:
-            if keep_b:
-                box = b._vc
-                vb = 0 if box is None else box[0]
-            else:
-                b = _argmeta(b._data)
-        node._args = (a, b)
-        node._versions = (va, vb)
-    else:
-        node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
-    result._rg = True
-    result._node = node
-    if op.save_out:
-        node._save_outputs((result,))
-    if RECORD_HOOKS:
-        on_record(node, (result,))
 
 
 def _fresh(view: ViewInfo) -> bool:
@@ -689,7 +526,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if x._rg and GRAD.enabled and differentiable:
-                _record_one(op, x, result)
+                record_one(op, x, result)
             return result
         return dispatch(op, (x,), EMPTY)
 
@@ -757,7 +594,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if requires_grad and GRAD.enabled and differentiable:
-                _record_two(op, a, b, result, masks)
+                record_two(op, a, b, result, masks)
             return result
         return dispatch(op, (a, b), EMPTY)
 
@@ -798,7 +635,7 @@ def apply1(op: OpDef, x, params: dict):
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
                 if op.save_mask is None:
-                    _record_one(op, x, result, params)
+                    record_one(op, x, result, params)
                 else:
                     record_node(op, (x,), params, (result,))
             return result

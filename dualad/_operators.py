@@ -1,15 +1,22 @@
 """Tensor methods and Python operators, attached from the op modules.
 
-Each op module lists ``TENSOR_METHODS`` (functions that become methods of the same name) and
+A facade module: it imports the ops and the tape, and attaches to ``Tensor`` (which holds only
+data and metadata) the members that run ops, when ``dualad`` imports it. Each op module lists
+``TENSOR_METHODS`` (functions that become methods of the same name) and
 ``INPLACE_METHODS`` (functions that also get a trailing-underscore in-place method). Operators
 map to the same functions, so a method, an operator and the top-level function are one op.
 """
 
 from __future__ import annotations
 
+from . import _dtypes, ops
+from ._backend import Device, xp_of
 from ._state import ACTIVE, GRAD, MUTATION_WATCH
-from ._tensor import Tensor
+from ._tensor import Tensor, attach_members
+from .ops import astype, mutation, permute, to_device_op, unbind
+from .ops._keys import _device_key, _normalize_key
 from .rev.inplace import apply_inplace
+from .rev.saved import before_mutation
 
 
 def _inplace_method(functional, name):
@@ -37,37 +44,34 @@ def _reflected(fn):
 
 
 def attach_operators() -> None:
-    from . import ops as lib
-    from .ops import mutation
-
-    ops = {
-        "__add__": lib.add,
-        "__sub__": lib.sub,
-        "__mul__": lib.mul,
-        "__truediv__": lib.div,
-        "__floordiv__": lib.floor_divide,
-        "__mod__": lib.remainder,
-        "__pow__": lib.pow,
-        "__matmul__": lib.matmul,
-        "__and__": lib.bitwise_and,
-        "__or__": lib.bitwise_or,
-        "__xor__": lib.bitwise_xor,
+    operators = {
+        "__add__": ops.add,
+        "__sub__": ops.sub,
+        "__mul__": ops.mul,
+        "__truediv__": ops.div,
+        "__floordiv__": ops.floor_divide,
+        "__mod__": ops.remainder,
+        "__pow__": ops.pow,
+        "__matmul__": ops.matmul,
+        "__and__": ops.bitwise_and,
+        "__or__": ops.bitwise_or,
+        "__xor__": ops.bitwise_xor,
     }
-    for name, fn in ops.items():
+    for name, fn in operators.items():
         setattr(Tensor, name, fn)
         setattr(Tensor, "__r" + name[2:], _reflected(fn))
         setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
-    Tensor.__neg__ = lib.neg
+    Tensor.__neg__ = ops.neg
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = lib.abs
-    Tensor.__invert__ = lib.bitwise_not
-    Tensor.__eq__ = lib.eq
-    Tensor.__ne__ = lib.ne
-    Tensor.__lt__ = lib.lt
-    Tensor.__le__ = lib.le
-    Tensor.__gt__ = lib.gt
-    Tensor.__ge__ = lib.ge
-    Tensor.__getitem__ = lib.getitem
+    Tensor.__abs__ = ops.abs
+    Tensor.__invert__ = ops.bitwise_not
+    Tensor.__eq__ = ops.eq
+    Tensor.__ne__ = ops.ne
+    Tensor.__lt__ = ops.lt
+    Tensor.__le__ = ops.le
+    Tensor.__gt__ = ops.gt
+    Tensor.__ge__ = ops.ge
+    Tensor.__getitem__ = ops.getitem
 
     def __setitem__(self, key, value):
         direct = not ACTIVE or not GRAD.levels  # no level in this thread
@@ -80,12 +84,12 @@ def attach_operators() -> None:
     Tensor.fill_ = _inplace_method(mutation.fill, "fill_")
     Tensor.copy_ = _inplace_method(mutation.copy_from, "copy_")
     Tensor.T = property(_full_transpose)
-    Tensor.mT = property(lib.matrix_transpose)
-    Tensor.H = property(lambda self: lib.conj(_full_transpose(self)))
+    Tensor.mT = property(ops.matrix_transpose)
+    Tensor.H = property(lambda self: ops.conj(_full_transpose(self)))
     # torch spells these as properties (x.real, x.imag), not methods
-    Tensor.real = property(lib.real)
-    Tensor.imag = property(lib.imag)
-    Tensor.mH = property(lambda self: lib.conj(lib.matrix_transpose(self)))
+    Tensor.real = property(ops.real)
+    Tensor.imag = property(ops.imag)
+    Tensor.mH = property(lambda self: ops.conj(ops.matrix_transpose(self)))
 
 
 def _records(x, value) -> bool:
@@ -102,9 +106,6 @@ def _write_direct(x, key, value) -> bool:
 
     A value that may share memory with x is copied first (read-before-write, as ``index_put``
     and every other write path compute their result out of place before writing it)."""
-    from ._backend import xp_of
-    from .ops._keys import _device_key, _normalize_key
-
     data = x._data
     if type(value) is Tensor:
         if value._fw is not None or type(value._data) is not type(data):
@@ -120,8 +121,6 @@ def _write_direct(x, key, value) -> bool:
     if not data.flags.writeable:
         return False
     if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
-        from .rev.saved import before_mutation
-
         before_mutation(x)
     try:
         data[_device_key(xp_of(data), _normalize_key(key))] = value
@@ -132,6 +131,36 @@ def _write_direct(x, key, value) -> bool:
 
 
 def _full_transpose(x):
-    from .ops import permute
-
     return permute(x, tuple(reversed(range(x.ndim)))) if x.ndim >= 2 else x
+
+
+class _ConversionMembers:
+    """``Tensor.to`` and iteration, written as they read on ``Tensor``: they run ops."""
+
+    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
+        """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``."""
+        for arg in args:
+            if isinstance(arg, (str, Device)):
+                device = arg
+            elif isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            else:
+                dtype = arg
+        out = self
+        if dtype is not None:
+            dtype = _dtypes.to_dtype(dtype)
+            if dtype != self.dtype or copy:
+                out = astype(out, dtype)
+        if device is not None and Device(device) != self.device:
+            out = to_device_op(out, device=Device(device))
+        return out
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(unbind(self, 0))
+
+
+attach_methods(ops.MODULES)
+attach_operators()
+attach_members(Tensor, _ConversionMembers)

@@ -12,109 +12,27 @@ Invariants:
   AccumulateGrad); None for most tensors.
 - ``_fw`` holds forward-mode tangents keyed by dual level; None when the tensor has none.
 
-Everything else (math methods, operators) is attached from the op registry by ``dualad.ops``.
+This layer holds data and metadata only, and imports nothing above ``_backend``, ``_dtypes``,
+``_state`` and ``_errors``. Members that need a higher layer are attached to the class from
+there with ``attach_members``: reverse mode's (``requires_grad``, ``grad_fn``, ``backward``,
+hooks) by ``dualad.rev.tensor_members``; math methods, operators, ``to`` and iteration by
+``dualad._operators``.
 """
 
 from __future__ import annotations
 
-import warnings
-import weakref
+import builtins
 from typing import Any
 
 import numpy as np
 
 from . import _dtypes
-from ._backend import CPU, Device, device_of, to_device, xp_of
+from ._backend import CPU, Device, device_of, to_device
 from ._errors import TrackedConversionError
-from ._state import GRAD, LOCK
+from ._meta import AutogradMeta, ViewInfo, _version_box, get_meta  # noqa: F401 (re-exported)
+from ._state import GRAD
 
 _new = object.__new__
-
-
-class ViewInfo:
-    """How a view was made from its base: the root base and the view ops that replay it.
-
-    ``chain`` is a linked list ``(parent_chain, op, params, index)`` (None ends it; ``index``:
-    which output of a multi-output view op, else None), so that making a view of a view costs
-    O(1) however deep the chain; ``replay`` unrolls it into the ``(op, params, index)`` steps
-    that, applied in order to the base, give the view again (used to rebase history after an
-    in-place op on a view, and to derive a view's tangent from its base's).
-    """
-
-    __slots__ = (
-        "base",
-        "chain",
-        "created_without_grad",
-        "fw_derivable",
-        "in_custom_function",
-        "multi_output",
-        "version",
-    )
-
-    def __init__(
-        self,
-        base,
-        chain,
-        version,
-        created_without_grad=False,
-        multi_output=False,
-        in_custom_function=False,
-        fw_derivable=True,
-    ):
-        self.base = base
-        self.chain = chain
-        self.version = version  # base version when this view's grad_fn was last made
-        self.created_without_grad = created_without_grad
-        self.multi_output = multi_output
-        # an output (or a view of an output) of a custom Function: in-place on it is an error
-        self.in_custom_function = in_custom_function
-        # False for unpack_dual's primal (and views of it): PyTorch's forward-non-differentiable
-        # view, whose tangent is never derived from its base's (see DualLevel.view_tangent)
-        self.fw_derivable = fw_derivable
-
-    @property
-    def replay(self) -> tuple:
-        steps = []
-        link = self.chain
-        while link is not None:
-            link, op, params, index = link
-            steps.append((op, params, index))
-        steps.reverse()
-        return tuple(steps)
-
-
-class AutogradMeta:
-    """Per-tensor autograd extras that most tensors never need."""
-
-    __slots__ = (
-        "accumulator",
-        "grad",
-        "leaf_hooks",
-        "post_accumulate_hooks",
-        "retain_key",
-        "retains_grad",
-    )
-
-    def __init__(self) -> None:
-        self.grad = None
-        self.leaf_hooks = None  # HookDict of tensor hooks on a leaf (run before AccumulateGrad)
-        self.retains_grad = False
-        self.retain_key = None  # (node, output_nr) the retain-grad capture is registered on
-        self.accumulator = None  # weakref to the leaf's AccumulateGrad node
-        self.post_accumulate_hooks = None  # dict id -> fn
-
-
-def _version_box(t: Tensor) -> list:
-    """``t``'s version counter, made on first use. Made under ``LOCK`` (checked again there):
-    two threads saving or viewing one shared tensor must not each make one, or a later
-    in-place write would bump one while a graph checks the other."""
-    box = t._vc
-    if box is None:
-        with LOCK:
-            box = t._vc
-            if box is None:
-                box = t._vc = [0]
-    return box
 
 
 def _conversion(name: str, dtype):
@@ -152,8 +70,6 @@ class Tensor:
         if data is None:
             data = np.empty((0,), dtype=_dtypes.get_default_dtype())
         elif type(data) is not np.ndarray:
-            from ._creation import _to_array
-
             data = _to_array(data, None, None, copy=False)
         self._data = data
         self._rg = False
@@ -228,26 +144,6 @@ class Tensor:
         return self._data.shape[0]
 
     # ------------------------------------------------------------------ autograd attributes
-    @property
-    def requires_grad(self) -> bool:
-        view = self._view
-        if view is not None and not self._rg:
-            # like torch, a view requires grad when its base does (the base may also have
-            # gained history in place since the view was made: refresh its grad_fn)
-            from .rev.views import refresh_view_node
-
-            refresh_view_node(self)
-            return self._rg or view.base._rg
-        return self._rg
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
-
-    @requires_grad.deleter
-    def requires_grad(self) -> None:
-        raise RuntimeError("dualad: the requires_grad attribute cannot be deleted")
-
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records operations on this leaf; returns ``self``."""
         requires_grad = bool(requires_grad)
@@ -266,22 +162,6 @@ class Tensor:
             )
         self._rg = requires_grad
         return self
-
-    @property
-    def grad_fn(self):
-        if self._view is not None:
-            from .rev.views import refresh_view_node
-
-            return refresh_view_node(self)
-        return self._node
-
-    @property
-    def _grad_fn(self):
-        return self.grad_fn
-
-    @_grad_fn.deleter
-    def _grad_fn(self) -> None:
-        raise RuntimeError("dualad: the _grad_fn attribute cannot be deleted")
 
     @property
     def _backward_hooks(self):
@@ -303,116 +183,15 @@ class Tensor:
         return self._out_nr
 
     @property
-    def grad(self):
-        meta = self._meta
-        if self._node is not None and not (meta is not None and meta.retains_grad):
-            warnings.warn(
-                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
-                ".grad attribute won't be populated during autograd.backward(). If you indeed "
-                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
-                "on the non-leaf Tensor.",
-                UserWarning,
-                stacklevel=2,
-            )
-        return None if meta is None else meta.grad
-
-    @grad.setter
-    def grad(self, value) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}"
-                )
-            if value is self:
-                raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.shape != self._data.shape:
-                raise RuntimeError(
-                    f"assigned grad has data of a different size: got {tuple(value.shape)}, "
-                    f"expected {tuple(self.shape)}"
-                )
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError(
-                    f"assigned grad has data of a different type: got {value.dtype}, "
-                    f"expected {self.dtype}"
-                )
-            if value.device != self.device:
-                raise RuntimeError(
-                    f"assigned grad has data located on a different device: got {value.device}, "
-                    f"expected {self.device}"
-                )
-        meta = self._meta
-        if meta is None:
-            if value is None:
-                return
-            meta = get_meta(self)
-        meta.grad = value
-
-    @grad.deleter
-    def grad(self) -> None:
-        if self._meta is not None:
-            self._meta.grad = None
-
-    @property
     def retains_grad(self) -> bool:
         meta = self._meta
         return meta is not None and meta.retains_grad
-
-    def retain_grad(self) -> None:
-        """Keep this non-leaf's gradient in ``.grad`` during ``backward()`` (no-op on leaves)."""
-        if not self._rg:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._node is None:
-            return
-        from .rev.hooks import install_retain_grad
-
-        install_retain_grad(self)
-
-    def register_hook(self, hook):
-        """Register ``hook(grad) -> Tensor | None`` run when this tensor's gradient is computed.
-
-        Returns a handle whose ``remove()`` unregisters it.
-        """
-        from .rev.hooks import register_tensor_hook
-
-        return register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Register ``hook(tensor)`` run on a leaf after its ``.grad`` was accumulated."""
-        from .rev.hooks import register_post_accumulate_hook
-
-        return register_post_accumulate_hook(self, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``)."""
-        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """A new leaf sharing data and version counter with ``self``, outside the graph."""
         out = wrap(self._data)
         out._vc = _version_box(self)
         return out
-
-    def detach_(self) -> Tensor:
-        """Detach in place: ``self`` becomes a leaf that requires no grad and has no tangents.
-
-        Nodes that saved ``self`` refuse to use it afterwards; views of ``self`` keep theirs.
-        """
-        if self._view is not None and self._node is not None:
-            raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead. (dualad: this tensor is a "
-                "view with gradient history; detach() gives a detached alias of it.)"
-            )
-        meta = self._meta
-        if meta is not None and meta.retains_grad:
-            from .rev.hooks import drop_retain_grad
-
-            drop_retain_grad(self)
-        self._node = None
-        self._out_nr = 0
-        self._rg = False
-        self._fw = None
-        return self
 
     # ------------------------------------------------------------------ data and versions
     @property
@@ -573,13 +352,6 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        from .ops import unbind
-
-        return iter(unbind(self, 0))
-
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
@@ -589,28 +361,6 @@ class Tensor:
         elif isinstance(device, int):
             device = f"cuda:{device}"
         return self.to(device)
-
-    def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
-        """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``."""
-        for arg in args:
-            if isinstance(arg, (str, Device)):
-                device = arg
-            elif isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            else:
-                dtype = arg
-        out = self
-        if dtype is not None:
-            from .ops import astype
-
-            dtype = _dtypes.to_dtype(dtype)
-            if dtype != self.dtype or copy:
-                out = astype(out, dtype)
-        if device is not None and Device(device) != self.device:
-            from .ops import to_device_op
-
-            out = to_device_op(out, device=Device(device))
-        return out
 
     def type(self, dtype=None):
         if dtype is None:
@@ -692,6 +442,22 @@ def _rebuild(data, requires_grad, device):
     return out
 
 
+def attach_members(cls: type, source: type, names=None) -> None:
+    """Copy the members written in the class body of ``source`` (methods, properties; all but
+    its dunder bookkeeping, unless ``names`` lists which) onto ``cls``: how a higher layer gives
+    Tensor the members that need it (see the module docstring)."""
+    bookkeeping = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"}
+    for name, value in vars(source).items():
+        if (names is None and name not in bookkeeping) or (names is not None and name in names):
+            parts = (
+                (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value,)
+            )
+            for function in parts:  # tracebacks and help() say ``Tensor.backward``
+                if hasattr(function, "__qualname__"):
+                    function.__qualname__ = f"{cls.__name__}.{name}"
+            setattr(cls, name, value)
+
+
 def wrap(data) -> Tensor:
     """Wrap an ndarray as a fresh leaf tensor (no copy). The hot path of every op."""
     out = _new(Tensor)
@@ -728,45 +494,140 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-def get_meta(t: Tensor) -> AutogradMeta:
-    """``t``'s AutogradMeta, made on first use under ``LOCK`` (checked again there): threads
-    running their first backward into one shared leaf must all accumulate into one ``.grad``,
-    not each into a metadata object that another thread's then replaces."""
-    meta = t._meta
-    if meta is None:
-        with LOCK:
-            meta = t._meta
-            if meta is None:
-                meta = t._meta = AutogradMeta()
-    return meta
+_PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+# ---------------------------------------------------------------------------------------------
+# data -> array
 
 
-def accumulator_of(t: Tensor):
-    """The cached AccumulateGrad node of a leaf that requires grad (made on first use)."""
-    meta = t._meta
-    if meta is not None and meta.accumulator is not None:
-        node = meta.accumulator()
-        if node is not None:
-            return node
-    from .rev.node import AccumulateGrad
+def _to_array(data: Any, dtype, device, *, copy: bool):
+    """An ndarray for ``data`` of ``dtype`` on ``device``; ``copy`` forces memory of its own.
 
-    meta = get_meta(t)
-    with LOCK:  # one node per leaf, also when threads record their first use at once
-        ref = meta.accumulator
-        node = None if ref is None else ref()
-        if node is None:
-            node = AccumulateGrad(t)
-            meta.accumulator = weakref.ref(node)
-    return node
+    Without ``copy`` an existing array of the right dtype and device is returned as is.
+    """
+    dtype = _dtypes.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        if GRAD.levels and tracking_level(data) is not None:
+            data.__array__()  # raises TrackedConversionError, naming the level
+        return _place(data._data, dtype, device, copy)
+    if type(data) is np.ndarray or hasattr(data, "__cuda_array_interface__"):
+        _check_kind(data.dtype, data)
+        return _place(data, dtype, device, copy)
+    if isinstance(data, np.ndarray):  # subclasses (memmap, matrix): keep the plain ndarray part
+        return _to_array(np.asarray(data), dtype, device, copy=copy)
+    if isinstance(data, (list, tuple)) or type(data) in _PYTHON_SCALARS:
+        array = _from_python(data, dtype)
+        copy = False  # freshly made
+    else:  # NumPy scalars, memoryviews, objects with __array__ ...
+        try:
+            array = np.asarray(data)
+        except Exception as exc:
+            raise TypeError(
+                f"dualad: cannot make a tensor from {type(data).__name__}: {exc}"
+            ) from None
+        _check_kind(array.dtype, data)  # (it may share memory with data: ``copy`` still holds)
+    return _place(array, dtype, device, copy)
 
 
-xp_of_tensor = lambda t: xp_of(t._data)
+def _check_kind(dtype: np.dtype, data) -> None:
+    if dtype.kind not in _dtypes.TENSOR_KINDS:
+        shown = repr(data)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        raise TypeError(
+            f"dualad: cannot make a tensor from {type(data).__name__} {shown} "
+            f"(NumPy dtype {dtype}; tensors hold bool, integer, floating and complex values)"
+        )
 
 
-def _backward(*args, **kwargs) -> None:
-    """``rev.engine.backward`` (bound on first use: the engine imports this module)."""
-    global _backward
-    from .rev.engine import backward
+def _place(array, dtype, device, copy: bool):
+    """``array`` cast to ``dtype`` and moved to ``device``, new memory if ``copy``."""
+    if device is not None:
+        moved = to_device(array, device)
+        if moved is not array:
+            array, copy = moved, False
+    if type(array) is np.ndarray:
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+    with array.device:  # CuPy computes on the current device: make it the array's
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
 
-    _backward = backward
-    backward(*args, **kwargs)
+
+def _from_python(data, dtype):
+    """A NumPy array from Python scalars / nested sequences (which may hold tensors)."""
+    if type(data) in _PYTHON_SCALARS:
+        return np.asarray(data, dtype=_python_scalar_dtype(type(data)) if dtype is None else dtype)
+    leaf_dtypes: set = set()
+    has_tensors = _scan(data, leaf_dtypes)
+    if has_tensors:
+        data = _tensors_to_arrays(data)
+    try:
+        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=dtype)
+    except ValueError as exc:
+        raise ValueError(f"dualad.tensor: cannot make a tensor from ragged data: {exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"dualad.tensor: cannot make a tensor from this data: {exc}") from None
+    _check_kind(array.dtype, data)
+    if dtype is None:
+        inferred = _leaf_dtype(leaf_dtypes)
+        if inferred != array.dtype:
+            array = array.astype(inferred)
+    return array
+
+
+def _leaf_dtype(leaf_dtypes: set) -> np.dtype:
+    """The dtype of data whose leaves ``_scan`` found: one value per Python type (False, 0,
+    0.0, 0j: weak scalars), the dtypes as they are; no leaves ([] or [[], []]) means an empty
+    float tensor of the default dtype."""
+    if not leaf_dtypes:
+        return _dtypes.get_default_dtype()
+    return _dtypes.result_type(
+        *(kind if isinstance(kind, np.dtype) else kind() for kind in leaf_dtypes)
+    )
+
+
+def _python_scalar_dtype(kind: type) -> np.dtype:
+    if kind is builtins.float:
+        return _dtypes.get_default_dtype()
+    if kind is builtins.complex:
+        return _dtypes.default_complex_dtype()
+    return _dtypes.int64 if kind is builtins.int else _dtypes.bool_
+
+
+def _scan(data, leaf_dtypes: set) -> bool:
+    """Collect the dtype each leaf of a nested sequence stands for; True if a leaf is a Tensor.
+
+    One ``set(map(type, ...))`` per sequence keeps this near C speed for long lists of numbers.
+    """
+    has_tensors = False
+    for kind in set(map(type, data)):
+        if kind in _PYTHON_SCALARS:
+            leaf_dtypes.add(kind)  # the type: Python numbers promote as weak scalars
+        elif kind is list or kind is tuple:
+            for item in data:
+                if type(item) is kind and _scan(item, leaf_dtypes):
+                    has_tensors = True
+        elif issubclass(kind, Tensor):
+            has_tensors = True
+            leaf_dtypes.update(item._data.dtype for item in data if type(item) is kind)
+        elif issubclass(kind, (np.ndarray, np.generic)):
+            leaf_dtypes.update(item.dtype for item in data if type(item) is kind)
+        elif issubclass(kind, (list, tuple)):  # namedtuples and other sequence subclasses
+            for item in data:
+                if type(item) is kind and _scan(item, leaf_dtypes):
+                    has_tensors = True
+    return has_tensors
+
+
+def _tensors_to_arrays(data):
+    if isinstance(data, Tensor):
+        if GRAD.levels and tracking_level(data) is not None:
+            data.__array__()  # raises TrackedConversionError (tensor() stacks such values)
+        array = data._data
+        return array if type(array) is np.ndarray else array.get()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_arrays(item) for item in data]
+    return data

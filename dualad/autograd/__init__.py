@@ -15,8 +15,7 @@ from ..rev.anomaly import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from ..rev.engine import _calculate_shape, backward, grad
-from ..rev.engine import execution_engine as _execution_engine
+from ..rev.entry import _calculate_shape, backward
 from ..rev.grad_mode import (
     enable_grad,
     inference_mode,
@@ -27,10 +26,12 @@ from ..rev.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
+from ..rev.graph_task import execution_engine as _execution_engine
 from ..rev.saved import SavedTensor
 from . import function, functional, graph
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .gradients import grad
 
 __all__ = [
     "Function",

@@ -23,9 +23,9 @@ import inspect
 import warnings
 from typing import Any
 
-from .._dispatch import _sequence, dispatch
+from .._dispatch import dispatch
 from .._state import ACTIVE, GRAD, RECORD_HOOKS
-from .._tensor import Tensor, _new, accumulator_of
+from .._tensor import Tensor, _new
 from ..fwd.levels import set_fw_enabled
 from ..rev.function_node import (
     DIRTY,
@@ -39,7 +39,7 @@ from ..rev.function_node import (
     SavedTensors,
     make_function_node_class,
 )
-from ..rev.node import ErrorNode
+from ..rev.node import ErrorNode, _sequence, accumulator_of
 
 _LEGACY_MESSAGE = (
     "Legacy autograd function with non-static forward method is deprecated. Please use new-style "

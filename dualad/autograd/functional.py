@@ -19,10 +19,15 @@ Invariants (PyTorch's documented semantics):
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 
+from .. import fwd
+from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
-from ..rev.engine import grad as _grad
+from ..ops import movedim, reshape, stack
 from ..rev.grad_mode import enable_grad, set_grad_enabled
+from ..vmap.api import vmap
+from .gradients import grad as _grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
@@ -163,6 +168,8 @@ def _autograd_grad(
 
 
 _FILL_MESSAGES = {
+    "jacobian": "Output {out} of the user-provided function is independent of input {i}. This is "
+    "not allowed in strict mode.",
     "back": "The output of the user-provided function is independent of input {i}. This is not "
     "allowed in strict mode.",
     "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
@@ -176,18 +183,19 @@ _FILL_MESSAGES = {
 }
 
 
-def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str):
-    """Missing gradients as zeros shaped like ``refs`` (or PyTorch's strict-mode error)."""
-    from .._creation import zeros_like
-
+def _fill_in_zeros(
+    grads: tuple, refs: tuple, strict: bool, create_graph: bool, stage: str, out: int = 0
+) -> tuple:
+    """Missing gradients as zeros shaped like ``refs`` (or PyTorch's strict-mode error; ``out``
+    is the output a ``"jacobian"`` stage's gradients belong to)."""
     result = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
         if g is None:
             if strict:
-                raise RuntimeError(_FILL_MESSAGES[stage].format(i=i))
+                raise RuntimeError(_FILL_MESSAGES[stage].format(i=i, out=out))
             g = zeros_like(ref)
         elif strict and create_graph and not g.requires_grad:
-            if stage in ("back", "back_trick"):
+            if stage in ("jacobian", "back", "back_trick"):
                 raise RuntimeError(
                     f"The jacobian of the user-provided function is independent of input {i}. "
                     "This is not allowed in strict mode when create_graph=True."
@@ -219,10 +227,15 @@ def _default_v(values: tuple, what: str):
     return None
 
 
+def _call(func: Callable, inputs: tuple, fn_name: str, strict: bool) -> tuple[bool, tuple]:
+    """``func(*inputs)`` as ``(was_tuple, outputs)``, checked for requiring grad (``strict``)."""
+    outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
+    _check_requires_grad(outputs[1], "outputs", strict)
+    return outputs
+
+
 def _single_scalar_output(func: Callable, inputs: tuple, fn_name: str, strict: bool):
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", fn_name)
-    _check_requires_grad(outputs, "outputs", strict)
+    is_outputs_tuple, outputs = _call(func, inputs, fn_name, strict)
     if is_outputs_tuple:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].numel() != 1:
@@ -233,8 +246,43 @@ def _single_scalar_output(func: Callable, inputs: tuple, fn_name: str, strict: b
     return outputs
 
 
+def _inputs(inputs, fn_name: str, create_graph: bool) -> tuple[bool, tuple]:
+    """The user's ``inputs`` as ``(was_tuple, inputs the function runs on)``."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(inputs, create_graph, need_graph=True)
+
+
+def _last_vjp(outputs, inputs, v, refs, strict: bool, create_graph: bool, stage: str) -> tuple:
+    """The final ``vᵀ d outputs / d inputs`` of a vector product, missing parts filled in like
+    ``refs`` (recorded only with ``create_graph``)."""
+    with set_grad_enabled(create_graph):
+        grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        return _fill_in_zeros(grads, refs, strict, create_graph, stage)
+
+
+def _finish(outputs, is_outputs_tuple, result, is_result_tuple, create_graph: bool) -> tuple:
+    """``(outputs, result)`` detached unless ``create_graph``, in the user's structure."""
+    outputs = _grad_postprocess(outputs, create_graph)
+    result = _grad_postprocess(result, create_graph)
+    return (
+        _tuple_postprocess(outputs, is_outputs_tuple),
+        _tuple_postprocess(result, is_result_tuple),
+    )
+
+
+def _scalar_jacobian(func: Callable, inputs, v, create_graph: bool, strict: bool, fn_name: str):
+    """vhp's and hvp's common start: ``(is_inputs_tuple, inputs, v, outputs, jacobian)`` of a
+    function with a single-element output, the jacobian recorded."""
+    is_inputs_tuple, inputs = _inputs(inputs, fn_name, create_graph)
+    v = _prepare_v(v, inputs, is_inputs_tuple, "input", fn_name, create_graph)
+    outputs = _single_scalar_output(func, inputs, fn_name, strict)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return is_inputs_tuple, inputs, v, outputs, jac
+
+
 # ---------------------------------------------------------------------------------------------
-# vector products
+# vector products (each keeps PyTorch's signature and a doctest: their heads look alike on purpose)
 
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -246,22 +294,11 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     (tensor([1., 4.]), tensor([2., 4.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "vjp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _inputs(inputs, "vjp", create_graph)
+        is_outputs_tuple, outputs = _call(func, inputs, "vjp", strict)
         v = _prepare_v(v, outputs, is_outputs_tuple, "output", "vjp", create_graph)
-    with set_grad_enabled(create_graph):
-        grads = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_inputs_tuple
-    )
+    result = _last_vjp(outputs, inputs, v, inputs, strict, create_graph, "back")
+    return _finish(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -272,33 +309,16 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> dualad.autograd.functional.jvp(lambda t: t ** 2, x, dualad.tensor([1.0, 0.0]))
     (tensor([1., 4.]), tensor([2., 0.]))
     """
-    from .._creation import zeros_like
-
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
+        is_inputs_tuple, inputs = _inputs(inputs, "jvp", create_graph)
         v = _prepare_v(v, inputs, is_inputs_tuple, "input", "jvp", create_graph)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jvp"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        is_outputs_tuple, outputs = _call(func, inputs, "jvp", strict)
         # J v = d/du <Jᵀ u, v>: the VJP is linear in u, so differentiate it w.r.t. u at u = 0
         grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    if create_graph:
-        with enable_grad():
-            grads = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
-    else:
-        grads = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(
-        result, is_outputs_tuple
-    )
+    result = _last_vjp(grad_inputs, grad_outputs, v, outputs, strict, create_graph, "back_trick")
+    return _finish(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -310,18 +330,11 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     (tensor(9.), tensor([ 6., 12.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, "input", "vhp", create_graph)
-        outputs = _single_scalar_output(func, inputs, "vhp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-    with set_grad_enabled(create_graph):
-        grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, False), _tuple_postprocess(result, is_inputs_tuple)
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_jacobian(
+            func, inputs, v, create_graph, strict, "vhp"
+        )
+    result = _last_vjp(jac, inputs, v, inputs, strict, create_graph, "double_back")
+    return _finish(outputs, False, result, is_inputs_tuple, create_graph)
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -333,24 +346,15 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     >>> dualad.autograd.functional.hvp(lambda t: (t ** 3).sum(), x, dualad.tensor([1.0, 0.0]))
     (tensor(9.), tensor([6., 0.]))
     """
-    from .._creation import zeros_like
-
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, is_inputs_tuple, "input", "hvp", create_graph)
-        outputs = _single_scalar_output(func, inputs, "hvp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        is_inputs_tuple, inputs, v, outputs, jac = _scalar_jacobian(
+            func, inputs, v, create_graph, strict, "hvp"
+        )
         grad_jac = tuple(zeros_like(t, requires_grad=True) for t in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(create_graph):
-        grads = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    result = _grad_postprocess(result, create_graph)
-    return _tuple_postprocess(outputs, False), _tuple_postprocess(result, is_inputs_tuple)
+    result = _last_vjp(double_back, grad_jac, v, inputs, strict, create_graph, "double_back_trick")
+    return _finish(outputs, False, result, is_inputs_tuple, create_graph)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,13 +397,8 @@ def jacobian(
         return _jacfwd(func, inputs, strict, vectorize)
 
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(
-            outputs, "outputs of the user-provided function", "jacobian"
-        )
-        _check_requires_grad(outputs, "outputs", strict)
+        is_inputs_tuple, inputs = _inputs(inputs, "jacobian", create_graph)
+        is_outputs_tuple, outputs = _call(func, inputs, "jacobian", strict)
         if vectorize:
             if strict:
                 raise RuntimeError(
@@ -414,11 +413,31 @@ def jacobian(
     return _tuple_postprocess(result, (is_outputs_tuple, is_inputs_tuple))
 
 
+def _basis(tensors: tuple) -> tuple[list, list]:
+    """The rows of an identity matrix as one batch per tensor: ``(numels, batches)``, batch k
+    of shape ``(total, *tensors[k].shape)`` with ``total`` the sum of ``numels``."""
+    numels = [t.numel() for t in tensors]
+    total = sum(numels)
+    batches = []
+    offset = 0
+    for t, n in zip(tensors, numels):
+        identity = eye(total, dtype=t.dtype, device=t.device)[:, offset : offset + n]
+        batches.append(reshape(identity, (total, *t.shape)))
+        offset += n
+    return numels, batches
+
+
+def _blocks(batched, numels: list):
+    """``batched[offset : offset + n]`` for each ``n`` in ``numels`` (the rows that came from
+    one tensor of a ``_basis``), with that tensor's index."""
+    offset = 0
+    for k, n in enumerate(numels):
+        yield k, batched[offset : offset + n]
+        offset += n
+
+
 def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> list:
     """One ``grad`` call per output element (reverse mode without vectorization)."""
-    from .._creation import zeros_like
-    from ..ops import reshape, stack
-
     rows = []
     for i, out in enumerate(outputs):
         flat = reshape(out, (-1,))
@@ -434,19 +453,8 @@ def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
                 )
             else:
                 grads = (None,) * len(inputs)
-            for j, (g, inp) in enumerate(zip(grads, inputs)):
-                if g is None:
-                    if strict:
-                        raise RuntimeError(
-                            f"Output {i} of the user-provided function is independent of input "
-                            f"{j}. This is not allowed in strict mode."
-                        )
-                    g = zeros_like(inp)
-                elif strict and create_graph and not g.requires_grad:
-                    raise RuntimeError(
-                        f"The jacobian of the user-provided function is independent of input "
-                        f"{j}. This is not allowed in strict mode when create_graph=True."
-                    )
+            grads = _fill_in_zeros(grads, inputs, strict, create_graph, "jacobian", out=i)
+            for j, g in enumerate(grads):
                 per_input[j].append(g)
         row = []
         for j, inp in enumerate(inputs):
@@ -454,8 +462,6 @@ def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
             if per_input[j]:
                 row.append(reshape(stack(per_input[j], 0), shape))
             else:  # an output with no elements
-                from .._creation import zeros
-
                 row.append(zeros(shape, dtype=inp.dtype, device=inp.device))
         rows.append(tuple(row))
     return rows
@@ -463,37 +469,23 @@ def _jacrev_loop(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool
 
 def _jacrev_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> list:
     """One batched backward pass: the cotangents are the rows of an identity matrix."""
-    from .._creation import eye, zeros
-    from ..ops import reshape
-
-    numels = [out.numel() for out in outputs]
-    total = sum(numels)
-    grad_outputs = []
-    offset = 0
-    for out, n in zip(outputs, numels):
-        identity = eye(total, dtype=out.dtype, device=out.device)[:, offset : offset + n]
-        grad_outputs.append(reshape(identity, (total, *out.shape)))
-        offset += n
-    flat_outputs = tuple(outputs)
-    if total == 0:
+    numels, grad_outputs = _basis(outputs)
+    if sum(numels) == 0:
         grads = (None,) * len(inputs)
     else:
         grads = _autograd_grad(
-            flat_outputs, inputs, grad_outputs, create_graph=create_graph, is_grads_batched=True
+            tuple(outputs), inputs, grad_outputs, create_graph=create_graph, is_grads_batched=True
         )
-    rows = []
-    offset = 0
-    for out, n in zip(outputs, numels):
-        row = []
-        for g, inp in zip(grads, inputs):
+    rows = [[] for _ in outputs]
+    for g, inp in zip(grads, inputs):
+        parts = repeat(None) if g is None else (block for _, block in _blocks(g, numels))
+        for row, out, block in zip(rows, outputs, parts):
             shape = (*out.shape, *inp.shape)
-            if g is None:
+            if block is None:
                 row.append(zeros(shape, dtype=inp.dtype, device=inp.device))
             else:
-                row.append(reshape(g[offset : offset + n], shape))
-        rows.append(tuple(row))
-        offset += n
-    return rows
+                row.append(reshape(block, shape))
+    return [tuple(row) for row in rows]
 
 
 def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
@@ -511,27 +503,14 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
             'implemented for `vectorize=True` (dualad.autograd.functional.jacobian: `strategy="'
             'forward-mode"` requires `vectorize=True`).'
         )
-    from .. import fwd
-    from .._creation import eye, zeros
-    from ..ops import movedim, reshape
-    from ..vmap.api import vmap
-
-    numels = [t.numel() for t in inputs]
-    total = sum(numels)
-    tangents = []
-    offset = 0
-    for t, n in zip(inputs, numels):
-        identity = eye(total, dtype=t.dtype, device=t.device)[:, offset : offset + n]
-        tangents.append(reshape(identity, (total, *t.shape)))
-        offset += n
+    numels, tangents = _basis(inputs)
     structure: list = []
 
     def push_forward(*batched_tangents):
         with fwd.dual_level():
             duals = tuple(fwd.make_dual(p, tg) for p, tg in zip(inputs, batched_tangents))
-            outputs = func(*duals)
             is_outputs_tuple, outputs = _as_tuple(
-                outputs, "outputs of the user-provided function", "jacobian"
+                func(*duals), "outputs of the user-provided function", "jacobian"
             )
             structure.append(is_outputs_tuple)
             out_tangents = []
@@ -542,7 +521,7 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
                 )
         return tuple(out_tangents)
 
-    if total == 0:
+    if sum(numels) == 0:
         # no basis to push: one call finds the outputs' shapes; every block has no elements
         out_tangents = push_forward(*(zeros(t.shape, dtype=t.dtype) for t in inputs))
         rows = tuple(
@@ -551,19 +530,16 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
         )
         return _tuple_postprocess(rows, (structure[0], is_inputs_tuple))
     out_tangents = vmap(push_forward)(*tangents)  # each (total, *out.shape)
-    is_outputs_tuple = structure[0]
     rows = []
     for tangent in out_tangents:
         tangent = tangent.detach()
         out_shape = tuple(tangent.shape[1:])
         row = []
-        offset = 0
-        for t, n in zip(inputs, numels):
-            block = movedim(tangent[offset : offset + n], 0, -1)  # out.shape + (n,)
-            row.append(reshape(block, (*out_shape, *t.shape)))
-            offset += n
+        for k, block in _blocks(tangent, numels):
+            block = movedim(block, 0, -1)  # out.shape + (n,)
+            row.append(reshape(block, (*out_shape, *inputs[k].shape)))
         rows.append(tuple(row))
-    return _tuple_postprocess(tuple(rows), (is_outputs_tuple, is_inputs_tuple))
+    return _tuple_postprocess(tuple(rows), (structure[0], is_inputs_tuple))
 
 
 def hessian(

@@ -9,11 +9,11 @@ ends; PyTorch spells it ``Variable._execution_engine.queue_callback``).
 
 from __future__ import annotations
 
-from .._tensor import Tensor, accumulator_of
-from ..rev.engine import GradientEdgeType as GradientEdge
-from ..rev.engine import current_graph_task, queue_callback
+from .._tensor import Tensor
+from ..rev.entry import GradientEdgeType as GradientEdge
+from ..rev.graph_task import current_graph_task, queue_callback
 from ..rev.hooks import register_multi_grad_hook
-from ..rev.node import Node
+from ..rev.node import Node, accumulator_of
 from ..rev.saved import (
     SavedTensor,
     allow_mutation_on_saved_tensors,

@@ -504,7 +504,7 @@ def _multi_output_message(chain: tuple) -> str:
     op = next(op for op, _, index in chain if index is not None)
     index = next(index for _, _, index in chain if index is not None)
     return (
-        f"Output {index} of {op.node_cls.__name__} is a view and is being modified inplace. "
+        f"Output {index} of {op.node_name} is a view and is being modified inplace. "
         "This view is the output of a function that returns multiple views. Such functions do "
         "not allow the output views to be modified inplace. You should replace the inplace "
         "operation by an out-of-place one."
@@ -535,7 +535,7 @@ class GradNode(Node):
     )
 
     def name(self) -> str:
-        return self._op.node_cls.__name__
+        return self._op.node_name
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
         op = self._op

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from .. import _creation
 from . import (
     _helpers,
     activations,
@@ -91,3 +92,7 @@ MODULES = tuple(
     if isinstance(module, ModuleType) and hasattr(module, "TENSOR_METHODS")
 )
 __all__ = [name for module in MODULES for name in module.__all__]
+
+# tensors made of tracked values (dualad.tensor([x[0], 2 * x[1]]) inside a transform) are built
+# with these ops: the creation layer below asks for them
+_creation.install_ops(joining.stack, base.broadcast_to, joining.cat)

@@ -27,9 +27,11 @@ from typing import Any
 
 from .._creation import _replaying_rng, _rng_state
 from .._state import GRAD
-from .._tensor import Tensor, accumulator_of
+from .._tensor import Tensor
+from .entry import backward
 from .grad_mode import enable_grad, no_grad
-from .node import Node
+from .graph_task import current_graph_task
+from .node import Node, _sequence, accumulator_of
 from .saved import FREED_MESSAGE, SavedTensor, pack, saved_tensors_hooks
 
 _EARLY_STOP = [True]
@@ -213,8 +215,6 @@ class _Frame:
         return len(self.metas) - 1
 
     def unpack(self, position: int) -> Tensor:
-        from .engine import current_graph_task
-
         task = current_graph_task()
         values = None if task is None else self.recomputed.get(task)
         if values is None:
@@ -311,8 +311,6 @@ class CheckpointFunctionBackward(Node):
     __slots__ = ("_fn", "_inputs", "_rng_state")
 
     def __init__(self, fn, inputs: tuple, rng_state, outputs: int) -> None:
-        from .._dispatch import _sequence
-
         self._init_base(next(_sequence))
         self._fn = fn
         self._inputs = inputs
@@ -321,8 +319,6 @@ class CheckpointFunctionBackward(Node):
         self._edges = tuple(_edge_of(a) for a in inputs)
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        from .engine import backward, current_graph_task
-
         task = current_graph_task()
         if task is not None and task.restricted:
             raise RuntimeError(

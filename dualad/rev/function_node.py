@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from .._state import DUALS_LIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
-from .node import _FREED_MESSAGE, ArgMeta, Node, _saved_output, _validate
+from .node import ArgMeta, Node, _saved_output, _validate
+from .saved import FREED_MESSAGE as _FREED_MESSAGE
 from .saved import modified_message, pack, saved_none
 
 # kinds of forward outputs (``kinds[i] = (kind, input_index)``)

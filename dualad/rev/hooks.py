@@ -134,7 +134,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     modes = ("all", "any")
     if mode not in modes:
         raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
-    from .engine import current_graph_task
+    from .graph_task import current_graph_task
 
     tensors = tuple(tensors)
     key = object()  # this registration's entry in each pass's state
@@ -159,7 +159,7 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> MultiHandle:
     count = len(tensors)
 
     def start(task) -> list:
-        from .._tensor import accumulator_of
+        from .node import accumulator_of
 
         expected = 0
         for node, leaf in places:

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import _sequence
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
-from .._tensor import Tensor, _new, _version_box, accumulator_of
+from .._tensor import Tensor, _new, _version_box
 from ..fwd.levels import DualLevel
-from .node import ArgMeta, Node, _validate
+from .node import ArgMeta, Node, _sequence, _validate, accumulator_of
 from .views import _node_name, custom_view_message, nograd_view_message
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."

@@ -56,7 +56,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
-from .._tensor import AutogradMeta, Tensor, _new, _version_box, accumulator_of
+from .._tensor import AutogradMeta, Tensor, _new, _version_box
+from .node import accumulator_of
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -301,28 +302,6 @@ def _call_pack_hook(pack_hook: Callable, tensor: Tensor) -> Any:
     if (0 if tensor._vc is None else tensor._vc[0]) != version:
         raise RuntimeError(_INPLACE_PACK_MESSAGE)
     return packed
-
-
-def pack_node(node, results: tuple) -> None:
-    """Pack what op node ``node`` (just recorded, with outputs ``results``) saved."""
-    op = node._op
-    if op.save_args:
-        args = node._args
-        for a in args:
-            if isinstance(a, Tensor):
-                node._args = Packed([pack(a) if isinstance(a, Tensor) else a for a in args])
-                break
-    if op.save_out:
-        node._out_data = Packed([pack(r, is_output=True, track_version=False) for r in results])
-    node.__class__ = _packed_class(type(node))
-
-
-def _packed_class(cls: type) -> type:
-    from .node import packed_class  # (node.py imports this module)
-
-    global _packed_class
-    _packed_class = packed_class
-    return packed_class(cls)
 
 
 def unpack_args(node, args: Packed) -> tuple:

@@ -66,6 +66,22 @@ class VmapLevel(Level):
     def conversion_error(self, value, kind: str) -> Exception:
         return value._no_values(ATTEMPTS[kind])
 
+    def draw_random(self, redraw, shape: tuple):
+        """Random values of logical ``shape`` by this level's randomness mode: ``"error"``
+        raises, ``"same"`` draws one value shared by the batch, ``"different"`` draws the
+        batch size in front and wraps it as batched along dim 0. ``redraw`` runs one level
+        down (so outer vmap levels apply their own randomness in turn)."""
+        if self.randomness == "error":
+            raise RuntimeError(RANDOM_MESSAGE)
+        removed = suspend(self)
+        try:
+            if self.randomness == "same":
+                return redraw(tuple(shape))
+            value = redraw((self.size, *shape))
+        finally:
+            resume(removed)
+        return batched(value, 0, self)
+
     def owns(self, value) -> bool:
         return type(value) is BatchedTensor and value._level is self
 
@@ -665,34 +681,6 @@ RANDOM_MESSAGE = (
     "vmap: We do not yet support calling random operations inside of vmap. Please perform random "
     "operations outside of vmap as a workaround"
 )
-
-
-def vmap_random(draw, shape: tuple):
-    """Random values of logical ``shape`` under the innermost active vmap level, or None when
-    no vmap level is active.
-
-    ``draw(shape)`` makes the random tensor one level down (it calls back into the random
-    function, so outer vmap levels apply their own randomness in turn). ``randomness="error"``
-    raises, ``"same"`` draws one value shared by the batch, ``"different"`` draws the batch size
-    in front and wraps it as batched along dim 0.
-    """
-    level = None
-    for candidate in reversed(GRAD.levels):
-        if type(candidate) is VmapLevel:
-            level = candidate
-            break
-    if level is None:
-        return None
-    if level.randomness == "error":
-        raise RuntimeError(RANDOM_MESSAGE)
-    removed = suspend(level)
-    try:
-        if level.randomness == "same":
-            return draw(tuple(shape))
-        value = draw((level.size, *shape))
-    finally:
-        resume(removed)
-    return batched(value, 0, level)
 
 
 __all__ = ["BatchedTensor", "PerformanceWarning", "VmapLevel"]

@@ -12,16 +12,19 @@ backwards run once on batched values, and ``.grad`` is never written (the engine
 
 from __future__ import annotations
 
+from .._state import pop_level, push_level
+from ..rev.engine import run
+from .api import _place_batch, _unwrap
+from .batched import VmapLevel, active_vmap_levels, batched
+
 
 def batched_grad(roots: list, grads: list, edges: list, retain_graph, create_graph) -> tuple:
     """Captured gradients of ``edges`` for the batched cotangents ``grads`` of ``roots``.
 
     ``grads[k]`` is None (an output that needs no gradient) or a Tensor of shape
-    ``(B, *outputs[k].shape)`` (validated by the engine's ``_make_grads``). Returns one entry per
+    ``(B, *outputs[k].shape)`` (validated by ``rev.entry._make_grads``). Returns one entry per
     edge: a Tensor of shape ``(B, *input.shape)`` or None where no gradient flows.
     """
-    from ..rev.engine import run
-
     positions = [k for k, g in enumerate(grads) if g is not None]
     if not positions or any(grads[k].ndim == 0 for k in positions):
         # an implicit ones_like(output) (grad_outputs=None) has no batch dim
@@ -47,10 +50,6 @@ def batched_grad(roots: list, grads: list, edges: list, retain_graph, create_gra
 
 def _run_pass(backward_pass, batch_args: tuple, size: int) -> tuple:
     """vmap over ``backward_pass`` with None outputs passed through (allow_none_pass_through)."""
-    from .._state import pop_level, push_level
-    from .api import _place_batch, _unwrap
-    from .batched import VmapLevel, active_vmap_levels, batched
-
     level = VmapLevel(len(active_vmap_levels()) + 1, size, "error")
     push_level(level)
     try:

@@ -4,13 +4,13 @@ graph node is created during the pass and the gradients are plain tensors."""
 import numpy as np
 
 import dualad
-from dualad import _dispatch
+from dualad.rev import node as graph_node
 
 
 def nodes_created(fn) -> int:
-    before = next(_dispatch._sequence)
+    before = next(graph_node._sequence)
     fn()
-    return next(_dispatch._sequence) - before - 1
+    return next(graph_node._sequence) - before - 1
 
 
 def test_backward_creates_no_nodes():
