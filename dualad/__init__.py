@@ -62,12 +62,7 @@ from ._dtypes import (
     uint8,
 )
 from ._tensor import Tensor, is_tensor
-from .ops.einsum import *
-from .ops.elementwise import *
-from .ops.indexing import *
-from .ops.linalg import *
-from .ops.reductions import *
-from .ops.shape import *
+from .ops import *
 from .rev.checkpoint import checkpoint, checkpoint_sequential
 from .rev.grad_mode import (
     enable_grad,

@@ -13,10 +13,8 @@ from . import _dtypes, ops
 from ._backend import Device, xp_of
 from ._state import ACTIVE, GRAD, MUTATION_WATCH
 from ._tensor import Tensor, attach_members
-from .ops import elementwise as ew
-from .ops import linalg, mutation, shape
-from .ops.elementwise import astype, to_device_op
-from .ops.shape import _device_key, _normalize_key, permute, unbind
+from .ops import astype, mutation, permute, to_device_op, unbind
+from .ops._keys import _device_key, _normalize_key
 from .rev.inplace import apply_inplace
 from .rev.saved import before_mutation
 
@@ -47,33 +45,33 @@ def _reflected(fn):
 
 def attach_operators() -> None:
     operators = {
-        "__add__": ew.add,
-        "__sub__": ew.sub,
-        "__mul__": ew.mul,
-        "__truediv__": ew.div,
-        "__floordiv__": ew.floor_divide,
-        "__mod__": ew.remainder,
-        "__pow__": ew.pow,
-        "__matmul__": linalg.matmul,
-        "__and__": ew.bitwise_and,
-        "__or__": ew.bitwise_or,
-        "__xor__": ew.bitwise_xor,
+        "__add__": ops.add,
+        "__sub__": ops.sub,
+        "__mul__": ops.mul,
+        "__truediv__": ops.div,
+        "__floordiv__": ops.floor_divide,
+        "__mod__": ops.remainder,
+        "__pow__": ops.pow,
+        "__matmul__": ops.matmul,
+        "__and__": ops.bitwise_and,
+        "__or__": ops.bitwise_or,
+        "__xor__": ops.bitwise_xor,
     }
     for name, fn in operators.items():
         setattr(Tensor, name, fn)
         setattr(Tensor, "__r" + name[2:], _reflected(fn))
         setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
-    Tensor.__neg__ = ew.neg
+    Tensor.__neg__ = ops.neg
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = ew.abs
-    Tensor.__invert__ = ew.bitwise_not
-    Tensor.__eq__ = ew.eq
-    Tensor.__ne__ = ew.ne
-    Tensor.__lt__ = ew.lt
-    Tensor.__le__ = ew.le
-    Tensor.__gt__ = ew.gt
-    Tensor.__ge__ = ew.ge
-    Tensor.__getitem__ = shape.getitem
+    Tensor.__abs__ = ops.abs
+    Tensor.__invert__ = ops.bitwise_not
+    Tensor.__eq__ = ops.eq
+    Tensor.__ne__ = ops.ne
+    Tensor.__lt__ = ops.lt
+    Tensor.__le__ = ops.le
+    Tensor.__gt__ = ops.gt
+    Tensor.__ge__ = ops.ge
+    Tensor.__getitem__ = ops.getitem
 
     def __setitem__(self, key, value):
         direct = not ACTIVE or not GRAD.levels  # no level in this thread
@@ -86,12 +84,12 @@ def attach_operators() -> None:
     Tensor.fill_ = _inplace_method(mutation.fill, "fill_")
     Tensor.copy_ = _inplace_method(mutation.copy_from, "copy_")
     Tensor.T = property(_full_transpose)
-    Tensor.mT = property(shape.matrix_transpose)
-    Tensor.H = property(lambda self: ew.conj(_full_transpose(self)))
+    Tensor.mT = property(ops.matrix_transpose)
+    Tensor.H = property(lambda self: ops.conj(_full_transpose(self)))
     # torch spells these as properties (x.real, x.imag), not methods
-    Tensor.real = property(ew.real)
-    Tensor.imag = property(ew.imag)
-    Tensor.mH = property(lambda self: ew.conj(shape.matrix_transpose(self)))
+    Tensor.real = property(ops.real)
+    Tensor.imag = property(ops.imag)
+    Tensor.mH = property(lambda self: ops.conj(ops.matrix_transpose(self)))
 
 
 def _records(x, value) -> bool:

@@ -50,7 +50,7 @@ from ..func.grad_level import _sequence as _grad_sequence
 from ..func.grad_level import backward as level_backward
 from ..fwd import _alias_op
 from ..fwd.levels import DualLevel, set_fw_enabled
-from ..ops.elementwise import clone
+from ..ops import clone
 from ..rev.function_node import (
     DIRTY,
     INPUT,
@@ -931,13 +931,13 @@ def _to_dim(value, bdim, target, size: int, reduce: bool):
     """``value`` (batched along ``bdim`` or not at all) laid out with its batch at ``target``:
     moved, broadcast along a new dim, or summed away when ``target`` is None (the gradient of
     an argument every example shared)."""
-    from ..ops.shape import broadcast_to, movedim, unsqueeze
+    from ..ops import broadcast_to, movedim, unsqueeze
 
     if target is None:
         if bdim is None:
             return value
         if reduce:
-            from ..ops.reductions import sum as sum_
+            from ..ops import sum as sum_
 
             return sum_(value, bdim)
         raise RuntimeError(

@@ -24,7 +24,7 @@ from itertools import repeat
 from .. import fwd
 from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
-from ..ops.shape import movedim, reshape, stack
+from ..ops import movedim, reshape, stack
 from ..rev.grad_mode import enable_grad, set_grad_enabled
 from ..vmap.api import vmap
 from .gradients import grad as _grad

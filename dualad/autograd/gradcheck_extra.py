@@ -12,7 +12,7 @@ import numpy as np
 from .. import fwd
 from .._dispatch import OpDef, dispatch
 from .._tensor import Tensor
-from ..ops.shape import stack
+from ..ops import stack
 from ..vmap.api import vmap
 from .gradcheck_jacobians import _make_vectors
 from .gradcheck_util import (

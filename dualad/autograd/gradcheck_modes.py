@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, wrap
-from ..ops.elementwise import imag, real
+from ..ops import imag, real
 from .gradcheck_extra import _test_undefined_forward_mode
 from .gradcheck_jacobians import (
     _analytical_jacobian_checked,

@@ -18,7 +18,7 @@ from .. import fwd
 from .._state import GRAD
 from .._tensor import Tensor
 from .._tree import flatten
-from ..ops.elementwise import clone
+from ..ops import clone
 from ..vmap.api import vmap
 
 

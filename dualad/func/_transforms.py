@@ -294,7 +294,7 @@ def _over_basis(run, total: int, leaves: list, chunk_size):
     if chunk_size is None or chunk_size >= total:
         result = run(_columns(_basis(total, leaves[0]), leaves))
         return flatten(result)[0], result
-    from ..ops.shape import cat
+    from ..ops import cat
 
     pieces = []
     first = None

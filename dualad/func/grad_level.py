@@ -283,7 +283,7 @@ def _zeros_laid_out_as(value):
     order = sorted(range(len(dims)), key=lambda i: -strides[i])
     if order == sorted(order) or len(dims) < 2:
         return xp.zeros(shape, dtype=bool)  # C order: the common case
-    from ..ops.shape import inverse_permutation
+    from ..ops.base import inverse_permutation
 
     permuted = xp.zeros(tuple(shape[d] for d in order), dtype=bool)
     return permuted.transpose(inverse_permutation(order))
@@ -293,7 +293,7 @@ def _write_view(base: GradTensor, chain: tuple, value):
     """``base`` with the region that ``chain`` views replaced by ``value``, in dualad ops (so
     recorded, differentiable and batchable): ``where(region, embed(value), base)``, where
     ``embed`` is the transpose of the view steps (it puts value into zeros of base's shape)."""
-    from ..ops.elementwise import where
+    from ..ops import where
 
     stand_in = _zeros_laid_out_as(base)
     xp = _xp(stand_in)
@@ -749,7 +749,7 @@ class GradTensor(Tensor):
                 f"{list(result.shape)}"
             )
         if result.dtype != self.dtype:
-            from ..ops.elementwise import astype
+            from ..ops import astype
 
             result = astype(result, self.dtype)
         _rebind(self, result)

@@ -21,7 +21,7 @@ from collections import namedtuple
 from .._dispatch import OpDef, dispatch, register, suspended
 from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
-from ..ops.elementwise import clone
+from ..ops import clone
 from ..rev.grad_mode import _DecoratorContext
 from .levels import DualLevel, set_fw_enabled
 

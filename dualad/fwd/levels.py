@@ -54,7 +54,7 @@ def set_fw_enabled(value: bool) -> None:
 def _clone(tangent):
     """``ops.elementwise.clone`` (bound on first use: the ops import this package)."""
     global _clone
-    from ..ops.elementwise import clone
+    from ..ops import clone
 
     _clone = clone
     return clone(tangent)
@@ -284,7 +284,7 @@ class DualLevel(Level):
             # and later rules (imag, scatter, in-place ops) rely on the primal's dtype. A
             # complex tangent of a real result is a broken rule, not a promotion: it stays, for
             # gradcheck's dtype check to report (dropping its imaginary part would hide it)
-            from ..ops.elementwise import astype
+            from ..ops import astype
 
             tangent = astype(tangent, tensor._data.dtype)
         fw = tensor._fw

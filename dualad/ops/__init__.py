@@ -1,13 +1,98 @@
-"""The op registry's modules. Importing this package registers every op (``dualad._operators``
-attaches the Tensor methods and operators, from above)."""
+"""The op library. Importing this package registers every op.
+
+``MODULES`` are the modules with public ops; each one's ``__all__``, ``TENSOR_METHODS`` and
+``INPLACE_METHODS`` come from its registrations (``_exports.py``), and this package exports every
+public op (other layers ``from ..ops import clone``; ``dualad`` exports ``__all__``).
+``dualad._operators`` attaches the Tensor methods and operators (from ``dualad/__init__``).
+
+Inside ``ops/`` the modules form layers: a module imports only from the rows above it (and
+from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creation``)::
+
+    _dims, _exports, _keys, _promotion      no ops: dims, export lists, index keys, dtypes
+    base                                    reshape/view, permute/movedim/unsqueeze,
+                                            broadcast_to/sum_to, the ``linear`` helper
+    _batching                               the shared batching rules
+    _helpers                                the unary/binary/... helpers, conj, clone
+    arithmetic, comparison, diagonals, einsums, tensor_index
+    activations, complex_parts, exp_log, minmax, rounding, slicing, trigonometric
+    casts, gather_scatter, joining, special
+    _reducing, indexing, views
+    extrema, linalg, norms, reductions, scans
+    moments, mutation, products, reordering
+"""
 
 from __future__ import annotations
 
-from .. import _creation
-from . import einsum, elementwise, indexing, linalg, mutation, reductions, shape, tensor_index
+from types import ModuleType
 
-MODULES = (elementwise, reductions, shape, indexing, linalg, einsum, mutation, tensor_index)
+from .. import _creation
+from . import (
+    _helpers,
+    activations,
+    arithmetic,
+    base,
+    casts,
+    comparison,
+    complex_parts,
+    diagonals,
+    einsums,
+    exp_log,
+    extrema,
+    gather_scatter,
+    indexing,
+    joining,
+    linalg,
+    minmax,
+    moments,
+    mutation,
+    norms,
+    products,
+    reductions,
+    reordering,
+    rounding,
+    scans,
+    slicing,
+    special,
+    tensor_index,
+    trigonometric,
+    views,
+)
+from ._helpers import *
+from .activations import *
+from .arithmetic import *
+from .base import *
+from .casts import *
+from .comparison import *
+from .complex_parts import *
+from .diagonals import *
+from .einsums import *
+from .exp_log import *
+from .extrema import *
+from .gather_scatter import *
+from .indexing import *
+from .joining import *
+from .linalg import *
+from .minmax import *
+from .moments import *
+from .norms import *
+from .products import *
+from .reductions import *
+from .reordering import *
+from .rounding import *
+from .scans import *
+from .slicing import *
+from .special import *
+from .trigonometric import *
+from .views import *
+
+# the modules with public ops (those that register exports), in import order
+MODULES = tuple(
+    module
+    for module in list(globals().values())
+    if isinstance(module, ModuleType) and hasattr(module, "TENSOR_METHODS")
+)
+__all__ = [name for module in MODULES for name in module.__all__]
 
 # tensors made of tracked values (dualad.tensor([x[0], 2 * x[1]]) inside a transform) are built
 # with these ops: the creation layer below asks for them
-_creation.install_ops(shape.stack, shape.broadcast_to, shape.cat)
+_creation.install_ops(joining.stack, base.broadcast_to, joining.cat)

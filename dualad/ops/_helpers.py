@@ -3,37 +3,92 @@
 - ``unary``: elementwise, from one derivative formula ``deriv(x, y)`` written in dualad ops.
 - ``binary``: broadcasting elementwise, from the partial derivatives ``(d/da, d/db)``; the
   engine reduces broadcast cotangents to each argument's shape in one place (node validation).
-- ``linear``: ops that are linear in their tensor argument: JVP is the op itself, VJP a transpose.
+- ``linear`` (in ``base.py``): ops linear in their tensor argument: JVP the op, VJP a transpose.
 - ``piecewise_constant``: floor, sign and the like: outputs require grad, derivatives are zero.
 - ``nondiff``: comparisons, predicates and the like: outputs never require grad; still batchable.
 - ``explicit``: anything else, with its rules given by hand next to its impl.
 
 Complex numbers follow PyTorch: a VJP multiplies by the conjugate of the derivative.
+
+``conj`` and ``clone`` are defined here: the rules of every category use them. So are the small
+rule helpers the op modules share (``_output_tangent``, ``_sum_tangents``, ``_scalar_like``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .._dispatch import OpDef, apply, binary_caller, register, unary_caller
+import numpy as np
+
+from .._backend import to_device
+from .._creation import as_tensor, zeros_like
+from .._dispatch import EMPTY, OpDef, binary_caller, dispatch, register, unary_caller
 from .._tensor import Tensor
-from ..vmap import rules as batching
+from . import _batching as batching
+from ._exports import Exports
+from ._promotion import _PY_SCALARS
+from .base import broadcast_to
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
 def _conj_if_complex(d):
     if type(d) is Tensor:
         if d._data.dtype.kind != "c":
             return d
-        from .elementwise import conj
-
         return conj(d)
     if isinstance(d, Tensor) and d.dtype.kind == "c":
-        from .elementwise import conj
-
         return conj(d)
     if isinstance(d, complex):
         return d.conjugate()
     return d
+
+
+# ---------------------------------------------------------------------------------------------
+# conj and clone: the ops the rules of every category use
+
+
+def _conj_impl(xp, x):
+    return xp.conj(x)
+
+
+_conj_op = register(
+    OpDef(
+        "conj",
+        _conj_impl,
+        vjp=lambda cts, outs, args, params, needs: (conj(cts[0]),),
+        jvp=lambda tangents, outs, args, params: conj(tangents[0]),
+        batch=batching.elementwise,
+        save_args=False,
+        node_name="ConjBackward0",
+    )
+)
+
+
+@public.method
+def conj(x):
+    """Complex conjugate; returns ``x`` itself for real tensors (no copy, no graph node)."""
+    if isinstance(x, Tensor) and x._data.dtype.kind != "c":
+        return x
+    return dispatch(_conj_op, (x,), EMPTY)
+
+
+_clone_op = register(
+    OpDef(
+        "clone",
+        lambda xp, x: x.copy(),
+        vjp=lambda cts, outs, args, params, needs: (cts[0],),
+        jvp=lambda tangents, outs, args, params: clone(tangents[0]),
+        batch=batching.elementwise,
+        save_args=False,
+    )
+)
+
+
+clone = public.method(
+    unary_caller(_clone_op, doc="A copy of ``x`` with its own memory (differentiable).")
+)
 
 
 def unary_op(
@@ -206,9 +261,7 @@ def _cotangent_term(ct, d):
         if d == 1:
             return ct
         if d == -1:
-            from .elementwise import neg
-
-            return neg(ct)
+            return -ct  # (Tensor.__neg__ is neg)
     return ct * _conj_if_complex(d)
 
 
@@ -217,9 +270,7 @@ def _tangent_times(tangent, d):
         if d == 1:
             return tangent
         if d == -1:
-            from .elementwise import neg
-
-            return neg(tangent)
+            return -tangent
     return tangent * d
 
 
@@ -230,9 +281,6 @@ def _broadcast_to_output(tangent, y):
     elif tangent is None or not isinstance(tangent, Tensor):
         return tangent
     if tangent.shape != y.shape:
-        from .elementwise import clone
-        from .shape import broadcast_to
-
         # a copy: a broadcast view is read-only and aliases the input's tangent
         tangent = clone(broadcast_to(tangent, y.shape))
     return tangent
@@ -301,56 +349,16 @@ def _bilinear_saves(needs):
     return needs[1], needs[0]
 
 
-def linear(
-    name: str,
-    impl: Callable,
-    transpose: Callable,
-    *,
-    batch: Callable | None = None,
-    view: bool | str = False,
-    node_name: str | None = None,
-):
-    """An op linear in its single tensor argument: JVP applies the op, VJP its transpose.
-
-    ``transpose(ct, x, **params)`` gets the cotangent and an ``ArgMeta`` (shape and dtype) of x.
-    Returns the OpDef; the caller builds the public function (these ops take parameters).
-    """
-
-    def vjp(cts, outs, args, params, needs):
-        return (transpose(cts[0], args[0], **params),)
-
-    def jvp(tangents, outs, args, params):
-        return apply(op, tangents[0], **params)
-
-    op = register(
-        OpDef(
-            name,
-            impl,
-            vjp=vjp,
-            jvp=jvp,
-            batch=batch,
-            save_args=False,
-            view=view,
-            node_name=node_name,
-        )
-    )
-    return op
-
-
 def zero_vjp(cts, outs, args, params, needs):
     """The VJP of a piecewise-constant op (floor, sign, ...): zero cotangents wherever it is
     differentiable (PyTorch's ``zeros_like(grad)``, JAX's zeros). Zeros, not ``ct * 0``, so that
     an infinite cotangent gives 0, not NaN."""
-    from .._creation import zeros_like
-
     ct = cts[0]
     return tuple(zeros_like(ct) if need else None for need in needs)
 
 
 def zero_jvp(tangents, outs, args, params):
     """The JVP of a piecewise-constant op: a zero tangent of the output's shape and dtype."""
-    from .._creation import zeros_like
-
     return zeros_like(outs[0])
 
 
@@ -387,3 +395,52 @@ def nondiff_binary(name: str, impl: Callable, *, doc: str | None = None):
     """A broadcasting binary op whose output carries no gradient (comparisons, logical ops)."""
     op = register(OpDef(name, impl, batch=batching.elementwise, differentiable=False))
     return binary_caller(op, doc=doc)
+
+
+# ---------------------------------------------------------------------------------------------
+# rule helpers the op modules share
+
+
+def _unary_with_params(name, impl, deriv, *, uses="x", node_name=None):
+    """An elementwise op with static params, from ``deriv(x, y, **params)`` in dualad ops."""
+    return unary_op(name, impl, deriv, uses=uses, node_name=node_name, takes_params=True)
+
+
+def _sum_tangents(terms, out):
+    """The sum of the non-None ``terms``, broadcast to the output's shape (None if all are)."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return _output_tangent(total, out)
+
+
+def _output_tangent(tangent, out):
+    """``tangent`` broadcast to the output's shape, in memory of its own.
+
+    An in-place op on the output writes into its tangent, so the tangent of an op that is not a
+    view may be neither a broadcast view (read-only) nor share memory with an input's tangent.
+    """
+    result = _broadcast_to_output(tangent, out)
+    if result is not tangent:
+        return clone(result)
+    return result
+
+
+def _scalar_like(value, like: Tensor):
+    """A Python scalar as a 0-d tensor of ``like``'s dtype (NumPy's where would widen it)."""
+    if isinstance(value, Tensor):
+        return value
+    kind = like.dtype.kind
+    if kind == "c" or (kind == "f" and not isinstance(value, complex)):
+        xp = type(like._data)
+        array = np.asarray(value, dtype=like.dtype)
+        if xp is not np.ndarray:
+            array = to_device(array, like.device)
+        return as_tensor(array)
+    return value
+
+
+def _as_scalar_tensor(value, like):
+    """A Python scalar as a 0-d tensor of ``like``'s dtype (keeps float32 rules in float32)."""
+    return _scalar_like(value, like) if type(value) in _PY_SCALARS else value

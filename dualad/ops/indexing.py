@@ -1,355 +1,26 @@
-"""Gather/scatter-style indexing: ops that take an integer index tensor (or a boolean mask) as an
-argument, as opposed to ``x[key]`` (``shape.getitem``), whose key is a static parameter.
-
-Index tensors are ordinary (non-differentiable) positional arguments, so they live on the data's
-device and can carry a batch dim under vmap. The gradient rules pair up: gather <-> scatter_add,
-index_select <-> index_add, scatter(value) -> the cotangent with the written positions zeroed.
-Like PyTorch's, these nodes save their arguments (``x`` included), so changing ``x`` in place
-after the op and before backward raises the usual version error.
-"""
+"""index_select / index_add, masks (masked_fill, masked_select), take and nonzero: like the ops of
+``gather_scatter.py``, they take their index tensor (or boolean mask) as an argument."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._creation import as_tensor
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import elementwise as elementwise_batch
-from ..vmap.rules import move_bdim_to_front
+from ._batching import batch_size, batched_front, front
+from ._batching import elementwise as elementwise_batch
 from ._dims import normalize_dim
-from .shape import IndexKey, broadcast_to, getitem, index_put_zeros, reshape
+from ._exports import Exports
+from ._helpers import _broadcast_to_output
+from .base import broadcast_to, move_bdim_to_front, reshape
+from .casts import astype
+from .comparison import where
+from .gather_scatter import _accumulating_jvp, _index_tensor, _scatter_add_op, _zeros, gather
+from .slicing import getitem
 
-__all__ = [
-    "argwhere",
-    "gather",
-    "index_add",
-    "index_select",
-    "masked_fill",
-    "masked_select",
-    "nonzero",
-    "scatter",
-    "scatter_add",
-    "take",
-    "take_along_dim",
-]
-
-
-def _index_tensor(index, like: Tensor, op: str) -> Tensor:
-    """``index`` as an integer tensor on ``like``'s device."""
-    if not isinstance(index, Tensor):
-        from .._creation import as_tensor
-
-        array = np.asarray(index)
-        if array.size == 0 and array.dtype.kind == "f":
-            array = array.astype(np.int64)
-        index = as_tensor(array, device=like.device)
-    if index.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index, but got {index.dtype}")
-    return index
-
-
-def _along_key(xp, index, dim: int) -> tuple:
-    """The advanced-index key that pairs ``index[i, j, k]`` with position
-    ``(i, index[i, j, k], k)`` (for dim 1): aranges broadcast along every other dim."""
-    key = []
-    ndim = index.ndim
-    for d, size in enumerate(index.shape):
-        if d == dim:
-            key.append(index)
-        else:
-            shape = [1] * ndim
-            shape[d] = size
-            key.append(xp.arange(size).reshape(shape))
-    return tuple(key)
-
-
-def _leading_block(array, shape):
-    """``array[:shape[0], :shape[1], ...]`` (torch's scatter only reads that block of src)."""
-    if tuple(array.shape) == tuple(shape):
-        return array
-    return array[tuple(slice(0, n) for n in shape)]
-
-
-def _pad_to(t: Tensor, shape) -> Tensor:
-    """``t`` in the leading block of zeros of ``shape`` (the transpose of ``_leading_block``)."""
-    shape = tuple(shape)
-    if tuple(t.shape) == shape:
-        return t
-    return index_put_zeros(t, IndexKey(tuple(slice(0, n) for n in t.shape)), shape)
-
-
-def _zeros(shape, like: Tensor) -> Tensor:
-    from .._creation import zeros_for
-
-    return zeros_for(tuple(shape), like.dtype, (like,))
-
-
-def _check_along(op: str, x: Tensor, dim: int, index: Tensor, src=None) -> None:
-    """torch's shape rules for gather/scatter: same ndim; index no larger than x (apart from
-    ``dim``) and than src (everywhere)."""
-    if index.ndim != x.ndim and not (x.ndim == 0 and index.ndim <= 1):
-        raise RuntimeError(
-            f"{op}(): Index tensor must have the same number of dimensions as input tensor "
-            f"(got index {list(index.shape)} and input {list(x.shape)})"
-        )
-    for d in range(index.ndim):
-        if d != dim and x.ndim and index.shape[d] > x.shape[d]:
-            raise RuntimeError(
-                f"{op}(): Size does not match at dimension {d} expected index "
-                f"{list(index.shape)} to be smaller than self {list(x.shape)} apart from "
-                f"dimension {dim}"
-            )
-    if isinstance(src, Tensor):
-        if src.ndim != index.ndim:
-            raise RuntimeError(
-                f"{op}(): Index tensor must have the same number of dimensions as src tensor"
-            )
-        for d in range(index.ndim):
-            if index.shape[d] > src.shape[d]:
-                raise RuntimeError(
-                    f"{op}(): Size does not match at dimension {d} expected index "
-                    f"{list(index.shape)} to be smaller than src {list(src.shape)}"
-                )
-
-
-def _batched_front(args, bdims):
-    """Tensor arguments with their batch dim first; unbatched tensors are expanded (views)."""
-    size = next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
-    out = []
-    for a, b in zip(args, bdims):
-        if not isinstance(a, Tensor):
-            out.append(a)
-        elif b is None:
-            out.append(broadcast_to(reshape(a, (1, *a.shape)), (size, *a.shape)))
-        else:
-            out.append(move_bdim_to_front(a, b))
-    return out
-
-
-def _along_batch(op, args, bdims, params):
-    """gather/scatter/scatter_add: every tensor argument batched at 0, ``dim`` shifted."""
-    return apply(op, *_batched_front(args, bdims), **dict(params, dim=params["dim"] + 1)), 0
-
-
-# ---------------------------------------------------------------------------------------------
-# gather and scatter
-
-
-def _gather_impl(xp, x, index, *, dim):
-    return x[_along_key(xp, index, dim)]
-
-
-def _gather_vjp(cts, outs, args, params, needs):
-    x, index = args
-    return scatter_add(_zeros(x.shape, cts[0]), params["dim"], index, cts[0]), None
-
-
-_gather_op = register(
-    OpDef(
-        "gather",
-        _gather_impl,
-        vjp=_gather_vjp,
-        jvp=lambda tangents, outs, args, params: gather(tangents[0], params["dim"], args[1]),
-        batch=_along_batch,
-    )
-)
-
-
-def gather(x, dim: int, index, *, sparse_grad: bool = False):
-    """Values of ``x`` along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` (dim 0).
-
-    ``index`` has x's number of dims and is no larger than ``x`` apart from ``dim``; the output
-    has index's shape. ``sparse_grad`` is accepted and ignored (gradients are dense).
-
-    >>> import dualad
-    >>> x = dualad.tensor([[1, 2], [3, 4]])
-    >>> dualad.gather(x, 1, dualad.tensor([[0, 0], [1, 0]]))
-    tensor([[1, 1],
-            [4, 3]])
-    """
-    index = _index_tensor(index, x, "gather")
-    dim = normalize_dim(dim, x.ndim, op="gather")
-    _check_along("gather", x, dim, index)
-    if x.ndim == 0:
-        return reshape(gather(reshape(x, (1,)), 0, reshape(index, (-1,))), index.shape)
-    return dispatch(_gather_op, (x, index), {"dim": dim})
-
-
-def _scatter_impl(xp, x, index, src, *, dim):
-    out = x.copy()
-    if type(src) in SCALAR_TYPES:
-        out[_along_key(xp, index, dim)] = src
-    else:
-        out[_along_key(xp, index, dim)] = _leading_block(src, index.shape)
-    return out
-
-
-def _scatter_vjp(cts, outs, args, params, needs):
-    ct = cts[0]
-    _, index, src = args
-    dim = params["dim"]
-    grad_x = scatter(ct, dim, index, 0) if needs[0] else None
-    grad_src = _pad_to(gather(ct, dim, index), src.shape) if needs[2] else None
-    return grad_x, None, grad_src
-
-
-def _scatter_jvp(tangents, outs, args, params):
-    t_x, _, t_src = tangents
-    _, index, _ = args
-    if t_x is None:
-        t_x = _zeros(outs[0].shape, outs[0])
-    if t_src is None:
-        t_src = 0
-    return scatter(t_x, params["dim"], index, t_src)
-
-
-_scatter_op = register(
-    OpDef("scatter", _scatter_impl, vjp=_scatter_vjp, jvp=_scatter_jvp, batch=_along_batch)
-)
-
-
-def _src_argument(op: str, x: Tensor, src, value):
-    if (src is None) == (value is None):
-        raise TypeError(f"dualad.{op}: pass exactly one of src (a tensor or number) and value")
-    src = value if src is None else src
-    if isinstance(src, Tensor):
-        if src.dtype != x.dtype:
-            raise RuntimeError(
-                f"{op}(): Expected self.dtype to be equal to src.dtype (got {x.dtype} and "
-                f"{src.dtype})"
-            )
-        return src
-    if type(src) in SCALAR_TYPES:
-        return src
-    if isinstance(src, np.generic):
-        return src.item()
-    from .._creation import as_tensor
-
-    return as_tensor(np.asarray(src, dtype=x.dtype), device=x.device)
-
-
-def scatter(x, dim: int, index, src=None, *, value=None, reduce=None):
-    """A copy of ``x`` with ``src`` written at ``index`` along ``dim``:
-    ``out[index[i][j]][j] = src[i][j]`` (dim 0). ``src`` is a tensor (only its leading block of
-    index's shape is read) or a number (``value=``). With repeated indices, which write wins is
-    unspecified (as in torch).
-
-    >>> import dualad
-    >>> dualad.zeros(2, 3).scatter(1, dualad.tensor([[2], [0]]), 5.0)
-    tensor([[0., 0., 5.],
-            [5., 0., 0.]])
-    """
-    if reduce is not None:
-        raise NotImplementedError("dualad.scatter: reduce= is not supported; use scatter_add")
-    index = _index_tensor(index, x, "scatter")
-    src = _src_argument("scatter", x, src, value)
-    dim = normalize_dim(dim, x.ndim, op="scatter")
-    _check_along("scatter", x, dim, index, src)
-    return dispatch(_scatter_op, (x, index, src), {"dim": dim})
-
-
-def _scatter_add_impl(xp, x, index, src, *, dim):
-    out = x.copy()
-    xp.add.at(out, _along_key(xp, index, dim), _leading_block(src, index.shape))
-    return out
-
-
-def _scatter_add_vjp(cts, outs, args, params, needs):
-    ct = cts[0]
-    _, index, src = args
-    grad_src = _pad_to(gather(ct, params["dim"], index), src.shape) if needs[2] else None
-    return (ct if needs[0] else None), None, grad_src
-
-
-def _accumulating_jvp(accumulate):
-    """JVP of ``(x, index, src) -> x`` with ``src`` added in at ``index``: linear in ``x`` and
-    ``src``, so ``accumulate(t_x, index, t_src, params)`` (zeros for a missing ``t_x``)."""
-
-    def jvp(tangents, outs, args, params):
-        t_x, _, t_src = tangents
-        if t_src is None:
-            return t_x
-        if t_x is None:
-            t_x = _zeros(outs[0].shape, t_src)
-        return accumulate(t_x, args[1], t_src, params)
-
-    return jvp
-
-
-_scatter_add_jvp = _accumulating_jvp(
-    lambda t_x, index, t_src, params: scatter_add(t_x, params["dim"], index, t_src)
-)
-
-
-_scatter_add_op = register(
-    OpDef(
-        "scatter_add",
-        _scatter_add_impl,
-        vjp=_scatter_add_vjp,
-        jvp=_scatter_add_jvp,
-        batch=_along_batch,
-    )
-)
-
-
-def scatter_add(x, dim: int, index, src):
-    """A copy of ``x`` with ``src`` added at ``index`` along ``dim``; repeated indices
-    accumulate: ``out[index[i][j]][j] += src[i][j]`` (dim 0).
-
-    >>> import dualad
-    >>> dualad.zeros(3).scatter_add(0, dualad.tensor([0, 0, 2]), dualad.ones(3))
-    tensor([2., 0., 1.])
-    """
-    index = _index_tensor(index, x, "scatter_add")
-    if not isinstance(src, Tensor):
-        src = _src_argument("scatter_add", x, src, None)
-        if not isinstance(src, Tensor):
-            raise TypeError("dualad.scatter_add: src must be a tensor")
-    dim = normalize_dim(dim, x.ndim, op="scatter_add")
-    if src.dtype != x.dtype:
-        raise RuntimeError(
-            f"scatter_add(): Expected self.dtype to be equal to src.dtype (got {x.dtype} and "
-            f"{src.dtype})"
-        )
-    _check_along("scatter_add", x, dim, index, src)
-    return dispatch(_scatter_add_op, (x, index, src), {"dim": dim})
-
-
-def take_along_dim(x, indices, dim: int | None = None):
-    """NumPy's ``take_along_axis``: like ``gather``, but x and indices broadcast against each
-    other apart from ``dim``; with ``dim`` None both are flattened.
-
-    >>> import dualad
-    >>> x = dualad.tensor([[10, 30, 20], [60, 40, 50]])
-    >>> dualad.take_along_dim(x, dualad.tensor([[0], [1]]), dim=1)
-    tensor([[10],
-            [40]])
-    """
-    indices = _index_tensor(indices, x, "take_along_dim")
-    if dim is None:
-        return gather(reshape(x, (-1,)), 0, reshape(indices, (-1,)))
-    if x.ndim != indices.ndim:
-        raise RuntimeError(
-            "torch.take_along_dim(): input and indices should have the same number of "
-            f"dimensions, but got {x.ndim} dimensions for input, and {indices.ndim} dimensions "
-            "for indices"
-        )
-    dim = normalize_dim(dim, x.ndim, op="take_along_dim")
-    x_shape = list(x.shape)
-    i_shape = list(indices.shape)
-    x_shape[dim] = i_shape[dim] = 1
-    try:
-        common = list(np.broadcast_shapes(tuple(x_shape), tuple(i_shape)))
-    except ValueError:
-        raise RuntimeError(
-            f"take_along_dim(): shapes {list(x.shape)} and {list(indices.shape)} cannot be "
-            f"broadcast apart from dimension {dim}"
-        ) from None
-    common[dim] = x.shape[dim]
-    x = broadcast_to(x, tuple(common))
-    common[dim] = indices.shape[dim]
-    indices = broadcast_to(indices, tuple(common))
-    return gather(x, dim, indices)
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,7 +42,7 @@ def _index_select_batch(op, args, bdims, params):
     if bdims[1] is None:
         return apply(op, move_bdim_to_front(x, bdims[0]), index, dim=dim + 1), 0
     # a batched index picks different rows per example: a gather with the index spread out
-    x, index = _batched_front(args, bdims)
+    x, index = batched_front(args, bdims)
     size = index.shape[0]
     shape = list(x.shape)
     shape[dim + 1] = index.shape[1]
@@ -398,6 +69,7 @@ def _vector_index(index, x: Tensor, op: str) -> Tensor:
     return reshape(index, (1,)) if index.ndim == 0 else index
 
 
+@public.method
 def index_select(x, dim: int, index):
     """The entries of ``x`` at positions ``index`` (a 1-d integer tensor) along ``dim``.
 
@@ -440,11 +112,37 @@ _index_add_jvp = _accumulating_jvp(
 )
 
 
+def _index_add_batch(op, args, bdims, params):
+    """index_add along ``dim``; a batched index becomes a scatter_add with the index spread over
+    the source's shape (each example adds at its own positions)."""
+    x, index, source = args
+    size = batch_size(args, bdims)
+    dim = params["dim"]
+    x = front(x, bdims[0], size)
+    source = front(source, bdims[2], size)
+    if bdims[1] is None:
+        return apply(op, x, index, source, dim=dim + 1, alpha=params["alpha"]), 0
+    index = move_bdim_to_front(index, bdims[1])
+    view = [size] + [1] * (source.ndim - 1)
+    view[dim + 1] = index.shape[1]
+    index = broadcast_to(reshape(index, tuple(view)), tuple(source.shape))
+    if params["alpha"] != 1:
+        source = source * params["alpha"]
+    return apply(_scatter_add_op, x, index, source, dim=dim + 1), 0
+
+
 _index_add_op = register(
-    OpDef("index_add", _index_add_impl, vjp=_index_add_vjp, jvp=_index_add_jvp)
+    OpDef(
+        "index_add",
+        _index_add_impl,
+        vjp=_index_add_vjp,
+        jvp=_index_add_jvp,
+        batch=_index_add_batch,
+    )
 )
 
 
+@public.inplace
 def index_add(x, dim: int, index, source, *, alpha=1):
     """A copy of ``x`` with ``alpha * source`` added at positions ``index`` along ``dim``;
     repeated indices accumulate.
@@ -476,8 +174,6 @@ def _masked_fill_impl(xp, x, mask, value):
 
 
 def _masked_fill_vjp(cts, outs, args, params, needs):
-    from .elementwise import where
-
     ct = cts[0]
     mask = args[1]
     grad_x = where(mask, 0.0, ct) if needs[0] else None
@@ -486,9 +182,6 @@ def _masked_fill_vjp(cts, outs, args, params, needs):
 
 
 def _masked_fill_jvp(tangents, outs, args, params):
-    from ._helpers import _broadcast_to_output
-    from .elementwise import astype, where
-
     t_x, _, t_value = tangents
     out = where(args[1], 0.0 if t_value is None else t_value, 0.0 if t_x is None else t_x)
     if out.dtype != outs[0].dtype:
@@ -514,6 +207,7 @@ def _check_mask(op: str, mask) -> None:
         )
 
 
+@public.inplace
 def masked_fill(x, mask, value):
     """``x`` with ``value`` (a number or a 0-d tensor, which may require grad) where ``mask``
     is true; ``mask`` broadcasts with ``x``.
@@ -523,8 +217,6 @@ def masked_fill(x, mask, value):
     tensor([0., 2., 0.])
     """
     if not isinstance(mask, Tensor):
-        from .._creation import as_tensor
-
         mask = as_tensor(np.asarray(mask), device=x.device)
     _check_mask("masked_fill_", mask)
     if isinstance(value, Tensor):
@@ -534,14 +226,13 @@ def masked_fill(x, mask, value):
                 f"{value.ndim} dimension(s)."
             )
         if value.dtype != x.dtype:
-            from .elementwise import astype
-
             value = astype(value, x.dtype)
     elif type(value) not in SCALAR_TYPES:
         value = float(value) if x.dtype.kind != "c" else complex(value)
     return dispatch(_masked_fill_op, (x, mask, value), {})
 
 
+@public.method
 def masked_select(x, mask):
     """The elements of ``x`` where ``mask`` is true, as a 1-d tensor (both broadcast).
 
@@ -550,8 +241,6 @@ def masked_select(x, mask):
     tensor([1., 3.])
     """
     if not isinstance(mask, Tensor):
-        from .._creation import as_tensor
-
         mask = as_tensor(np.asarray(mask), device=x.device)
     _check_mask("masked_select", mask)
     shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
@@ -560,6 +249,7 @@ def masked_select(x, mask):
     return getitem(broadcast_to(x, shape), (mask,))
 
 
+@public.method
 def take(x, index, axis: int | None = None):
     """torch.take: the elements of the flattened ``x`` at ``index`` (output has index's shape).
     With NumPy's ``axis=``, the index selects along that axis instead.
@@ -588,6 +278,7 @@ def _nonzero_impl(xp, x):
 _nonzero_op = register(OpDef("nonzero", _nonzero_impl, differentiable=False))
 
 
+@public.method
 def nonzero(x, *, as_tuple: bool = False):
     """The indices of the nonzero elements of ``x``: an ``(n, x.ndim)`` int64 tensor, or with
     ``as_tuple=True`` one 1-d tensor per dim (NumPy's ``nonzero``).
@@ -605,22 +296,7 @@ def nonzero(x, *, as_tuple: bool = False):
     return dispatch(_nonzero_op, (x,), {})
 
 
+@public.method
 def argwhere(x):
     """``nonzero(x)``: the ``(n, x.ndim)`` indices of the nonzero elements."""
     return nonzero(x)
-
-
-TENSOR_METHODS = (
-    "gather",
-    "scatter",
-    "scatter_add",
-    "take_along_dim",
-    "index_select",
-    "index_add",
-    "masked_fill",
-    "masked_select",
-    "take",
-    "nonzero",
-    "argwhere",
-)
-INPLACE_METHODS = ("scatter", "scatter_add", "index_add", "masked_fill")

@@ -1,7 +1,7 @@
 """Products and contractions: matmul, mm, bmm, dot, vdot, inner, outer, tensordot, kron, trace.
 
 matmul/mm/bmm/dot/vdot/trace are ops with their own rules; inner and tensordot are einsums
-(``ops/einsum.py``, contracted through opt_einsum with cached paths), outer and kron are
+(``ops/einsums.py``, contracted through opt_einsum with cached paths), outer and kron are
 broadcasting products of reshaped views. Complex gradients follow PyTorch: the VJP of
 ``a @ b`` is ``ct @ b^H`` for ``a`` and ``a^H @ ct`` for ``b``.
 
@@ -14,28 +14,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import as_tensor, eye
 from .._dispatch import OpDef, apply, apply1, binary_caller, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
 from ._dims import normalize_dim
-from ._helpers import linear
-from .einsum import contract
-from .elementwise import conj, mul
-from .shape import matrix_transpose, reshape, unsqueeze
+from ._exports import Exports
+from ._helpers import conj
+from .arithmetic import mul
+from .base import linear, move_bdim_to_front, reshape, unsqueeze
+from .einsums import contract
+from .views import matrix_transpose
 
-__all__ = [
-    "matmul",
-    "mm",
-    "bmm",
-    "dot",
-    "vdot",
-    "inner",
-    "outer",
-    "ger",
-    "tensordot",
-    "kron",
-    "trace",
-]
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
 def _ndim(x) -> int:
@@ -53,8 +44,6 @@ def _mH(x):
 def _as_tensor(x):
     if isinstance(x, Tensor):
         return x
-    from .._creation import as_tensor
-
     return as_tensor(x)
 
 
@@ -217,13 +206,14 @@ def _matmul_batch(op, args, bdims, params):
     return reshape(out, out_shape), 0
 
 
-matmul = _product(
-    "matmul",
-    _matmul_impl,
-    vjp=_matmul_vjp,
-    batch=_matmul_batch,
-    node_name="MmBackward0",
-    doc="""Matrix product with NumPy/PyTorch broadcasting (``a @ b``).
+matmul = public.method(
+    _product(
+        "matmul",
+        _matmul_impl,
+        vjp=_matmul_vjp,
+        batch=_matmul_batch,
+        node_name="MmBackward0",
+        doc="""Matrix product with NumPy/PyTorch broadcasting (``a @ b``).
 
     1-D operands are vectors (a dot product for two of them, a matrix-vector or vector-matrix
     product otherwise); N-D operands are stacks of matrices whose batch dims broadcast.
@@ -233,6 +223,7 @@ matmul = _product(
     >>> dualad.matmul(a, dualad.tensor([1.0, -1.0]))
     tensor([-1., -1.])
     """,
+    )
 )
 
 
@@ -265,19 +256,21 @@ def _batch_via_matmul(op, args, bdims, params):
     return matmul(a, b), 0
 
 
-mm = _product(
-    "mm",
-    _mm_impl,
-    vjp=_mm_vjp,
-    batch=_batch_via_matmul,
-    node_name="MmBackward0",
-    doc="""Product of two matrices (2-D only; see ``matmul`` for vectors and batches).
+mm = public.method(
+    _product(
+        "mm",
+        _mm_impl,
+        vjp=_mm_vjp,
+        batch=_batch_via_matmul,
+        node_name="MmBackward0",
+        doc="""Product of two matrices (2-D only; see ``matmul`` for vectors and batches).
 
     >>> import dualad
     >>> dualad.mm(dualad.eye(2), dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
     tensor([[1., 2.],
             [3., 4.]])
     """,
+    )
 )
 
 
@@ -303,18 +296,20 @@ def _bmm_vjp(cts, outs, args, params, needs):
     return grad_a, grad_b
 
 
-bmm = _product(
-    "bmm",
-    _bmm_impl,
-    vjp=_bmm_vjp,
-    batch=_batch_via_matmul,
-    node_name="BmmBackward0",
-    doc="""Batched matrix product: ``(B, n, k) @ (B, k, m) -> (B, n, m)``, no broadcasting.
+bmm = public.method(
+    _product(
+        "bmm",
+        _bmm_impl,
+        vjp=_bmm_vjp,
+        batch=_batch_via_matmul,
+        node_name="BmmBackward0",
+        doc="""Batched matrix product: ``(B, n, k) @ (B, k, m) -> (B, n, m)``, no broadcasting.
 
     >>> import dualad
     >>> dualad.bmm(dualad.ones(4, 2, 3), dualad.ones(4, 3, 5)).shape
     (4, 2, 5)
     """,
+    )
 )
 
 
@@ -363,18 +358,20 @@ def _vector_batch(conj_first: bool):
     return batch
 
 
-dot = _product(
-    "dot",
-    _dot_impl,
-    vjp=_dot_vjp,
-    batch=_vector_batch(conj_first=False),
-    node_name="DotBackward0",
-    doc="""Dot product of two 1-D tensors (no conjugation; see ``vdot``).
+dot = public.method(
+    _product(
+        "dot",
+        _dot_impl,
+        vjp=_dot_vjp,
+        batch=_vector_batch(conj_first=False),
+        node_name="DotBackward0",
+        doc="""Dot product of two 1-D tensors (no conjugation; see ``vdot``).
 
     >>> import dualad
     >>> dualad.dot(dualad.tensor([1.0, 2.0]), dualad.tensor([3.0, 4.0]))
     tensor(11.)
     """,
+    )
 )
 
 
@@ -390,18 +387,20 @@ def _vdot_vjp(cts, outs, args, params, needs):
     return (conj(ct) * b if needs[0] else None, ct * a if needs[1] else None)
 
 
-vdot = _product(
-    "vdot",
-    _vdot_impl,
-    vjp=_vdot_vjp,
-    batch=_vector_batch(conj_first=True),
-    node_name="VdotBackward0",
-    doc="""``sum(conj(a) * b)`` for two 1-D tensors (conjugates the first argument).
+vdot = public.method(
+    _product(
+        "vdot",
+        _vdot_impl,
+        vjp=_vdot_vjp,
+        batch=_vector_batch(conj_first=True),
+        node_name="VdotBackward0",
+        doc="""``sum(conj(a) * b)`` for two 1-D tensors (conjugates the first argument).
 
     >>> import dualad
     >>> dualad.vdot(dualad.tensor([1j, 2.0]), dualad.tensor([1j, 1.0]))
     tensor(3.+0.j)
     """,
+    )
 )
 
 
@@ -415,6 +414,7 @@ def _symbols(n: int, start: int = 0) -> str:
     return "".join(opt_einsum.get_symbol(i) for i in range(start, start + n))
 
 
+@public.method
 def inner(a, b) -> Tensor:
     """Inner product over the last dimension: ``out[i..., j...] = sum_k a[i..., k] b[j..., k]``.
 
@@ -438,6 +438,7 @@ def inner(a, b) -> Tensor:
     return contract(equation, (a, b))
 
 
+@public.method
 def outer(a, b) -> Tensor:
     """Outer product of two 1-D tensors: ``out[i, j] = a[i] * b[j]``.
 
@@ -456,7 +457,7 @@ def outer(a, b) -> Tensor:
     return mul(unsqueeze(a, 1), b)
 
 
-ger = outer
+ger = public.function(outer, "ger")
 
 
 def _dim_list(dims, ndim: int, which: str) -> list:
@@ -465,6 +466,7 @@ def _dim_list(dims, ndim: int, which: str) -> list:
     return [normalize_dim(int(d), ndim, op=f"tensordot ({which})") for d in dims]
 
 
+@public.function
 def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
     """Contract ``a`` and ``b`` over the given dimensions (an einsum through opt_einsum).
 
@@ -525,6 +527,7 @@ def tensordot(a, b, dims=2, *, axes=None) -> Tensor:
     return contract(f"{letters_a},{letters_b}->{output}", (a, b))
 
 
+@public.method
 def kron(a, b) -> Tensor:
     """Kronecker product; operands of different rank are padded with leading 1s.
 
@@ -554,8 +557,6 @@ def _real_dtype(dtype):
 
 
 def _trace_transpose(ct, x):
-    from .._creation import eye
-
     n, m = x.shape[-2:]
     ct = reshape(ct, (*ct.shape, 1, 1))
     return ct * eye(n, m, dtype=_real_dtype(ct.dtype), device=ct.device)
@@ -574,6 +575,7 @@ _trace_op = linear(
 )
 
 
+@public.method
 def trace(x) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (not necessarily square).
 
@@ -588,6 +590,3 @@ def trace(x) -> Tensor:
             f"(shape {tuple(x.shape)})"
         )
     return apply1(_trace_op, x, {})
-
-
-TENSOR_METHODS = ("matmul", "mm", "bmm", "dot", "vdot", "inner", "outer", "kron", "trace")

@@ -7,9 +7,18 @@ gradient from the result; the written values get theirs.
 
 from __future__ import annotations
 
-from .._dispatch import EMPTY, OpDef, dispatch, register
+import numpy as np
+
+from .._creation import zeros_like
+from .._dispatch import EMPTY, OpDef, apply, dispatch, register
 from .._tensor import Tensor
-from .shape import _device_key, getitem, resolve_key
+from ._batching import batch_size, front, pad_after_batch
+from ._keys import IndexKey, _advanced_layout, _device_key, resolve_key
+from .base import broadcast_to, move_bdim_to_front, movedim, reshape, unsqueeze
+from .casts import astype
+from .reductions import sum as reduce_sum
+from .slicing import getitem
+from .tensor_index import index_put_tensors
 
 # The functional forms of in-place ops keep x's memory layout (as the eager in-place write
 # does): a func.grad level rebinds the written tensor to their result, and a later view (e.g.
@@ -25,14 +34,10 @@ def _overwritten_grad(ct, needs):
     so ``grad(x.clone().fill_(v), x)`` is zeros rather than "unused"."""
     if not needs[0]:
         return None
-    from .._creation import zeros_like
-
     return zeros_like(ct)
 
 
 def _fill_vjp(cts, outs, args, params, needs):
-    from .reductions import sum as reduce_sum
-
     return _overwritten_grad(cts[0], needs), (reduce_sum(cts[0]) if needs[1] else None)
 
 
@@ -42,20 +47,27 @@ fill_op = register(
         _fill_impl,
         vjp=_fill_vjp,
         jvp=lambda tangents, outs, args, params: _fill_jvp(tangents, outs),
-        batch=None,
+        batch=lambda op, args, bdims, params: _fill_batch(op, args, bdims),
         save_args=False,
     )
 )
 
 
 def _fill_jvp(tangents, outs):
-    from .._creation import zeros_like
-    from .shape import broadcast_to
-
     t_value = tangents[1]
     if t_value is None:
         return zeros_like(outs[0])
     return broadcast_to(t_value, outs[0].shape) + 0
+
+
+def _fill_batch(op, args, bdims):
+    """fill(x, value): a batched (0-d logical) value fills each example with its own value."""
+    x, value = args
+    if bdims[1] is None:
+        return apply(op, x, value), bdims[0]
+    x = front(x, bdims[0], batch_size(args, bdims))
+    value = pad_after_batch(move_bdim_to_front(value, bdims[1]), x.ndim - 1)
+    return apply(copy_op, x, value), 0
 
 
 def fill(x, value):
@@ -84,10 +96,6 @@ def _copy_vjp(cts, outs, args, params, needs):
 
 
 def _copy_jvp(tangents, outs, args, params):
-    from .._creation import zeros_like
-    from .elementwise import astype
-    from .shape import broadcast_to
-
     t_src = tangents[1]
     if t_src is None:
         return zeros_like(outs[0])
@@ -100,10 +108,20 @@ copy_op = register(
         _copy_impl,
         vjp=_copy_vjp,
         jvp=_copy_jvp,
+        batch=lambda op, args, bdims, params: _copy_from_batch(op, args, bdims),
         save_args=False,
         node_name="CopyBackwards",
     )
 )
+
+
+def _copy_from_batch(op, args, bdims):
+    """copy_from(x, src): src broadcasts against x's logical shape."""
+    x, src = args
+    x = front(x, bdims[0], batch_size(args, bdims))
+    if bdims[1] is not None:
+        src = pad_after_batch(move_bdim_to_front(src, bdims[1]), x.ndim - 1)
+    return apply(op, x, src), 0
 
 
 def copy_from(x, src):
@@ -126,8 +144,6 @@ def _index_put_vjp(cts, outs, args, params, needs):
 
 
 def _index_put_jvp(tangents, outs, args, params):
-    from .._creation import zeros_like
-
     t_x, t_value = tangents
     index = params["index"]
     if t_x is None:
@@ -141,18 +157,45 @@ index_put_op = register(
         _index_put_impl,
         vjp=_index_put_vjp,
         jvp=_index_put_jvp,
+        batch=lambda op, args, bdims, params: _index_put_batch(op, args, bdims, params["index"]),
         save_args=False,
         node_name="IndexPutBackward0",
     )
 )
 
 
+def _region_shape(shape: tuple, key: tuple) -> tuple:
+    """The shape of ``x[key]`` for an x of ``shape`` (indexing a zero-strided stand-in)."""
+    return np.broadcast_to(np.zeros((), dtype=np.int8), shape)[key].shape
+
+
+def _index_put_batch(op, args, bdims, index):
+    """index_put(x, value) at a static key: prepend a full slice to the key; the value is laid
+    out like the indexed region of the batch-first x (NumPy moves the batch dim behind the
+    advanced-index dims when those are not adjacent)."""
+    x, value = args
+    x = front(x, bdims[0], batch_size(args, bdims))
+    region = _region_shape(tuple(x.shape[1:]), index.key)
+    position = 0
+    if not index.basic:
+        adjacent, advanced_ndim = _advanced_layout(index.key)
+        position = 0 if adjacent else advanced_ndim
+    if bdims[1] is not None:
+        value = pad_after_batch(move_bdim_to_front(value, bdims[1]), len(region))
+        if position:
+            value = movedim(value, 0, position)
+    elif position and isinstance(value, Tensor) and value.ndim:
+        missing = len(region) - value.ndim
+        if missing > 0:
+            value = reshape(value, (1,) * missing + tuple(value.shape))
+        value = unsqueeze(value, position)
+    return apply(op, x, value, index=IndexKey((slice(None), *index.key))), 0
+
+
 def index_put(x, key, value):
     """A copy of ``x`` with ``value`` written at ``key`` (functional ``x[key] = value``)."""
     index, tensor_key = resolve_key(key)
     if tensor_key is not None:
-        from .tensor_index import index_put_tensors
-
         template, tensors = tensor_key
         return index_put_tensors(x, value, tensors, template)
     return dispatch(index_put_op, (x, value), {"index": index})

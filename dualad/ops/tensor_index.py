@@ -2,7 +2,7 @@
 or boolean tensors.
 
 The key's tensors are ARGUMENTS of these ops, not static parameters as the rest of a key is
-(``shape.IndexKey``), so the transform levels see them: under ``vmap`` a batched index tensor
+(``_keys.IndexKey``), so the transform levels see them: under ``vmap`` a batched index tensor
 selects different elements in every example (the batching rules below), and like any saved
 tensor the index is kept by the graph node and version-checked at backward. ``TensorKey`` holds
 the static rest of the key, with ``SLOT`` where each tensor goes.
@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import arange, zeros_like
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
-from .shape import SLOT, TensorKey, examples_contiguous
+from ._batching import batch_size
+from ._helpers import clone
+from ._keys import SLOT, TensorKey
+from .base import broadcast_to, move_bdim_to_front, movedim, reshape, unsqueeze
 
 
 def _is_mask(dtype) -> bool:
@@ -122,12 +125,22 @@ def _put_vjp(cts, outs, args, params, needs):
 
 
 def _put_jvp(tangents, outs, args, params):
-    from .._creation import zeros_like
-
     t_x, t_value = tangents[0], tangents[1]
     if t_x is None:
         t_x = zeros_like(outs[0])
     return index_put_tensors(t_x, 0.0 if t_value is None else t_value, args[2:], params["key"])
+
+
+def examples_contiguous(out, bdim: int):
+    """``(out, 0)``: a batched advanced-index result (or its VJP, ``index_accumulate``'s zeros
+    with the batch at the indexed dim) with each example C-contiguous, as an eager one is (see
+    ``_index_impl``). With the batch dim inside (``x[i, :, j]``: NumPy puts the
+    index dims first, the batch behind them; or a batched index block after a slice) every
+    example was strided, so a reshape of it copied where eager gives a view (missing later
+    in-place writes) and view(-1) raised."""
+    if bdim == 0:
+        return out, 0
+    return clone(movedim(out, bdim, 0)), 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,16 +229,9 @@ def _layout(key: TensorKey, ndim: int, indices: tuple, bdims: tuple) -> _Layout:
     return _Layout(key, ndim, ranks)
 
 
-def _batch_size(args, bdims) -> int:
-    return next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
-
-
 def _batched_indices(indices, bdims, layout: _Layout, size: int, like) -> tuple:
     """The index tensors with the batch's arange first: batched indices batch-first and padded
     to the common index rank (so their batch dims broadcast with the arange's only)."""
-    from .._creation import arange
-    from .shape import reshape
-
     rank = layout.nb
     out = []
     for t, b in zip(indices, bdims):
@@ -241,8 +247,6 @@ def _batched_indices(indices, bdims, layout: _Layout, size: int, like) -> tuple:
 
 def _move_batch(x, bdim, dim: int, size: int):
     """``x`` with its batch at ``dim`` (an unbatched x is broadcast along a new dim there)."""
-    from .shape import broadcast_to, movedim, unsqueeze
-
     if bdim is None:
         shape = list(x.shape)
         shape.insert(dim, size)
@@ -261,7 +265,7 @@ def _index_batch(op, args, bdims, params):
         x = move_bdim_to_front(x, bdims[0])
         out = dispatch(op, (x, *indices), {"key": TensorKey((slice(None), *key.key))})
         return examples_contiguous(out, 0 if layout.consecutive else layout.nb)
-    size = _batch_size(args, bdims)
+    size = batch_size(args, bdims)
     if bdims[0] is None:  # the batch comes from the indices alone: it leads the index dims
         padded = _batched_indices(indices, index_bdims, layout, size, x)[1:]
         return examples_contiguous(dispatch(op, (x, *padded), {"key": key}), layout.block)
@@ -274,8 +278,6 @@ def _index_batch(op, args, bdims, params):
 def _region_value(value, bdim, layout: _Layout, size: int):
     """A value (a cotangent, or what is written) laid out like the batched indexing result:
     padded to the result's rank, with its batch at the index block (size 1 if unbatched)."""
-    from .shape import movedim, reshape, unsqueeze
-
     if not isinstance(value, Tensor):
         return value
     if bdim is not None:
@@ -297,7 +299,7 @@ def _accumulate_batch(op, args, bdims, params):
     shape = params["shape"]
     ct, indices, index_bdims = args[0], args[1:], bdims[1:]
     layout = _layout(key, len(shape), indices, index_bdims)
-    size = _batch_size(args, bdims)
+    size = batch_size(args, bdims)
     ct = _region_value(ct, bdims[0], layout, size)
     batched_indices = _batched_indices(indices, index_bdims, layout, size, ct)
     out_shape = list(shape)
@@ -313,7 +315,7 @@ def _put_batch(op, args, bdims, params):
     x, value, indices, index_bdims = args[0], args[1], args[2:], bdims[2:]
     logical = x.ndim - (bdims[0] is not None)
     layout = _layout(key, logical, indices, index_bdims)
-    size = _batch_size(args, bdims)
+    size = batch_size(args, bdims)
     x = _move_batch(x, bdims[0], layout.dim, size)
     value = _region_value(value, bdims[1], layout, size)
     batched_indices = _batched_indices(indices, index_bdims, layout, size, x)

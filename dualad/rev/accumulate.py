@@ -14,8 +14,7 @@ import threading
 
 from .._state import GRAD
 from .._tensor import Tensor, get_meta
-from ..ops.elementwise import astype, clone, real
-from ..ops.reductions import sum_to
+from ..ops import astype, clone, real, sum_to
 
 # Serialises .grad accumulation (leaves, retained grads): threads running backward passes into
 # shared leaves add their gradients one at a time.

@@ -129,7 +129,7 @@ def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
     else:
         if not params or not any(_shares(data, v) for v in params.values()):
             return args, params
-    from ..ops.elementwise import clone
+    from ..ops import clone
 
     args = tuple(clone(a) if _shares(data, a) else a for a in args)
     return args, {k: clone(v) if _shares(data, v) else v for k, v in params.items()}
@@ -254,7 +254,7 @@ def _vmap_levels(t) -> set:
 def batched_zero(like):
     """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
     there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
-    from ..ops.reductions import sum as sum_
+    from ..ops import sum as sum_
 
     return sum_(like.detach().reshape(-1)[:0])
 
@@ -396,7 +396,7 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
     whatever layout the op after the write made it (``y.mT``'s backward gives a transposed one;
     an index backward under vmap one with the batch dim inside each example), and a replayed
     ``view(-1)`` raised on it where the forward's view of the base worked."""
-    from ..ops.elementwise import clone
+    from ..ops import clone
 
     # (clone's batching rule copies batch-first, so under vmap every example is C-contiguous;
     # under a dual level its jvp clones the tangent too, which the replay views as well)
@@ -406,7 +406,7 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
         return clone(ct)
     if not GRAD.levels and type(ct) is Tensor and ct._data.transpose(order).flags.c_contiguous:
         return ct
-    from ..ops.shape import copy_in_order
+    from ..ops.views import copy_in_order
 
     return copy_in_order(ct, order)
 
@@ -445,7 +445,7 @@ class CopySlices(Node):
         if order is None:
             keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         else:  # the base's layout, so that the view ops replay on it as on the base
-            from ..ops.shape import inverse_permutation
+            from ..ops.base import inverse_permutation
 
             permuted = tuple(shape[d] for d in order)
             inverse = inverse_permutation(order)

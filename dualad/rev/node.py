@@ -27,8 +27,7 @@ import weakref
 from .._creation import as_tensor, zeros_for
 from .._state import GRAD, LOCK
 from .._tensor import Tensor, _new, get_meta
-from ..ops.elementwise import astype, real
-from ..ops.reductions import sum_to
+from ..ops import astype, real, sum_to
 from .accumulate import accumulate_into_leaf
 
 _hook_ids = itertools.count()

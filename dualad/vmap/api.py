@@ -16,9 +16,6 @@ from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
 from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
-from .rules import attach_rules
-
-attach_rules()  # this module is imported once every op module is (dualad/__init__.py)
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -154,7 +151,7 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
     out_dim %= rank
     if bdim == out_dim:
         return value
-    from ..ops.shape import broadcast_to, movedim, unsqueeze
+    from ..ops import broadcast_to, movedim, unsqueeze
 
     if bdim is None:
         # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
@@ -168,7 +165,7 @@ def _run_chunked(
     func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
 ):
     """Run ``func`` on consecutive chunks of the batch and concatenate the outputs."""
-    from ..ops.shape import cat, narrow
+    from ..ops import cat, narrow
 
     state = None
     if randomness == "same":

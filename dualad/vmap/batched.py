@@ -163,7 +163,7 @@ class VmapLevel(Level):
 
     def _loop(self, op, values: tuple, bdims: tuple, params: dict):
         """The fallback for ops in ``LOOP_BATCHED``: run the op once per example and stack."""
-        from ..ops.shape import select, stack
+        from ..ops import select, stack
 
         if op.name not in _WARNED:
             _WARNED.add(op.name)
@@ -230,7 +230,7 @@ def batch_outermost(out: Tensor, bdim, values: tuple) -> Tensor:
         if type(v) is Tensor and xp.may_share_memory(data, v._data):
             return out
     order = [bdim, *sorted((d for d in range(len(shape)) if d != bdim), key=lambda d: -strides[d])]
-    from ..ops.shape import copy_in_order
+    from ..ops.views import copy_in_order
 
     return copy_in_order(out, order)
 
@@ -487,7 +487,7 @@ class BatchedTensor(Tensor):
             and mask.shape == self.shape[: mask.ndim]
             and _broadcasts_per_element(value, self.ndim - mask.ndim)
         ):
-            from ..ops.shape import reshape
+            from ..ops import reshape
             from ..rev.inplace import apply_inplace
 
             mask = reshape(mask, (*mask.shape, *(1,) * (self.ndim - mask.ndim)))
@@ -497,7 +497,7 @@ class BatchedTensor(Tensor):
 
     def _physical_result(self, result, functional):
         """``result`` (logical, like self) as a value laid out like ``self._value``."""
-        from ..ops.shape import movedim, unsqueeze
+        from ..ops import movedim, unsqueeze
 
         name = getattr(functional, "__name__", "op")
         if tuple(result.shape) != self.shape:
@@ -556,7 +556,7 @@ def _broadcasts_per_element(value, trailing: int) -> bool:
 
 def _masked_write(x, mask, value):
     """``x`` with ``value`` where ``mask`` is true (``x[mask] = value`` as a functional op)."""
-    from ..ops.elementwise import where
+    from ..ops import where
 
     return where(mask, value, x)
 
@@ -709,7 +709,7 @@ def lift_make_dual(dual, tensor, tangent):
     itself would be invisible to the ops, which the vmap level processes first.
     """
     from ..fwd import make_dual
-    from .rules import _front
+    from ..ops._batching import front as _front
 
     level = None
     for candidate in reversed(GRAD.levels):

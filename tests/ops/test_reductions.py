@@ -693,7 +693,7 @@ def test_nondifferentiable_results_do_not_require_grad():
 
 
 def test_shift_fill_vjp_and_values():
-    from dualad.ops.reductions import _shift
+    from dualad.ops.scans import _shift
 
     a = np.arange(1.0, 7.0).reshape(2, 3)
     for dim, reverse in [(0, False), (1, False), (1, True), (0, True)]:

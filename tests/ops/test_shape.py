@@ -831,7 +831,7 @@ def _check_batch(name, arrays, bdims, params, size=3):
 
 
 def _key(*parts):
-    from dualad.ops.shape import IndexKey, _normalize_key
+    from dualad.ops._keys import IndexKey, _normalize_key
 
     return IndexKey(_normalize_key(parts))
 

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 import dualad
-from dualad.ops import elementwise as _ew
+from dualad.ops import activations as _act
+from dualad.ops import trigonometric as _trig
 
 from . import ALL_DIFF, OpInfo, SampleInput, away_from, uniform
 
@@ -412,28 +413,28 @@ OPS = [
     # the fused derivative ops the rules of sin, cos, tanh and sigmoid are made of
     OpInfo(
         "sin_backward",
-        _ew.sin_backward,
+        _trig.sin_backward,
         binary_samples(),
         dtypes=ALL_DIFF,
         ref=lambda t, x: _in_dtype_of(t * np.cos(x), t, x),
     ),
     OpInfo(
         "cos_backward",
-        _ew.cos_backward,
+        _trig.cos_backward,
         binary_samples(),
         dtypes=ALL_DIFF,
         ref=lambda t, x: _in_dtype_of(-t * np.sin(x), t, x),
     ),
     OpInfo(
         "tanh_backward",
-        _ew.tanh_backward,
+        _trig.tanh_backward,
         binary_samples(),
         dtypes=ALL_DIFF,
         ref=lambda t, y: t * (1 - y * y),
     ),
     OpInfo(
         "sigmoid_backward",
-        _ew.sigmoid_backward,
+        _act.sigmoid_backward,
         binary_samples(),
         dtypes=ALL_DIFF,
         ref=lambda t, y: t * y * (1 - y),

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import opt_einsum
 
+from .._creation import as_tensor, eye
 from .._dispatch import OpDef, dispatch, register
 from .._tensor import Tensor
-from ..vmap.rules import move_bdim_to_front
+from ._exports import Exports
+from ._helpers import conj
+from .base import broadcast_to, move_bdim_to_front, reshape
 
-__all__ = ["einsum"]
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
 
 # (explicit equation, operand shapes) -> opt_einsum.ContractExpression (holds the path)
 _PATH_CACHE: dict = {}
@@ -299,10 +304,6 @@ def _real_dtype(dtype):
 
 
 def _einsum_vjp(cts, outs, args, params, needs):
-    from .._creation import eye
-    from .elementwise import conj
-    from .shape import broadcast_to, reshape
-
     equation = params["equation"]
     ct = cts[0]
     grads = []
@@ -368,6 +369,7 @@ def contract(equation: str, operands) -> Tensor:
     return dispatch(_einsum_op, tuple(operands), {"equation": equation})
 
 
+@public.function
 def einsum(equation, *operands) -> Tensor:
     """Einstein summation, contracted in the order ``opt_einsum`` finds best (path cached).
 
@@ -396,8 +398,6 @@ def einsum(equation, *operands) -> Tensor:
     tensors = []
     for operand in operands:
         if not isinstance(operand, Tensor):
-            from .._creation import as_tensor
-
             operand = as_tensor(operand)
         tensors.append(operand)
     explicit = _parse(equation, tuple(t.ndim for t in tensors))

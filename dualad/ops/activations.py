@@ -1,0 +1,134 @@
+"""Activation-style functions: sigmoid (expit), logit, relu, softplus."""
+
+from __future__ import annotations
+
+from .._dispatch import apply1
+from ._exports import Exports
+from ._helpers import _unary_with_params, binary, unary
+from ._promotion import _check_number, _float_array, _floating, _plain_scalar, _reject_complex
+from .arithmetic import reciprocal
+from .comparison import where
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
+
+sigmoid_backward = binary(
+    "sigmoid_backward",
+    lambda xp, t, y: t * (y * (1 - y)),
+    (lambda t, y, out: y * (1 - y), lambda t, y, out: t * (1 - 2 * y)),
+    uses="ab",
+    doc="``t * y * (1 - y)``: the logistic function's derivative at its output ``y`` times ``t``.",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# activation-style functions
+
+
+def _sigmoid_impl(xp, x):
+    x = _float_array(x)
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
+    # exp of -|x| only: no overflow (and no warning) for large |x|
+    e = xp.exp(-xp.abs(x))
+    positive_side = 1 / (1 + e)
+    return xp.where(x >= 0, positive_side, e * positive_side)
+
+
+sigmoid = public.inplace(
+    unary(
+        "sigmoid",
+        _sigmoid_impl,
+        None,
+        uses="y",
+        doc="Logistic function ``1 / (1 + exp(-x))``.",
+        fused=sigmoid_backward,
+    )
+)
+expit = public.function(sigmoid, "expit")
+
+
+def _logit_impl(xp, x, *, eps):
+    x = _floating(x)
+    if eps is not None:
+        x = xp.clip(x, eps, 1 - eps)
+    return xp.log(x / (1 - x))
+
+
+def _logit_deriv(x, y, *, eps):
+    d = reciprocal(x * (1 - x))
+    if eps is None:
+        return d
+    # PyTorch: no gradient where the input was clamped to [eps, 1 - eps]
+    return where((x < eps) | (x > 1 - eps), 0.0, d)
+
+
+_logit_op = _unary_with_params("logit", _logit_impl, _logit_deriv)
+
+
+@public.inplace
+def logit(x, eps: float | None = None):
+    """``log(x / (1 - x))``, with ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is given.
+
+    The gradient is 0 where the input was clamped (PyTorch's convention).
+
+    >>> import dualad
+    >>> dualad.logit(dualad.tensor([0.5, 0.0]), eps=0.25)
+    tensor([ 0.        , -1.09861229])
+    """
+    if eps is not None:
+        eps = _plain_scalar(eps)
+        _check_number("logit", "eps", eps)
+        eps = float(eps)
+    return apply1(_logit_op, x, {"eps": eps})
+
+
+def _relu_impl(xp, x):
+    _reject_complex("relu", x)
+    return xp.maximum(x, 0)
+
+
+relu = public.inplace(
+    unary(
+        "relu",
+        _relu_impl,
+        lambda x, y: y > 0,  # relu'(0) == 0, as in PyTorch
+        uses="y",
+        doc="``max(x, 0)``; the gradient at 0 is 0 (PyTorch's convention).",
+    )
+)
+
+
+def _softplus_impl(xp, x, *, beta, threshold):
+    x = _floating(x)
+    z = x * beta
+    # log(1 + exp(z)) = log1p(exp(-|z|)) + max(z, 0): no overflow for any z
+    smooth = (xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)) / beta
+    return xp.where(z > threshold, x, smooth)
+
+
+def _softplus_deriv(x, y, *, beta, threshold):
+    z = x if beta == 1 else x * beta
+    return where(z > threshold, 1.0, sigmoid(z))
+
+
+_softplus_op = _unary_with_params("softplus", _softplus_impl, _softplus_deriv)
+
+
+@public.method
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    Like ``torch.nn.functional.softplus``; the gradient is ``sigmoid(beta * x)`` (1 above the
+    threshold).
+
+    >>> import dualad
+    >>> dualad.softplus(dualad.tensor([0.0, 30.0]))
+    tensor([ 0.69314718, 30.        ])
+    """
+    beta, threshold = _plain_scalar(beta), _plain_scalar(threshold)
+    _check_number("softplus", "beta", beta)
+    _check_number("softplus", "threshold", threshold)
+    _reject_complex("softplus", x)
+    return apply1(_softplus_op, x, {"beta": beta, "threshold": threshold})

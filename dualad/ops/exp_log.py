@@ -1,0 +1,192 @@
+"""Exponentials, logarithms and powers: exp, exp2, expm1, log, log2, log10, log1p, pow,
+logaddexp, logaddexp2, xlogy.
+"""
+
+from __future__ import annotations
+
+import math as _math
+
+import numpy as np
+
+from .._dispatch import SCALAR_TYPES, as_arg
+from .._tensor import Tensor
+from ._exports import Exports
+from ._helpers import _as_scalar_tensor, binary, unary
+from ._promotion import (
+    _PY_SCALARS,
+    _float_operands,
+    _floating,
+    _floating_pair,
+    _reject_complex,
+    _scalar_log,
+)
+from .arithmetic import reciprocal
+from .comparison import where
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
+
+# ---------------------------------------------------------------------------------------------
+# exponentials and logarithms
+
+exp = public.inplace(
+    unary("exp", lambda xp, x: xp.exp(_floating(x)), lambda x, y: y, uses="y", doc="``e ** x``.")
+)
+exp2 = public.inplace(
+    unary(
+        "exp2",
+        lambda xp, x: xp.exp2(_floating(x)),
+        lambda x, y: y * float(np.log(2.0)),
+        uses="y",
+        doc="``2 ** x``.",
+    )
+)
+expm1 = public.inplace(
+    unary(
+        "expm1",
+        lambda xp, x: xp.expm1(_floating(x)),
+        lambda x, y: y + 1,
+        uses="y",
+        doc="``exp(x) - 1``.",
+    )
+)
+log = public.inplace(
+    unary("log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log.")
+)
+log2 = public.inplace(
+    unary(
+        "log2",
+        lambda xp, x: xp.log2(_floating(x)),
+        lambda x, y: 1 / (x * float(np.log(2.0))),
+        doc="Base-2 log.",
+    )
+)
+log10 = public.inplace(
+    unary(
+        "log10",
+        lambda xp, x: xp.log10(_floating(x)),
+        lambda x, y: 1 / (x * float(np.log(10.0))),
+        doc="Base-10 log.",
+    )
+)
+log1p = public.inplace(
+    unary(
+        "log1p",
+        lambda xp, x: xp.log1p(_floating(x)),
+        lambda x, y: 1 / (1 + x),
+        doc="``log(1 + x)``.",
+    )
+)
+
+
+def _pow_dbase(a, b, y):
+    if isinstance(b, Tensor):
+        # d/da a**b = b * a**(b-1), defined as 0 where b == 0 (so 0**0 has gradient 0)
+        return where(b == 0, 0.0, b * pow(a, b - 1))
+    if b == 0:
+        return 0.0
+    return b * pow(a, b - 1)
+
+
+def _pow_dexponent(a, b, y):
+    # d/db a**b = a**b * log(a), defined as 0 where a == 0 and b >= 0 (PyTorch's convention)
+    if isinstance(a, Tensor):
+        return where((a == 0) & (b >= 0), 0.0, y * log(a))
+    if a == 0:
+        return where(b >= 0, 0.0, y * float("-inf"))
+    return y * (complex(np.log(complex(a))) if isinstance(a, complex) else float(np.log(a)))
+
+
+_pow_tensor = binary(
+    "pow",
+    lambda xp, a, b: _power(xp, a, b),
+    (_pow_dbase, _pow_dexponent),
+    uses="aby",
+)
+# a Python-scalar exponent (x ** 2): the gradient needs the base only, so only the base is
+# saved (the exponent's derivative, which reads the result, is never asked for)
+_pow_scalar = binary(
+    "pow_scalar_exponent",
+    lambda xp, a, b: _power(xp, a, b),
+    (_pow_dbase, None),
+    uses="ab",
+    node_name="PowBackward0",
+)
+
+
+@public.inplace
+def pow(a, b):
+    """``a ** b`` elementwise (with broadcasting; either may be a Python scalar).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x ** 2).grad_fn.name()
+    'PowBackward0'
+    >>> dualad.autograd.grad((x ** 3).sum(), x)
+    (tensor([ 3., 12.]),)
+    """
+    if type(b) in SCALAR_TYPES:
+        return _pow_scalar(a, b)
+    # arrays and lists as tensors here, not only in eager dispatch: under a level the rules get
+    # the operands as given, and they tell a tensor from a scalar (``np.ones(2) ** x`` inside
+    # func.grad reaches this through Tensor.__rpow__)
+    if not isinstance(a, (Tensor, np.generic)) and type(a) not in SCALAR_TYPES:
+        a = as_arg(a)
+    if not isinstance(b, (Tensor, np.generic)):
+        b = as_arg(b)
+    return _pow_tensor(a, b)
+
+
+def _power(xp, a, b):
+    # integer tensors to negative integer powers: NumPy raises; follow PyTorch's error
+    return xp.power(a, b)
+
+
+logaddexp = public.method(
+    binary(
+        "logaddexp",
+        lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
+        (lambda a, b, y: exp(a - y), lambda a, b, y: exp(b - y)),
+        uses="aby",
+        doc="``log(exp(a) + exp(b))`` without overflow.",
+    )
+)
+logaddexp2 = public.method(
+    binary(
+        "logaddexp2",
+        lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
+        (lambda a, b, y: exp2(a - y), lambda a, b, y: exp2(b - y)),
+        uses="aby",
+        doc="``log2(2**a + 2**b)`` without overflow.",
+    )
+)
+
+
+def _xlogy_impl(xp, x, y):
+    _reject_complex("xlogy", x, y)
+    x, y = _float_operands(xp, x, y)
+    zero = x == 0
+    out = x * xp.log(xp.where(zero, 1, y))  # log(1) where x == 0: no spurious warnings
+    out = xp.where(zero, 0, out)
+    return xp.where(xp.isnan(y), xp.nan, out)  # NaN y gives NaN even where x == 0
+
+
+def _xlogy_dx(x, y, out):
+    # PyTorch: log(y), but 0 where x == 0 and y <= 0 (where log(y) is not finite)
+    if type(y) in _PY_SCALARS:
+        if y > 0:
+            return _math.log(y)
+        return where(x == 0, 0.0, _as_scalar_tensor(_scalar_log(y), x))
+    masked = (x == 0) & (y <= 0)
+    return where(masked, 0.0, log(where(masked, 1.0, y)))  # no log(0) warnings where masked
+
+
+xlogy = public.inplace(
+    binary(
+        "xlogy",
+        _xlogy_impl,
+        (_xlogy_dx, lambda x, y, out: x / y),
+        doc="``x * log(y)``, 0 where ``x == 0`` (unless y is NaN).",
+    )
+)

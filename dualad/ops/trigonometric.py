@@ -1,0 +1,229 @@
+"""Trigonometric and hyperbolic functions, their inverses (complex: principal branches, like
+NumPy), atan2, hypot, sinc and unit conversions.
+
+sin, cos and tanh have fused derivative ops (``sin_backward`` & co, PyTorch's
+``tanh_backward``): one op each for the VJP and the JVP of the hottest elementwise ops,
+differentiable themselves (create_graph, forward-over-reverse) through their partials.
+"""
+
+from __future__ import annotations
+
+import math as _math
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._exports import Exports
+from ._helpers import binary, unary
+from ._promotion import _PY_SCALARS, _float_array, _floating, _floating_pair
+from .arithmetic import reciprocal, rsqrt, sqrt
+from .comparison import where
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
+
+# ---------------------------------------------------------------------------------------------
+# derivatives fused with the product by a (co)tangent: one op each for the VJP and the JVP of
+# the hottest elementwise ops (PyTorch's tanh_backward, sigmoid_backward); differentiable
+# themselves (create_graph, forward-over-reverse) through their partials
+
+
+def _scalar_math(fn, x):
+    """``fn(x)`` for a Python scalar ``x``, as a Python scalar (weakly typed: float32 times it
+    is float32, as for ``x`` itself)."""
+    return fn(x).item()
+
+
+def _cos_of(x):
+    return cos(x) if isinstance(x, Tensor) else _scalar_math(np.cos, x)
+
+
+def _sin_of(x):
+    return sin(x) if isinstance(x, Tensor) else _scalar_math(np.sin, x)
+
+
+sin_backward = binary(
+    "sin_backward",
+    lambda xp, t, x: (
+        t * (xp.cos(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.cos, x))
+    ),
+    (lambda t, x, y: _cos_of(x), lambda t, x, y: -(t * _sin_of(x))),
+    uses="ab",
+    doc="``t * cos(x)``: sine's derivative at ``x`` times ``t``.",
+)
+cos_backward = binary(
+    "cos_backward",
+    lambda xp, t, x: (
+        -(t * (xp.sin(_floating(x)) if type(x) not in _PY_SCALARS else _scalar_math(np.sin, x)))
+    ),
+    (lambda t, x, y: -_sin_of(x), lambda t, x, y: -(t * _cos_of(x))),
+    uses="ab",
+    doc="``-t * sin(x)``: cosine's derivative at ``x`` times ``t``.",
+)
+tanh_backward = binary(
+    "tanh_backward",
+    lambda xp, t, y: t * (1 - y * y),
+    (lambda t, y, out: 1 - y * y, lambda t, y, out: -2 * (t * y)),
+    uses="ab",
+    doc="``t * (1 - y**2)``: tanh's derivative at its output ``y`` times ``t``.",
+)
+
+# ---------------------------------------------------------------------------------------------
+# trigonometric and hyperbolic
+
+sin = public.inplace(
+    unary("sin", lambda xp, x: xp.sin(_floating(x)), None, doc="Sine.", fused=sin_backward)
+)
+cos = public.inplace(
+    unary("cos", lambda xp, x: xp.cos(_floating(x)), None, doc="Cosine.", fused=cos_backward)
+)
+tan = public.inplace(
+    unary(
+        "tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent."
+    )
+)
+tanh = public.inplace(
+    unary(
+        "tanh",
+        lambda xp, x: xp.tanh(_floating(x)),
+        None,
+        uses="y",
+        doc="Hyperbolic tangent.",
+        fused=tanh_backward,
+    )
+)
+sinh = public.inplace(
+    unary("sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine.")
+)
+cosh = public.inplace(
+    unary(
+        "cosh", lambda xp, x: xp.cosh(_floating(x)), lambda x, y: sinh(x), doc="Hyperbolic cosine."
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# inverse trigonometric and hyperbolic functions (complex: principal branches, like NumPy)
+
+asin = public.inplace(
+    unary(
+        "asin",
+        lambda xp, x: xp.arcsin(_floating(x)),
+        lambda x, y: rsqrt(1 - x * x),
+        doc="Inverse sine (``arcsin``); derivative ``1 / sqrt(1 - x**2)``.",
+    )
+)
+acos = public.inplace(
+    unary(
+        "acos",
+        lambda xp, x: xp.arccos(_floating(x)),
+        lambda x, y: -rsqrt(1 - x * x),
+        doc="Inverse cosine (``arccos``); derivative ``-1 / sqrt(1 - x**2)``.",
+    )
+)
+atan = public.inplace(
+    unary(
+        "atan",
+        lambda xp, x: xp.arctan(_floating(x)),
+        lambda x, y: reciprocal(1 + x * x),
+        doc="Inverse tangent (``arctan``); derivative ``1 / (1 + x**2)``.",
+    )
+)
+asinh = public.inplace(
+    unary(
+        "asinh",
+        lambda xp, x: xp.arcsinh(_floating(x)),
+        lambda x, y: rsqrt(x * x + 1),
+        doc="Inverse hyperbolic sine; derivative ``1 / sqrt(x**2 + 1)``.",
+    )
+)
+acosh = public.inplace(
+    unary(
+        "acosh",
+        lambda xp, x: xp.arccosh(_floating(x)),
+        # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the right branch for complex x
+        lambda x, y: reciprocal(sqrt(x - 1) * sqrt(x + 1)),
+        doc="Inverse hyperbolic cosine; derivative ``1 / sqrt(x**2 - 1)``.",
+    )
+)
+atanh = public.inplace(
+    unary(
+        "atanh",
+        lambda xp, x: xp.arctanh(_floating(x)),
+        lambda x, y: reciprocal(1 - x * x),
+        doc="Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.",
+    )
+)
+# NumPy's names (one line an alias: the name it is exported as, the op it is)
+arcsin = public.inplace(asin, "arcsin")
+arccos = public.inplace(acos, "arccos")
+arctan = public.inplace(atan, "arctan")
+arcsinh = public.inplace(asinh, "arcsinh")
+arccosh = public.inplace(acosh, "arccosh")
+arctanh = public.inplace(atanh, "arctanh")
+
+
+def _atan2_inverse_radius2(a, b):
+    # 1 / (a**2 + b**2), 0 at the origin (PyTorch's atan2_backward masks the infinite
+    # reciprocal): the partials b / r2 and -a / r2 are then 0 there instead of 0/0 = NaN, and so
+    # are their derivatives (r2's reciprocal is a constant 0 on the masked points)
+    r2 = a * a + b * b
+    origin = r2 == 0
+    return where(origin, 0.0, reciprocal(where(origin, 1.0, r2)))
+
+
+atan2 = public.inplace(
+    binary(
+        "atan2",
+        lambda xp, a, b: xp.arctan2(*_floating_pair(a, b)),
+        (
+            lambda a, b, y: b * _atan2_inverse_radius2(a, b),
+            lambda a, b, y: -a * _atan2_inverse_radius2(a, b),
+        ),
+        doc="Angle of the point ``(b, a)``: ``atan2(a, b)`` with quadrant (``arctan2``).",
+    )
+)
+arctan2 = public.inplace(atan2, "arctan2")
+hypot = public.inplace(
+    binary(
+        "hypot",
+        lambda xp, a, b: xp.hypot(*_floating_pair(a, b)),
+        (lambda a, b, y: a / y, lambda a, b, y: b / y),
+        uses="aby",
+        doc="``sqrt(a**2 + b**2)`` without overflow.",
+    )
+)
+
+
+def _sinc_impl(xp, x):
+    x = _float_array(x)
+    zero = x == 0
+    scaled = xp.where(zero, 1, x * _math.pi)
+    return xp.where(zero, 1, xp.sin(scaled) / scaled)
+
+
+def _sinc_deriv(x, y):
+    # (cos(pi x) - sinc(x)) / x, and 0 at x == 0 (PyTorch masks it the same way)
+    zero = x == 0
+    return where(zero, 0.0, (cos(x * _math.pi) - y) / where(zero, 1.0, x))
+
+
+sinc = public.inplace(
+    unary(
+        "sinc",
+        _sinc_impl,
+        _sinc_deriv,
+        uses="xy",
+        doc="Normalised sinc ``sin(pi x) / (pi x)``, 1 at 0.",
+    )
+)
+
+
+def _scaling(name: str, factor: float, doc: str):
+    """The op ``x * factor`` (a unit conversion): its derivative is the constant ``factor``."""
+    return unary(name, lambda xp, x: _floating(x) * factor, lambda x, y: factor, uses="", doc=doc)
+
+
+deg2rad = public.inplace(_scaling("deg2rad", _math.pi / 180.0, "Degrees to radians."))
+rad2deg = public.inplace(_scaling("rad2deg", 180.0 / _math.pi, "Radians to degrees."))
