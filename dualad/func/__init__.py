@@ -14,92 +14,11 @@ tensor(1.)
 
 from __future__ import annotations
 
-from .. import fwd
-from .._state import GRAD
-from .._tensor import Tensor
-from .._tree import flatten
-from ..ops import clone
 from ..vmap.api import vmap
-
-
-def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
-    """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
-    _check_callable(func, "jvp")
-    return _jvp(func, primals, tangents, has_aux, copy_tangents=True)
-
-
-def _jvp(
-    func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool, name: str = "jvp"
-):
-    """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
-    (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals.
-    ``name``: the transform the user called (``jacfwd``, ``hvp`` ...), which errors name."""
-    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
-        raise RuntimeError(
-            "dualad.func.jvp: Expected primals and tangents to be tuples. E.g. jvp(f, (x,), (t,))"
-        )
-    primal_leaves, rebuild = flatten(primals)
-    tangent_leaves, _ = flatten(tangents)
-    if len(primal_leaves) != len(tangent_leaves):
-        raise RuntimeError(
-            "dualad.func.jvp: Expected primals and tangents to have the same python structure"
-        )
-    with fwd.dual_level() as level:
-        GRAD.duals[-1].title = f"dualad.func.{name}"  # (the level just entered)
-        duals = []
-        for p, t in zip(primal_leaves, tangent_leaves):
-            if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-                raise TypeError("dualad.func.jvp: primals and tangents must be Tensors")
-            if tuple(p.shape) != tuple(t.shape):
-                raise RuntimeError(
-                    f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
-                    f"shape {tuple(t.shape)}"
-                )
-            if t.dtype != p.dtype and t.dtype.kind == p.dtype.kind:
-                t = t.to(dtype=p.dtype)  # (another float width: the primal's, as torch does)
-            # the dual's primal is a copy: an in-place op of ``func`` on an argument must not
-            # write into the caller's tensor (nothing a user passes in is mutated; ``vjp`` and
-            # ``jacrev`` leave it alone too), nor into another slot given the same tensor
-            duals.append(fwd._make_dual(clone(p), t, level, copy_tangent=copy_tangents))
-        result = func(*rebuild(duals))
-        aux = None
-        if has_aux:
-            if not (isinstance(result, tuple) and len(result) == 2):
-                raise RuntimeError(
-                    "dualad.func.jvp(f, ..., has_aux=True): output of function f should be a "
-                    "tuple: (output, aux)"
-                )
-            result, aux = result
-        out_leaves, rebuild_out = flatten(result)
-        primal_out, tangent_out = [], []
-        for leaf in out_leaves:
-            if not isinstance(leaf, Tensor):
-                raise RuntimeError(
-                    "dualad.func.jvp(f, primals, tangents): expected f(*primals) to return only "
-                    f"tensors, got unsupported type {type(leaf).__name__}"
-                )
-            p, t = fwd.unpack_dual(leaf, level=level)
-            if t is None and isinstance(p, Tensor):
-                from .._creation import zeros_like
-
-                t = zeros_like(p)
-            primal_out.append(p)
-            tangent_out.append(t)
-    outputs = (rebuild_out(primal_out), rebuild_out(tangent_out))
-    return (*outputs, aux) if has_aux else outputs
-
-
-from ._transforms import (  # noqa: E402
-    _check_callable,
-    grad,
-    grad_and_value,
-    hessian,
-    hvp,
-    jacfwd,
-    jacrev,
-    linearize,
-    vjp,
-)
+from ._forward import jvp
+from ._jacobians import hessian, jacfwd, jacrev
+from ._products import hvp, linearize
+from ._reverse import grad, grad_and_value, vjp
 
 __all__ = [
     "grad",

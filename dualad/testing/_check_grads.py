@@ -12,7 +12,18 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._numeric import as_numpy, flatten_outputs, is_differentiable_dtype, random_like
+from .._creation import zeros_like
+from ..func import jvp, vjp
+from ..rev.grad_mode import no_grad
+from ._numeric import (
+    as_numpy,
+    flatten_outputs,
+    is_differentiable_dtype,
+    numerical_jvp,
+    numerical_vjp,
+    random_like,
+    to_tensor,
+)
 
 __all__ = ["check_grads"]
 
@@ -63,18 +74,13 @@ class _Program:
 
 
 def _tensors(arrays) -> list:
-    import dualad
-
-    return [dualad.tensor(np.asarray(a)) for a in arrays]
+    return [to_tensor(a) for a in arrays]
 
 
 def _derivative(program: _Program, mode: str, arrays: list, rng) -> _Program:
     """A program computing the ``mode`` derivative of ``program`` along a fixed random
     cotangent (rev) or tangent (fwd) drawn at ``arrays``; its variables are the same."""
-    import dualad
-    from dualad.func import jvp, vjp
-
-    with dualad.no_grad():
+    with no_grad():
         outs = [as_numpy(o) for o in program.outputs(_tensors(arrays))]
     if mode == "rev":
         cotangents = [random_like(rng, o) for o in outs]
@@ -82,7 +88,7 @@ def _derivative(program: _Program, mode: str, arrays: list, rng) -> _Program:
         def derived(*variables):
             _, pullback = vjp(lambda *v: tuple(program.outputs(v)), *variables)
             grads = pullback(tuple(_tensors(cotangents)))
-            return tuple(dualad.zeros_like(v) if g is None else g for g, v in zip(grads, variables))
+            return tuple(zeros_like(v) if g is None else g for g, v in zip(grads, variables))
 
     else:
         tangents = [random_like(rng, a) for a in arrays]
@@ -115,13 +121,8 @@ def _compare(actual: list, expected: list, what: str, path: tuple, atol, rtol) -
 
 
 def _check_first_order(program: _Program, mode: str, arrays, path, rng, eps, atol, rtol):
-    import dualad
-    from dualad.func import jvp, vjp
-
-    from ._numeric import numerical_jvp, numerical_vjp
-
     def evaluate(*values):
-        with dualad.no_grad():
+        with no_grad():
             return [as_numpy(o) for o in program.outputs(_tensors(values))]
 
     variables = _tensors(arrays)

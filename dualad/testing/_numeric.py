@@ -18,10 +18,14 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from .._creation import tensor
+from ..rev.grad_mode import no_grad
 
 __all__ = [
     "as_numpy",
@@ -267,8 +271,6 @@ def sample_leaves(sample) -> tuple[list, list]:
 
 def replace_leaves(sample, arrays: Sequence):
     """A copy of ``sample`` with its differentiable leaves replaced by ``arrays`` (slot order)."""
-    import dataclasses
-
     slots, _ = sample_leaves(sample)
     args = list(sample.args)
     kwargs = dict(sample.kwargs)
@@ -285,20 +287,16 @@ def replace_leaves(sample, arrays: Sequence):
 
 def to_tensor(value, *, requires_grad: bool = False):
     """A dualad tensor copy of a NumPy array; ``requires_grad`` only for float/complex data."""
-    import dualad
-
     array = np.asarray(value)
-    return dualad.tensor(
-        array, requires_grad=requires_grad and is_differentiable_dtype(array.dtype)
-    )
+    return tensor(array, requires_grad=requires_grad and is_differentiable_dtype(array.dtype))
 
 
 def _convert(value, differentiable: bool, requires_grad: bool, leaves: list):
     if isinstance(value, np.ndarray):
-        tensor = to_tensor(value, requires_grad=requires_grad and differentiable)
+        converted = to_tensor(value, requires_grad=requires_grad and differentiable)
         if differentiable:
-            leaves.append(tensor)
-        return tensor
+            leaves.append(converted)
+        return converted
     if (
         isinstance(value, (list, tuple))
         and not _is_namedtuple(value)
@@ -347,11 +345,10 @@ def sample_function(fn: Callable, sample) -> Callable[..., Any]:
     Runs without recording a graph and returns the flattened outputs as NumPy arrays (``None``
     kept), ready for ``numerical_vjp``/``numerical_jvp``.
     """
-    import dualad
 
     def evaluate(*arrays):
         args, kwargs, _ = sample_to_tensors(replace_leaves(sample, arrays), requires_grad=False)
-        with dualad.no_grad():
+        with no_grad():
             out = fn(*args, **kwargs)
         return [None if o is None else as_numpy(o) for o in flatten_outputs(out)]
 

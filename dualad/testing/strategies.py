@@ -45,6 +45,8 @@ import numpy as np
 import dualad
 from dualad._dispatch import REGISTRY
 
+from .opdb import all_ops
+
 __all__ = [
     "BINARY_DOMAINS",
     "DOMAIN_MAPS",
@@ -171,8 +173,6 @@ def ops(differentiable: bool | None = True, unary: bool | None = None):
 
 def op_infos(differentiable: bool | None = True, unary: bool | None = None) -> list:
     """The list ``ops(differentiable, unary)`` draws from."""
-    from .opdb import all_ops
-
     infos = [
         info
         for info in all_ops()

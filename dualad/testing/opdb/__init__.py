@@ -18,8 +18,13 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from importlib import import_module
 
 import numpy as np
+
+import dualad
+
+from .._numeric import replace_leaves, sample_leaves, sample_to_tensors, upcast
 
 FLOATING = ("float32", "float64")
 ALL_DIFF = ("float32", "float64", "complex64", "complex128")
@@ -50,28 +55,20 @@ class SampleInput:
 
     def leaves(self) -> list[np.ndarray]:
         """The arrays at the differentiable positions, lists flattened, in ``diff`` order."""
-        from .._numeric import sample_leaves
-
         return sample_leaves(self)[1]
 
     def with_leaves(self, arrays) -> SampleInput:
         """A copy with the differentiable arrays replaced (same order as ``leaves()``)."""
-        from .._numeric import replace_leaves
-
         return replace_leaves(self, arrays)
 
     def upcast(self) -> SampleInput:
         """A copy with float32 arrays as float64 and complex64 as complex128 (for references)."""
-        from .._numeric import upcast
-
         return replace(
             self, args=upcast(self.args), kwargs={k: upcast(v) for k, v in self.kwargs.items()}
         )
 
     def tensors(self, *, requires_grad: bool = True) -> tuple[tuple, dict, list]:
         """``(args, kwargs, leaves)`` with arrays as dualad tensors (see ``sample_to_tensors``)."""
-        from .._numeric import sample_to_tensors
-
         return sample_to_tensors(self, requires_grad=requires_grad)
 
 
@@ -122,6 +119,15 @@ class OpInfo:
         return self.skips.get(check)
 
 
+def entry(name: str, samples, ref, *ops: str, fn: Callable | None = None, **options) -> OpInfo:
+    """A table row on one line: ``dualad.<name>`` (or ``fn``) on every differentiable dtype
+    (``dtypes=`` among ``options`` for others), checked against ``ref``, exercising the registry
+    ops ``ops`` (by default the op called ``name``)."""
+    options.setdefault("dtypes", ALL_DIFF)
+    fn = getattr(dualad, name) if fn is None else fn
+    return OpInfo(name, fn, samples, ops=ops, ref=ref, **options)
+
+
 def uniform(rng, shape, dtype, low=-2.0, high=2.0) -> np.ndarray:
     """Random values in [low, high) of ``dtype`` (complex: real and imaginary parts)."""
     dtype = np.dtype(dtype)
@@ -144,8 +150,6 @@ def away_from(rng, shape, dtype, points=(0.0,), margin=0.2, low=-2.0, high=2.0) 
 
 def all_ops() -> list[OpInfo]:
     """Every OpInfo of every family module."""
-    from importlib import import_module
-
     infos: list[OpInfo] = []
     for family in FAMILIES:
         try:

@@ -12,7 +12,7 @@ import numpy as np
 import dualad
 from dualad.ops.mutation import index_put
 
-from . import ALL_DIFF, OpInfo, SampleInput, uniform
+from . import ALL_DIFF, OpInfo, SampleInput, entry, uniform
 
 
 def _along_key(index, dim):
@@ -293,6 +293,10 @@ def _tensor_setitem_samples(rng, dtype):
     ]
 
 
+def _index_put(x, value, key):
+    return index_put(x, key, value)
+
+
 def _setitem(x, value, key):
     out = x.clone()
     out[key] = value
@@ -318,61 +322,28 @@ def _copy_samples(rng, dtype):
 
 
 OPS = [
-    OpInfo(
-        "gather",
-        dualad.gather,
-        _gather_samples,
-        dtypes=ALL_DIFF,
-        ref=_gather_ref,
-        ops=("gather", "scatter_add"),
-    ),
-    OpInfo(
-        "scatter",
-        dualad.scatter,
-        _scatter_samples,
-        dtypes=ALL_DIFF,
-        ref=_scatter_ref,
-        ops=("scatter", "gather", "index_put_zeros"),
-    ),
-    OpInfo(
+    entry("gather", _gather_samples, _gather_ref, "gather", "scatter_add"),
+    entry("scatter", _scatter_samples, _scatter_ref, "scatter", "gather", "index_put_zeros"),
+    entry(
         "scatter_add",
-        dualad.scatter_add,
         _scatter_add_samples,
-        dtypes=ALL_DIFF,
-        ref=_scatter_add_ref,
-        ops=("scatter_add", "gather", "index_put_zeros"),
+        _scatter_add_ref,
+        *("scatter_add", "gather", "index_put_zeros"),
     ),
-    OpInfo(
+    entry(
         "index_select",
-        dualad.index_select,
         _index_select_samples,
-        dtypes=ALL_DIFF,
-        ref=lambda x, dim, index: np.take(x, np.atleast_1d(index), axis=dim),
-        ops=("index_select", "index_add"),
+        lambda x, dim, index: np.take(x, np.atleast_1d(index), axis=dim),
+        *("index_select", "index_add"),
     ),
-    OpInfo(
-        "index_add",
-        dualad.index_add,
-        _index_add_samples,
-        dtypes=ALL_DIFF,
-        ref=_index_add_ref,
-        ops=("index_add", "index_select"),
-    ),
-    OpInfo(
+    entry("index_add", _index_add_samples, _index_add_ref, "index_add", "index_select"),
+    entry(
         "take_along_dim",
-        dualad.take_along_dim,
         _take_along_dim_samples,
-        dtypes=ALL_DIFF,
-        ref=_take_along_dim_ref,
-        ops=("gather", "broadcast_to", "reshape"),
+        _take_along_dim_ref,
+        *("gather", "broadcast_to", "reshape"),
     ),
-    OpInfo(
-        "masked_fill",
-        dualad.masked_fill,
-        _masked_fill_samples,
-        dtypes=ALL_DIFF,
-        ref=_masked_fill_ref,
-    ),
+    entry("masked_fill", _masked_fill_samples, _masked_fill_ref),
     OpInfo(
         "masked_select",
         dualad.masked_select,
@@ -408,52 +379,35 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=lambda x: np.argwhere(x),
     ),
-    OpInfo(
-        "index_put",
-        lambda x, value, key: index_put(x, key, value),
-        _index_put_samples,
-        dtypes=ALL_DIFF,
-        ref=_index_put_ref,
-    ),
-    OpInfo(
-        "setitem",
-        _setitem,
-        _index_put_samples,
-        dtypes=ALL_DIFF,
-        ref=_index_put_ref,
-        ops=("index_put", "clone"),
-    ),
-    OpInfo(
+    entry("index_put", _index_put_samples, _index_put_ref, fn=_index_put),
+    entry("setitem", _index_put_samples, _index_put_ref, "index_put", "clone", fn=_setitem),
+    entry(
         "getitem_tensors",
-        _tensor_getitem,
         _tensor_getitem_samples,
-        dtypes=ALL_DIFF,
-        ref=_tensor_getitem_ref,
-        ops=("index_tensors", "index_accumulate"),
+        _tensor_getitem_ref,
+        *("index_tensors", "index_accumulate"),
+        fn=_tensor_getitem,
     ),
-    OpInfo(
+    entry(
         "setitem_tensors",
-        _tensor_setitem,
         _tensor_setitem_samples,
-        dtypes=ALL_DIFF,
-        ref=_tensor_setitem_ref,
-        ops=("index_put_tensors", "index_tensors", "clone"),
+        _tensor_setitem_ref,
+        *("index_put_tensors", "index_tensors", "clone"),
+        fn=_tensor_setitem,
     ),
     # the other in-place writes of the mutation module, through their Tensor methods
-    OpInfo(
+    entry(
         "fill_",
-        lambda x, value: x.clone().fill_(value),
         _fill_samples,
-        dtypes=ALL_DIFF,
-        ref=lambda x, value: np.full_like(x, value),
-        ops=("fill", "clone"),
+        lambda x, value: np.full_like(x, value),
+        *("fill", "clone"),
+        fn=lambda x, value: x.clone().fill_(value),
     ),
-    OpInfo(
+    entry(
         "copy_",
-        lambda x, src: x.clone().copy_(src),
         _copy_samples,
-        dtypes=ALL_DIFF,
-        ref=lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype),
-        ops=("copy_from", "clone"),
+        lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype),
+        *("copy_from", "clone"),
+        fn=lambda x, src: x.clone().copy_(src),
     ),
 ]

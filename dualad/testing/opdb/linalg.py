@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import dualad
-
-from . import ALL_DIFF, OpInfo, SampleInput, uniform
+from . import SampleInput, entry, uniform
 
 # (shape of a, shape of b, note): every matmul case, broadcasting batch dims included
 MATMUL_SHAPES = [
@@ -91,52 +89,28 @@ def _trace_samples(rng, dtype):
 
 
 OPS = [
-    OpInfo("matmul", dualad.matmul, _pair_samples(MATMUL_SHAPES), dtypes=ALL_DIFF, ref=np.matmul),
-    OpInfo(
-        "mm",
-        dualad.mm,
-        _pair_samples([((2, 3), (3, 4), ""), ((1, 3), (3, 1), "row-column")]),
-        dtypes=ALL_DIFF,
-        ref=np.matmul,
-    ),
-    OpInfo(
-        "bmm",
-        dualad.bmm,
-        _pair_samples([((2, 2, 3), (2, 3, 4), "")]),
-        dtypes=ALL_DIFF,
-        ref=np.matmul,
-    ),
-    OpInfo("dot", dualad.dot, _pair_samples([((4,), (4,), "")]), dtypes=ALL_DIFF, ref=np.dot),
-    OpInfo("vdot", dualad.vdot, _pair_samples([((4,), (4,), "")]), dtypes=ALL_DIFF, ref=np.vdot),
-    OpInfo(
+    entry("matmul", _pair_samples(MATMUL_SHAPES), np.matmul),
+    entry("mm", _pair_samples([((2, 3), (3, 4), ""), ((1, 3), (3, 1), "row-column")]), np.matmul),
+    entry("bmm", _pair_samples([((2, 2, 3), (2, 3, 4), "")]), np.matmul),
+    entry("dot", _pair_samples([((4,), (4,), "")]), np.dot),
+    entry("vdot", _pair_samples([((4,), (4,), "")]), np.vdot),
+    entry(
         "inner",
-        dualad.inner,
         _pair_samples(
             [((2, 3), (4, 3), "matrices"), ((3,), (3,), "vectors"), ((), (2, 3), "scalar")]
         ),
-        ops=("einsum", "mul"),
-        dtypes=ALL_DIFF,
-        ref=np.inner,
+        np.inner,
+        *("einsum", "mul"),
     ),
-    OpInfo(
-        "outer",
-        dualad.outer,
-        _pair_samples([((3,), (2,), "")]),
-        ops=("mul",),
-        dtypes=ALL_DIFF,
-        ref=np.outer,
-    ),
-    OpInfo(
+    entry("outer", _pair_samples([((3,), (2,), "")]), np.outer, "mul"),
+    entry(
         "tensordot",
-        dualad.tensordot,
         _tensordot_samples,
-        ops=("einsum",),
-        dtypes=ALL_DIFF,
-        ref=lambda a, b, dims: np.tensordot(a, b, axes=dims),
+        lambda a, b, dims: np.tensordot(a, b, axes=dims),
+        "einsum",
     ),
-    OpInfo(
+    entry(
         "kron",
-        dualad.kron,
         _pair_samples(
             [
                 ((2, 2), (2, 3), "matrices"),
@@ -145,17 +119,14 @@ OPS = [
                 ((2, 1, 2), (2, 2), "3-D"),
             ]
         ),
-        ops=("mul",),
-        dtypes=ALL_DIFF,
-        ref=np.kron,
+        np.kron,
+        "mul",
     ),
-    OpInfo("trace", dualad.trace, _trace_samples, dtypes=ALL_DIFF, ref=np.trace),
-    OpInfo(
+    entry("trace", _trace_samples, np.trace),
+    entry(
         "einsum",
-        dualad.einsum,
         _einsum_samples,
-        dtypes=ALL_DIFF,
-        ref=lambda equation, *operands: np.einsum(
+        lambda equation, *operands: np.einsum(
             equation, *(operands[0] if isinstance(operands[0], list) else operands)
         ),
     ),

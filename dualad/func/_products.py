@@ -1,0 +1,103 @@
+"""``hvp`` (forward mode over ``grad``) and ``linearize`` (a JVP function from one recorded
+reverse graph)."""
+
+from __future__ import annotations
+
+from .._creation import zeros_like
+from .._tensor import Tensor
+from .._tree import flatten
+from ._checks import _check_callable
+from ._forward import _jvp
+from ._reverse import _grad_transform, _vjp, vjp
+
+
+def hvp(func, primals, tangents):
+    """``(func(*primals), H·tangents)`` for a scalar ``func``: forward mode over the gradient
+    (``jvp`` of ``grad``). With tuples the product is a tuple with one entry per primal, like
+    ``jvp``; a single Tensor primal and tangent give a single Tensor product, as in
+    ``torch.autograd.functional.hvp``.
+
+    >>> import dualad
+    >>> from dualad.func import hvp
+    >>> cube = lambda x: (x**3).sum()
+    >>> hvp(cube, (dualad.tensor([1.0, 2.0]),), (dualad.tensor([1.0, 1.0]),))[1]
+    (tensor([ 6., 12.]),)
+    >>> hvp(cube, dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 1.0]))[1]
+    tensor([ 6., 12.])
+    """
+    _check_callable(func, "hvp")
+    single = isinstance(primals, Tensor) and isinstance(tangents, Tensor)
+    if single:
+        primals, tangents = (primals,), (tangents,)
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError(
+            "dualad.func.hvp: Expected primals and tangents to be tuples (or both single "
+            "Tensors). E.g. hvp(f, (x,), (t,))"
+        )
+    nums = tuple(range(len(primals)))
+    if not nums:
+        raise RuntimeError("dualad.func.hvp: expected at least one primal")
+
+    def gradient_and_value(*p):
+        return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
+
+    (_, value), (product, _) = _jvp(
+        gradient_and_value, primals, tangents, False, copy_tangents=True, name="hvp"
+    )
+    return value, (product[0] if single else product)
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
+
+    ``func`` runs once. Its reverse graph is recorded by ``vjp``; ``vjp_fn`` is linear in the
+    cotangent, so the VJP of ``vjp_fn`` itself (recorded once, at a zero cotangent) is its
+    transpose, the JVP: every ``jvp_fn`` call is one backward pass of that recorded graph.
+
+    >>> import dualad
+    >>> from dualad.func import linearize
+    >>> out, jvp_fn = linearize(dualad.sin, dualad.tensor([0.0, 1.0]))
+    >>> jvp_fn(dualad.tensor([2.0, 1.0]))
+    tensor([2.        , 0.54030231])
+    """
+    _check_callable(func, "linearize")
+    out, vjp_fn = _vjp(func, primals, False, "linearize")
+    out_leaves, rebuild_out = flatten(out)
+    in_leaves, _ = flatten(primals)
+    # outputs without a derivative (integer, boolean) get zero tangents, as in jvp
+    diff = [k for k, o in enumerate(out_leaves) if o.dtype.kind in "fc"]
+    fixed = [zeros_like(o) for o in out_leaves]
+
+    def pullback(*cotangents):
+        cts = list(fixed)
+        for k, ct in zip(diff, cotangents):
+            cts[k] = ct
+        return vjp_fn(rebuild_out(cts))
+
+    transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
+
+    def jvp_fn(*tangents):
+        tangent_leaves, _ = flatten(tangents)
+        if len(tangent_leaves) != len(in_leaves):
+            raise RuntimeError(
+                "dualad.func.linearize: expected the tangents to have the structure of the "
+                f"primals ({len(in_leaves)} tensors), got {len(tangent_leaves)}"
+            )
+        for i, (tangent, primal) in enumerate(zip(tangent_leaves, in_leaves)):
+            if not isinstance(tangent, Tensor):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} must be a Tensor, got "
+                    f"{type(tangent).__name__}"
+                )
+            if tuple(tangent.shape) != tuple(primal.shape):
+                raise RuntimeError(
+                    f"dualad.func.linearize: tangent {i} has shape {tuple(tangent.shape)} but "
+                    f"its primal has shape {tuple(primal.shape)}"
+                )
+        result = [zeros_like(o) for o in out_leaves]
+        if transpose is not None:
+            for k, value in zip(diff, transpose(tuple(tangents))):
+                result[k] = value
+        return rebuild_out(result)
+
+    return out, jvp_fn

@@ -1,0 +1,180 @@
+"""``grad``, ``grad_and_value`` and ``vjp``: reverse mode, one grad level each
+(``grad_level.py``).
+
+>>> import dualad
+>>> from dualad.func import grad
+>>> grad(lambda x: (x ** 3).sum())(dualad.tensor([1.0, 2.0]))
+tensor([ 3., 12.])
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._creation import ones_like, zeros_like
+from .._tensor import Tensor
+from .._tree import flatten, tree_map
+from ._checks import (
+    _check_callable,
+    _check_scalar,
+    _check_tensors,
+    _is_int,
+    _normalize_argnums,
+    _split_aux,
+)
+from .grad_level import backward, enter, leave, track, unwrap
+
+
+def _zeros_for_unused(grads: list, inputs: list) -> list:
+    for g in grads:
+        if g is None:
+            break
+    else:
+        return grads
+    return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
+
+
+def _wrap_argnums(args: tuple, nums: tuple, level, name: str):
+    """Replace the differentiated arguments by leaves of ``level``; returns the new argument
+    list, the input leaves, their capture nodes and one rebuild function per argnum."""
+    args = list(args)
+    inputs: list = []
+    nodes: list = []
+    rebuilds = []
+    for i in nums:
+        leaves, rebuild = flatten(args[i])
+        wrapped = [track(leaf, level, name) for leaf in leaves]
+        inputs.extend(leaves)
+        nodes.extend(w._gnode for w in wrapped)
+        rebuilds.append((len(leaves), rebuild))
+        args[i] = rebuild(wrapped)
+    return args, inputs, nodes, rebuilds
+
+
+def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
+    out = []
+    start = 0
+    for count, rebuild in rebuilds:
+        out.append(rebuild(flat[start : start + count]))
+        start += count
+    return out
+
+
+def grad_and_value(func, argnums=0, has_aux: bool = False):
+    """``(gradient, value)`` of a scalar-valued ``func`` (``(gradient, (value, aux))`` with
+    ``has_aux``). The gradient is with respect to ``argnums`` (an int: that argument's pytree;
+    a tuple: a tuple of them)."""
+    return _grad_transform(func, argnums, has_aux, "grad_and_value", with_value=True)
+
+
+def grad(func, argnums=0, has_aux: bool = False):
+    """The gradient of a scalar-valued ``func`` with respect to ``argnums`` (``(gradient, aux)``
+    with ``has_aux``). Composes with every transform (``vmap(grad(f))`` gives per-example
+    gradients; ``grad(grad(f))`` second derivatives).
+
+    >>> import dualad
+    >>> from dualad.func import grad
+    >>> grad(grad(dualad.sin))(dualad.tensor(0.0))
+    tensor(-0.)
+    """
+    return _grad_transform(func, argnums, has_aux, "grad", with_value=False)
+
+
+def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+    _check_callable(func, name)
+
+    @functools.wraps(func, updated=())
+    def wrapper(*args, **kwargs):
+        nums = _normalize_argnums(argnums, len(args), name)
+        level = enter(f"dualad.func.{name}")
+        try:
+            args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
+            result = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                result, aux = _split_aux(result, name)
+            _check_scalar(result, name)
+        finally:
+            leave(level)
+        value = unwrap(result, level)
+        grads = backward(level, [result], [ones_like(value)], nodes, retain=False)
+        grads = _rebuild_per_argnum(_zeros_for_unused(grads, inputs), rebuilds)
+        gradient = grads[0] if _is_int(argnums) else tuple(grads)
+        if has_aux:
+            aux = tree_map(lambda v: unwrap(v, level), aux)
+            return (gradient, (value, aux)) if with_value else (gradient, aux)
+        return (gradient, value) if with_value else gradient
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux: bool = False):
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
+    (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
+    (``jacrev`` vmaps it).
+
+    >>> import dualad
+    >>> from dualad.func import vjp
+    >>> out, vjp_fn = vjp(dualad.sin, dualad.tensor([0.0]))
+    >>> vjp_fn(dualad.tensor([2.0]))
+    (tensor([2.]),)
+    """
+    _check_callable(func, "vjp")
+    return _vjp(func, primals, has_aux, "vjp")
+
+
+def _vjp(func, primals: tuple, has_aux: bool, name: str):
+    """``vjp``; ``name``: the transform the user called (``jacrev``, ``linearize`` ...), which
+    error messages name."""
+    level = enter(f"dualad.func.{name}")
+    try:
+        leaves, rebuild = flatten(primals)
+        wrapped = [track(leaf, level, "vjp") for leaf in leaves]
+        nodes = [w._gnode for w in wrapped]
+        result = func(*rebuild(wrapped))
+        aux = None
+        if has_aux:
+            result, aux = _split_aux(result, "vjp")
+        out_leaves, rebuild_out = flatten(result)
+        _check_tensors(
+            out_leaves,
+            "dualad.func.vjp: expected f(*primals) to return only Tensors (or pytrees of "
+            "Tensors), got ",
+        )
+    finally:
+        leave(level)
+    values = [unwrap(o, level) for o in out_leaves]
+
+    def vjp_fn(cotangents, *, retain_graph: bool = True):
+        ct_leaves, _ = flatten(cotangents)
+        if len(ct_leaves) != len(out_leaves):
+            raise RuntimeError(
+                "dualad.func.vjp: Expected pytree structure of cotangents to be the same as "
+                f"pytree structure of outputs to the function ({len(ct_leaves)} cotangents for "
+                f"{len(out_leaves)} outputs)"
+            )
+        for i, (ct, v) in enumerate(zip(ct_leaves, values)):
+            if not isinstance(ct, Tensor):
+                raise RuntimeError(
+                    f"dualad.func.vjp: cotangent {i} must be a Tensor, got {type(ct).__name__}"
+                )
+            if tuple(ct.shape) != tuple(v.shape):
+                raise RuntimeError(
+                    f"dualad.func.vjp: Mismatch in shape: cotangent {i} has shape "
+                    f"{tuple(ct.shape)} but the output has shape {tuple(v.shape)}"
+                )
+            if ct.dtype != v.dtype and v.dtype.kind in "fc":
+                if (ct.dtype.kind == "c") != (v.dtype.kind == "c"):
+                    raise RuntimeError(
+                        "For complex Tensors, both grad_output and output are required to have "
+                        f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                        f"{ct.dtype} and output[{i}] has a dtype of {v.dtype}."
+                    )
+                ct_leaves[i] = ct.to(dtype=v.dtype)  # (as backward does: integers, widths)
+        grads = backward(level, out_leaves, ct_leaves, nodes, retain=retain_graph)
+        return tuple(rebuild(_zeros_for_unused(grads, leaves)))
+
+    out = rebuild_out(values)
+    if has_aux:
+        return out, vjp_fn, tree_map(lambda v: unwrap(v, level), aux)
+    return out, vjp_fn
