@@ -24,19 +24,14 @@ from ._creation import (
     full,
     full_like,
     linspace,
-    manual_seed,
     ones,
     ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
     tensor,
     zeros,
     zeros_like,
 )
 from ._errors import TrackedConversionError
+from ._random import manual_seed, rand, rand_like, randint, randn, randn_like
 from ._dtypes import (
     bool_,
     cdouble,

@@ -1,11 +1,13 @@
-"""Op records and dispatch: the one path every dualad op takes.
+"""Dispatch: the one path every dualad op takes.
 
-An op is an ``OpDef`` record (impl | vjp | jvp | batch) plus a public caller made from it.
+An op is an ``OpDef`` record (impl | vjp | jvp | batch, ``_opdef``) plus a public caller made
+from it here. This module is the core's entry point for the layers above: it also re-exports
+``OpDef``, ``register``, ``REGISTRY`` and the ``Level`` protocol (``_level``).
 The caller's fast path runs when this thread has no transform level (``_state.ACTIVE`` empty: no
 thread has one, else this thread's ``GRAD.levels`` empty) and every
 tensor argument is a plain ``Tensor`` (a view only if its base was not modified in place since its
 grad_fn was made): it calls the impl, wraps the array and, when an input requires grad and grad
-mode is on, records a graph node with a specialised recorder. Otherwise ``dispatch`` runs:
+mode is on, has the tape record a graph node (``record_node``). Otherwise ``dispatch`` runs:
 
 1. the highest active transform level that owns an argument processes the op (its rule runs with
    itself and the levels above it suspended, i.e. one level down);
@@ -20,14 +22,13 @@ weak scalars with it). While the default dtype is not float64, a float64 (comple
 made from no floating tensor takes the default dtype (``to_default_dtype``, on the careful
 path: the fast callers leave the fast path while ``ACTIVE`` holds the default-dtype token).
 An impl's exception keeps its class, with the op and arguments added (``op_error``).
-Every recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or anomaly
-mode are active, ``on_record`` sees each new node (packs what it saved, keeps its forward trace).
+The tape's recorder ends with one flag test, ``RECORD_HOOKS``: while saved-tensor hooks or
+anomaly mode are active, it packs what a new node saved and keeps its forward trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -35,13 +36,14 @@ from ._backend import _MODULE_OF_TYPE, _resolve
 from ._creation import as_tensor, tensor
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
-from ._state import ACTIVE, GRAD, resume, suspend
+from ._level import Level, find_level, suspended  # noqa: F401 (the core's entry point)
+from ._opdef import REGISTRY, OpDef, register  # noqa: F401 (the core's entry point)
+from ._state import ACTIVE, GRAD
 from ._tensor import Tensor, ViewInfo, _new, _version_box, wrap
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)
 EMPTY: dict = {}
-REGISTRY: dict[str, OpDef] = {}
 
 # NumPy returns NumPy scalars from 0-d operations; dualad keeps 0-d arrays.
 _NP_SCALAR_TYPES = frozenset(
@@ -59,186 +61,6 @@ _NP_SCALAR_TYPES = frozenset(
         np.bool_,
     )
 )
-
-
-class OpDef:
-    """One op: its array impl and its rules, defined once.
-
-    impl(xp, *arrays, **params) -> array | tuple of arrays
-    vjp(cts, outs, args, params, needs) -> tuple with one cotangent (or None) per argument.
-        ``cts``/``outs`` are tuples over the outputs; ``args`` are the saved arguments (Tensors,
-        Python scalars, or ``ArgMeta`` stand-ins carrying shape/dtype when not saved);
-        ``needs[i]`` says whether argument i needs a cotangent. Written in dualad ops.
-    jvp(tangents, outs, args, params) -> output tangent (tuple for several outputs); tangents
-        has None for arguments without one. Written in dualad ops.
-    batch(args, bdims, params) -> (outs, out_bdims) for vmap; written in dualad ops.
-    """
-
-    __slots__ = (
-        "batch",
-        "differentiable",
-        "fast",
-        "impl",
-        "jvp",
-        "kernel",
-        "name",
-        "node_cls",
-        "node_name",
-        "nondiff_outputs",
-        "nout",
-        "save_args",
-        "save_mask",
-        "save_masks",
-        "save_out",
-        "view",
-        "vjp",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        impl: Callable | None,
-        *,
-        vjp: Callable | None = None,
-        jvp: Callable | None = None,
-        batch: Callable | None = None,
-        differentiable: bool = True,
-        save_args: bool = True,
-        save_out: bool = False,
-        save_mask: Callable | None = None,
-        nout: int = 1,
-        nondiff_outputs: tuple[int, ...] = (),
-        view: bool | str = False,
-        node_name: str | None = None,
-        kernel: Callable | None = None,
-    ) -> None:
-        if impl is None:  # defined by its kernel alone
-            impl = _impl_of_kernel(kernel)
-        self.name = name
-        self.impl = impl
-        # the impl as a function of the arrays alone, for ops whose impl needs no array module
-        # (operator.add for add): the fast callers call it directly, without a Python frame
-        self.kernel = kernel
-        self.vjp = vjp
-        self.jvp = jvp
-        self.batch = batch
-        self.differentiable = differentiable
-        self.save_args = save_args
-        self.save_out = save_out
-        # save_mask(needs) -> one bool per argument: whether the VJP reads that argument's
-        # value given which arguments need gradients (mul: a only for b's gradient). Arguments
-        # it does not read are kept as shape/dtype stand-ins: no reference, no version check.
-        self.save_mask = save_mask
-        self.save_masks = None if save_mask is None else _MaskTable(save_mask)
-        self.nout = nout
-        self.nondiff_outputs = nondiff_outputs
-        self.view = view  # False, True (always a view of argument 0) or "maybe"
-        self.fast = None  # the public caller with a fast path, for ops without parameters
-        # the graph node class (``AddBackward0``): the tape makes it when it first records
-        # this op (``rev.record.node_class``); the core knows nothing of nodes
-        self.node_name = node_name or _node_name(name)
-        self.node_cls = None
-
-    def __repr__(self) -> str:
-        return f"<dualad op {self.name}>"
-
-
-class _MaskTable(dict):
-    """``save_mask(needs)`` tabulated per ``needs`` tuple as nodes are recorded (a dict lookup
-    on the recording path instead of a call)."""
-
-    __slots__ = ("save_mask",)
-
-    def __init__(self, save_mask: Callable) -> None:
-        super().__init__()
-        self.save_mask = save_mask
-
-    def __missing__(self, needs: tuple) -> tuple:
-        keep = self[needs] = tuple(bool(k) for k in self.save_mask(needs))
-        return keep
-
-
-def _impl_of_kernel(kernel: Callable) -> Callable:
-    def impl(xp, *arrays):
-        return kernel(*arrays)
-
-    return impl
-
-
-def _node_name(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
-
-
-def register(op: OpDef) -> OpDef:
-    if op.name in REGISTRY:
-        raise ValueError(f"dualad: op {op.name!r} is registered twice")
-    REGISTRY[op.name] = op
-    return op
-
-
-class Level:
-    """A transform level on the stack (a dual level, a vmap level, a function-transform tape).
-
-    Subclasses say which values they own and how they process an op; ``process`` must run its
-    rules with this level and the ones above it suspended (see ``suspended``).
-    """
-
-    __slots__ = ("alive", "index")
-
-    # ``process_in(stack, op, args, params)``: ``process`` given this thread's level stack
-    # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``
-    process_in = None
-    # ``process_alone(op, args, stack)``: ``process_in`` of an op without parameters while the
-    # level is alone on the stack (one call less on the hottest path); None: ``process_in``
-    process_alone = None
-
-    def owns(self, value: Any) -> bool:
-        raise NotImplementedError
-
-    def process(self, op: OpDef, args: tuple, params: dict):
-        raise NotImplementedError
-
-    def tracks(self, value: Any) -> bool:
-        """Whether ``value`` carries a derivative (or a batch) of this level, so that turning
-        it into a NumPy array or a Python number would lose it (``Tensor.item`` & co ask)."""
-        return self.owns(value)
-
-    def draw_random(self, redraw: Callable, shape: tuple):
-        """Random values of logical ``shape`` drawn for this level, or None to leave the draw
-        to the levels below (every level but vmap's). ``redraw(shape)`` runs the random
-        function again one level down (``dualad._creation``'s random functions ask)."""
-        return None
-
-    def conversion_error(self, value: Any, kind: str) -> Exception:
-        """The error for conversion ``kind`` (a key of ``dualad._errors.ATTEMPTS``) of a value
-        this level tracks: it names the level (as the user called it) and the fix."""
-        raise NotImplementedError
-
-
-def find_level(args: tuple) -> Level | None:
-    """The innermost level of this thread's stack that owns one of ``args``."""
-    for level in reversed(GRAD.levels):
-        owns = level.owns
-        for a in args:
-            if owns(a):
-                return level
-    return None
-
-
-class suspended:
-    """Context manager: take ``level`` and every level above it off this thread's stack for a
-    while."""
-
-    __slots__ = ("level", "removed")
-
-    def __init__(self, level: Level) -> None:
-        self.level = level
-
-    def __enter__(self):
-        self.removed = suspend(self.level)
-
-    def __exit__(self, *exc):
-        resume(self.removed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -134,8 +134,20 @@ def _full_transpose(x):
     return permute(x, tuple(reversed(range(x.ndim)))) if x.ndim >= 2 else x
 
 
+def _conversion(name: str, dtype):
+    """A ``Tensor`` method ``name(self)``: ``self.to(dtype)``."""
+
+    def method(self) -> Tensor:
+        return self.to(dtype)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    return method
+
+
 class _ConversionMembers:
-    """``Tensor.to`` and iteration, written as they read on ``Tensor``: they run ops."""
+    """``Tensor.to`` (and the casts and moves made of it) and iteration, written as they read on
+    ``Tensor``: they run ops."""
 
     def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
         """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``."""
@@ -159,6 +171,30 @@ class _ConversionMembers:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(unbind(self, 0))
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device: int | str | None = None) -> Tensor:
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"dualad.{self.dtype}"
+        return self.to(dtype)
+
+    float = _conversion("float", _dtypes.float32)
+    double = _conversion("double", _dtypes.float64)
+    half = _conversion("half", _dtypes.float16)
+    long = _conversion("long", _dtypes.int64)
+    int = _conversion("int", _dtypes.int32)
+    bool = _conversion("bool", _dtypes.bool_)
+    cfloat = _conversion("cfloat", _dtypes.complex64)
+    cdouble = _conversion("cdouble", _dtypes.complex128)
 
 
 attach_methods(ops.MODULES)

@@ -35,17 +35,6 @@ from ._state import GRAD
 _new = object.__new__
 
 
-def _conversion(name: str, dtype):
-    """A ``Tensor`` method ``name(self)``: ``self.to(dtype)``."""
-
-    def method(self) -> Tensor:
-        return self.to(dtype)
-
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    return method
-
-
 class Tensor:
     """An n-dimensional array on NumPy (cpu) or CuPy (cuda) that records gradients.
 
@@ -351,30 +340,6 @@ class Tensor:
 
     def __hash__(self) -> int:
         return id(self)
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    def cuda(self, device: int | str | None = None) -> Tensor:
-        if device is None:
-            device = "cuda"
-        elif isinstance(device, int):
-            device = f"cuda:{device}"
-        return self.to(device)
-
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"dualad.{self.dtype}"
-        return self.to(dtype)
-
-    float = _conversion("float", _dtypes.float32)
-    double = _conversion("double", _dtypes.float64)
-    half = _conversion("half", _dtypes.float16)
-    long = _conversion("long", _dtypes.int64)
-    int = _conversion("int", _dtypes.int32)
-    bool = _conversion("bool", _dtypes.bool_)
-    cfloat = _conversion("cfloat", _dtypes.complex64)
-    cdouble = _conversion("cdouble", _dtypes.complex128)
 
     # ------------------------------------------------------------------ printing and pickling
     def __repr__(self) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import xp_of
-from .._creation import rand
+from .._random import rand
 from .._tensor import Tensor, wrap
 from .gradcheck_extra import (
     _check_inputs,

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._creation import _replaying_rng, _rng_state
+from .._random import _replaying_rng, _rng_state
 from .._state import GRAD
 from .._tensor import Tensor
 from .entry import backward

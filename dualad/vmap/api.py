@@ -12,6 +12,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from .. import _random
 from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
@@ -169,11 +172,9 @@ def _run_chunked(
 
     state = None
     if randomness == "same":
-        import numpy as np
-
-        from .._creation import _generator
-
-        _generator(np)  # exists before the first chunk, so every chunk starts from one state
+        _random._generator(
+            np
+        )  # exists before the first chunk, so every chunk starts from one state
         state = _random_state()
     pieces = []
     structure = None
@@ -209,19 +210,15 @@ def _run_chunked(
 
 
 def _random_state():
-    from .. import _creation
-
-    return {key: gen.bit_generator.state for key, gen in _creation._generators.items()}
+    return {key: gen.bit_generator.state for key, gen in _random._generators.items()}
 
 
 def _set_random_state(state) -> None:
-    from .. import _creation
-
-    for key in list(_creation._generators):
+    for key in list(_random._generators):
         if key not in state:
-            del _creation._generators[key]
+            del _random._generators[key]
     for key, value in state.items():
-        gen = _creation._generators.get(key)
+        gen = _random._generators.get(key)
         if gen is not None:
             gen.bit_generator.state = value
 

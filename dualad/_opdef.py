@@ -1,0 +1,127 @@
+"""The op record and the registry: what an op is, defined once.
+
+An op is an ``OpDef``: its array impl and its rules (VJP, JVP, batching), plus what its graph
+node saves. Every op module of ``dualad.ops`` makes its ops with these and registers them by
+name (``register``); the tests' op database and the registry test read ``REGISTRY``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+class OpDef:
+    """One op: its array impl and its rules, defined once.
+
+    impl(xp, *arrays, **params) -> array | tuple of arrays
+    vjp(cts, outs, args, params, needs) -> tuple with one cotangent (or None) per argument.
+        ``cts``/``outs`` are tuples over the outputs; ``args`` are the saved arguments (Tensors,
+        Python scalars, or ``ArgMeta`` stand-ins carrying shape/dtype when not saved);
+        ``needs[i]`` says whether argument i needs a cotangent. Written in dualad ops.
+    jvp(tangents, outs, args, params) -> output tangent (tuple for several outputs); tangents
+        has None for arguments without one. Written in dualad ops.
+    batch(args, bdims, params) -> (outs, out_bdims) for vmap; written in dualad ops.
+    """
+
+    __slots__ = (
+        "batch",
+        "differentiable",
+        "fast",
+        "impl",
+        "jvp",
+        "kernel",
+        "name",
+        "node_cls",
+        "node_name",
+        "nondiff_outputs",
+        "nout",
+        "save_args",
+        "save_mask",
+        "save_masks",
+        "save_out",
+        "view",
+        "vjp",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable | None,
+        *,
+        vjp: Callable | None = None,
+        jvp: Callable | None = None,
+        batch: Callable | None = None,
+        differentiable: bool = True,
+        save_args: bool = True,
+        save_out: bool = False,
+        save_mask: Callable | None = None,
+        nout: int = 1,
+        nondiff_outputs: tuple[int, ...] = (),
+        view: bool | str = False,
+        node_name: str | None = None,
+        kernel: Callable | None = None,
+    ) -> None:
+        if impl is None:  # defined by its kernel alone
+            impl = _impl_of_kernel(kernel)
+        self.name = name
+        self.impl = impl
+        # the impl as a function of the arrays alone, for ops whose impl needs no array module
+        # (operator.add for add): the fast callers call it directly, without a Python frame
+        self.kernel = kernel
+        self.vjp = vjp
+        self.jvp = jvp
+        self.batch = batch
+        self.differentiable = differentiable
+        self.save_args = save_args
+        self.save_out = save_out
+        # save_mask(needs) -> one bool per argument: whether the VJP reads that argument's
+        # value given which arguments need gradients (mul: a only for b's gradient). Arguments
+        # it does not read are kept as shape/dtype stand-ins: no reference, no version check.
+        self.save_mask = save_mask
+        self.save_masks = None if save_mask is None else _MaskTable(save_mask)
+        self.nout = nout
+        self.nondiff_outputs = nondiff_outputs
+        self.view = view  # False, True (always a view of argument 0) or "maybe"
+        self.fast = None  # the public caller with a fast path, for ops without parameters
+        # the graph node class (``AddBackward0``): the tape makes it when it first records
+        # this op (``rev.record.node_class``); the core knows nothing of nodes
+        self.node_name = node_name or _node_name(name)
+        self.node_cls = None
+
+    def __repr__(self) -> str:
+        return f"<dualad op {self.name}>"
+
+
+class _MaskTable(dict):
+    """``save_mask(needs)`` tabulated per ``needs`` tuple as nodes are recorded (a dict lookup
+    on the recording path instead of a call)."""
+
+    __slots__ = ("save_mask",)
+
+    def __init__(self, save_mask: Callable) -> None:
+        super().__init__()
+        self.save_mask = save_mask
+
+    def __missing__(self, needs: tuple) -> tuple:
+        keep = self[needs] = tuple(bool(k) for k in self.save_mask(needs))
+        return keep
+
+
+def _impl_of_kernel(kernel: Callable) -> Callable:
+    def impl(xp, *arrays):
+        return kernel(*arrays)
+
+    return impl
+
+
+def _node_name(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in REGISTRY:
+        raise ValueError(f"dualad: op {op.name!r} is registered twice")
+    REGISTRY[op.name] = op
+    return op
