@@ -189,6 +189,23 @@ class Level:
         this level tracks: it names the level (as the user called it) and the fix."""
         raise NotImplementedError
 
+    # hooks through which code of a level below asks the levels above it (no import upward)
+    def apply_function(self, cls: type, args: tuple):
+        """Custom ``Function`` ``cls`` applied to ``args`` (one of them this level's): the
+        call one level down plus this level's rule. Returns ``(outputs, is_tuple, ctx, kinds)``
+        as ``rev.function.eager`` does."""
+        raise RuntimeError(f"dualad.autograd.Function: {cls.__name__} cannot run at {self!r}")
+
+    def make_dual_above(self, dual: Level, tensor: Any, tangent: Any):
+        """``fwd.make_dual(tensor, tangent)`` at dual level ``dual`` below this level: the dual
+        number when this level's values must hold it, else None (the levels below make it)."""
+        return None
+
+    def unpack_dual_above(self, dual: Level, tensor: Any):
+        """``fwd.unpack_dual(tensor)`` at dual level ``dual`` below this level, of a value of
+        this level: ``(primal, tangent)`` as this level's values, or None (unpacked as is)."""
+        return None
+
 
 def find_level(args: tuple) -> Level | None:
     """The innermost level of this thread's stack that owns one of ``args``."""

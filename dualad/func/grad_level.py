@@ -37,8 +37,10 @@ from .._dispatch import Level, _aliases, _xp, dispatch
 from .._errors import conversion_error
 from .._state import GRAD, pop_level, push_level, resume, suspend
 from .._tensor import Tensor, _new, wrap
+from .._wrapper import LevelTensor, new_wrapper, unwrapped
 from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
+from ..vmap.batched import inplace_batched_into_unbatched
 
 _FREED_MESSAGE = (
     "dualad.func: trying to run the backward of a grad level a second time: its saved values "
@@ -209,7 +211,7 @@ def _register_views(
     """Record ``outputs`` of the view op ``op`` as views of ``source``'s root base."""
     if op.view == "maybe":  # (reshape) a view only when the values below share memory
         out = next((w for w in outputs if type(w) is GradTensor), None)
-        if out is None or not _aliases(_bottom_data(out), _bottom_data(source)):
+        if out is None or not _aliases(unwrapped(out)._data, unwrapped(source)._data):
             return
     root = source if source._gbase is None else source._gbase
     prefix = () if source._gchain is None else source._gchain
@@ -225,15 +227,6 @@ def _register_views(
             w._gbase = root
             w._gchain = (*prefix, (op, params, i if multi else None))
             views.append(weakref.ref(w))
-
-
-def _bottom_data(value):
-    """The array under every transform wrapper of ``value``."""
-    inner = getattr(value, "_value", None)
-    while inner is not None:
-        value = inner
-        inner = getattr(value, "_value", None)
-    return value._data
 
 
 def register_steps(source: GradTensor, output: GradTensor, steps: tuple, marker) -> None:
@@ -597,21 +590,12 @@ class GradLeaf(Node):
 
 def grad_tensor(value, level: GradLevel, node, out_nr: int) -> GradTensor:
     """Wrap ``value`` (one level below ``level``) as tracked by ``level`` through ``node``."""
-    out = _new(GradTensor)
-    out._value = value
-    out._level = level
+    out = new_wrapper(GradTensor, value, level)
     out._gnode = node
     out._gnr = out_nr
     out._gbase = None  # a view: the tracked tensor it views (its root base at this level)
     out._gchain = None  # a view: the view steps from that base
     out._gviews = None  # a base: weak references to its views
-    out._rg = False
-    out._node = None
-    out._out_nr = 0
-    out._meta = None
-    out._fw = None
-    out._vc = None
-    out._view = None
     return out
 
 
@@ -622,67 +606,19 @@ def unwrap(value, level: GradLevel):
     return value
 
 
-class GradTensor(Tensor):
+class GradTensor(LevelTensor):
     """A tensor inside ``dualad.func.grad``/``vjp``: a value one level down plus its graph edge
-    at that grad level. Ops and methods see the value's (logical) shape and dtype."""
+    at that grad level. Ops and methods see the value's (logical) shape and dtype; conversions
+    are refused while this level (or one above) tracks the tensor, else they are the value's
+    (which checks the levels below, and raises inside vmap)."""
 
-    __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews", "_level", "_value")
-
-    @property
-    def _data(self):
-        return self._value._data
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.shape
-
-    @property
-    def ndim(self) -> int:
-        return self._value.ndim
-
-    def dim(self) -> int:
-        return self._value.ndim
-
-    @property
-    def dtype(self):
-        return self._value.dtype
-
-    @property
-    def device(self):
-        return self._value.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._value.is_cuda
-
-    def size(self, dim: int | None = None):
-        return self._value.size(dim)
-
-    def numel(self) -> int:
-        return self._value.numel()
-
-    nelement = numel
-
-    def __len__(self) -> int:
-        return len(self._value)
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._value.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+    __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews")
 
     def requires_grad_(self, requires_grad: bool = True):
         raise NotImplementedError(
             f"dualad.func: requires_grad_() on a tensor tracked by grad level {self._level.index} "
             "is not supported (func.grad already differentiates with respect to it)"
         )
-
-    @property
-    def _version(self) -> int:
-        return self._value._version
 
     def detach(self) -> Tensor:
         """The value without gradient tracking (at this level and below; batching stays)."""
@@ -691,45 +627,6 @@ class GradTensor(Tensor):
     @property
     def data(self) -> Tensor:
         return self._value.data
-
-    # values: refused while this level (or one above) tracks the tensor (``Tensor``'s
-    # conversion section says why), else the value's, which checks the levels below (and
-    # raises inside vmap)
-    def item(self):
-        self._refuse_if_tracked("item")
-        return self._value.item()
-
-    def tolist(self):
-        self._refuse_if_tracked("tolist")
-        return self._value.tolist()
-
-    def numpy(self, *, force: bool = False):
-        if force:
-            return self._value.detach().numpy(force=True)
-        self._refuse_if_tracked("numpy")
-        return self._value.numpy()
-
-    def __array__(self, dtype=None, copy=None):
-        self._refuse_if_tracked("array")
-        return self._value.__array__(dtype, copy)
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __float__(self) -> float:
-        self._refuse_if_tracked("float")
-        return float(self._value)
-
-    def __int__(self) -> int:
-        self._refuse_if_tracked("int")
-        return int(self._value)
-
-    def __complex__(self) -> complex:
-        self._refuse_if_tracked("complex")
-        return complex(self._value)
-
-    def __index__(self) -> int:
-        return self._value.__index__()
 
     def _apply_inplace(self, functional, args: tuple, params: dict) -> GradTensor:
         """``self.op_(...)`` at this level: the functional op, recorded, then ``self`` stands
@@ -756,12 +653,14 @@ class GradTensor(Tensor):
         propagate_inplace(self)
         return self
 
-    def __repr__(self) -> str:
-        body = repr(self._value).replace("\n", "\n    ")
+    def _repr_head(self) -> str:
         state = "" if self._level.alive else " (exited)"
-        return f"GradTrackingTensor(lvl={self._level.index}{state}, value=\n    {body}\n)"
+        return f"GradTrackingTensor(lvl={self._level.index}{state}"
 
-    __str__ = __repr__
+    def _written_into_plain(self, name: str, target: Tensor) -> Exception:
+        # (vmap's error, as before the wrappers shared a base: a message naming the grad level
+        # would be a behaviour change of its own; programs that catch "vmap" rely on it)
+        return inplace_batched_into_unbatched(name, target, self)
 
     def __reduce_ex__(self, protocol):
         raise RuntimeError("dualad.func: a tensor tracked by a grad level cannot be pickled")

@@ -21,6 +21,7 @@ from collections import namedtuple
 from .._dispatch import OpDef, dispatch, register, suspended
 from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
+from .._wrapper import LevelTensor
 from ..ops.elementwise import clone
 from ..rev.grad_mode import _DecoratorContext
 from .levels import DualLevel, set_fw_enabled
@@ -166,12 +167,14 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
                 f"make_dual(zeros_like(x), s, level={dual.index}), level={inner.index})"
             )
     if type(tensor) is not Tensor or type(tangent) is not Tensor:
-        # batched by a vmap level above ``dual``: the dual number lives below that level
-        from ..vmap.batched import lift_make_dual
-
-        lifted = lift_make_dual(dual, tensor, tangent)
-        if lifted is not None:
-            return lifted
+        # a level above ``dual`` may hold the dual number in its values (vmap's batched ones:
+        # the dual number lives below that level)
+        for above in reversed(GRAD.levels):
+            if above is dual:
+                break
+            lifted = above.make_dual_above(dual, tensor, tangent)
+            if lifted is not None:
+                return lifted
     out = dispatch(_alias_op, (tensor,), {})
     if copy_tangent and tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
         # laid out differently from the primal: like PyTorch, keep a private copy, so in-place
@@ -202,10 +205,9 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     dual = _resolve(level, "unpack_dual")
     if dual is None or not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
-    if type(tensor) is not Tensor:  # batched by a vmap level above ``dual``: look inside
-        from ..vmap.batched import lift_unpack_dual
-
-        lifted = lift_unpack_dual(dual, tensor)
+    if isinstance(tensor, LevelTensor) and _above(tensor._level, dual):
+        # a value of a level above ``dual`` (vmap's batched ones: the tangent lives inside)
+        lifted = tensor._level.unpack_dual_above(dual, tensor)
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
     if not GRAD.fw_enabled:
@@ -225,6 +227,15 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 # while such an M is active gathers them: ``_coefficient`` (L's tangent, plus, at each M, the
 # coefficient of L in M's tangent) and ``_without`` (the tensor, with, at each M, M's tangent
 # without L's perturbation).
+
+
+def _above(level, dual: DualLevel) -> bool:
+    """Whether ``level`` is above ``dual`` on this thread's stack (both active)."""
+    try:
+        stack = GRAD.levels
+        return stack.index(level) > stack.index(dual)
+    except ValueError:
+        return False
 
 
 def _dual_levels_above(dual: DualLevel) -> list:

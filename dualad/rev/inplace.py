@@ -21,7 +21,7 @@ import numpy as np
 from .._dispatch import _sequence
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
 from .._tensor import Tensor, _new, _version_box, accumulator_of
-from ..fwd.levels import DualLevel
+from .._wrapper import unwrapped
 from .node import ArgMeta, Node, _validate
 from .views import _node_name, custom_view_message, nograd_view_message
 
@@ -71,8 +71,14 @@ def _snapshot_tangents(x: Tensor, out: Tensor) -> None:
     shared."""
     if not GRAD.fw_enabled:
         return
+    # (the dual levels are the keys of tangent dicts: x's, or its base's for a view)
+    levels = dict.fromkeys(x._fw or ())
+    if x._view is not None:
+        levels.update(dict.fromkeys(x._view.base._fw or ()))
+    if not levels:
+        return
     for level in GRAD.levels:
-        if type(level) is DualLevel and level.alive:
+        if level in levels and level.alive:
             tangent = level.tangent_of(x)
             if tangent is not None:
                 level.attach(out, tangent.clone())
@@ -138,9 +144,7 @@ def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
 
 def _shares(data, a) -> bool:
     """Whether tensor ``a`` may share memory with the array ``data`` (bounds only: cheap)."""
-    while isinstance(a, Tensor) and type(a) is not Tensor:
-        # a transform's wrapper: its memory is the plain tensor's under it
-        a = getattr(a, "_value", None)
+    a = unwrapped(a)  # (a transform's wrapper: its memory is the plain tensor's under it)
     if type(a) is not Tensor or type(a._data) is not type(data):
         return False
     if type(data) is np.ndarray:
@@ -166,10 +170,8 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     else:
         source = x
     result = functional(source, *args, **params)
-    if type(result) is not Tensor:  # batched by vmap while x is not: cannot be written into x
-        from ..vmap.batched import inplace_batched_into_unbatched
-
-        raise inplace_batched_into_unbatched(getattr(functional, "__name__", "op"), x, result)
+    if type(result) is not Tensor:  # tracked by a level that x is not: cannot be written into x
+        raise result._written_into_plain(getattr(functional, "__name__", "op"), x)
     write_into(x, result)
     if recording:
         rebase_history(x, result)
@@ -179,125 +181,19 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
 
 
 def _update_tangents(x: Tensor, result: Tensor) -> None:
-    """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7).
-
-    It is written IN PLACE into x's existing tangent, so the tangent object the user gave and
-    the tangents of x's views and base (views of one another's memory) all see it. A view
-    without a tangent gets the region of its base's tangent (made as zeros if needed).
-    """
-    from ..vmap.batched import _bottom  # (vmap's wrappers: imported where first needed)
-    from .views import replay_view
-
-    view = x._view
+    """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7),
+    written by that level (``DualLevel.write_tangent``; the dual levels are the keys of the
+    tangent dicts). Levels suspended meanwhile (a rule running one level down, e.g. a custom
+    Function's forward) and forward grad switched off: the write is not seen at that level,
+    whose tangent stays as it is."""
+    if not GRAD.fw_enabled:
+        return
     levels = dict.fromkeys(result._fw or ())
     levels.update(dict.fromkeys(x._fw or ()))
     stack = GRAD.levels
-    fw_enabled = GRAD.fw_enabled
     for level in levels:
-        if not getattr(level, "alive", False) or level not in stack or not fw_enabled:
-            # a suspended level (a rule running one level down, e.g. a custom Function's
-            # forward) or forward grad switched off: this write is not seen at that level, whose
-            # tangent stays as it is
-            continue
-        new = None if result._fw is None else result._fw.get(level)
-        current = None if x._fw is None else x._fw.get(level)
-        # (a wrapper of a view is not marked as a view itself, its bottom is: the tangent of
-        # such a view was made batched like its source when the view was taken, in
-        # ``DualLevel._widen_viewed_tangent``; if it still needs widening, the write raises
-        # vmap's error rather than widening a copy its source would not see)
-        if (
-            current is not None
-            and new is not None
-            and _batched_beyond(new, current)
-            and (view is not None or _bottom(x)._view is None)
-        ):
-            # vmap(jacfwd(f)) with x.sin_() on a clone: the new tangent is batched at a vmap
-            # level (the outer one, through x's primal) where x's tangent (the clone of a basis
-            # tangent) is not, so it cannot be written into it; x's tangent (its base's, for a
-            # view) is first widened to a copy batched there too, then written in place
-            current = _widen_tangent(level, x, new)
-        if current is not None:
-            if new is None:
-                current.zero_()
-            elif new is not current:
-                current.copy_(new)
-            continue
-        if new is None:
-            continue
-        if view is None:
-            level.attach(x, new.clone())
-            continue
-        base = view.base
-        holder = None if base._fw is None else base._fw.get(level)
-        if holder is None:
-            from .._creation import zeros_like
-
-            holder = zeros_like(base)
-            level.attach(base, holder)
-        elif _batched_beyond(new, holder):
-            holder = _widen_tangent(level, base, new)
-        target = replay_view(holder, view.replay)
-        target.copy_(new)
-        level.attach(x, target)
-
-
-def _vmap_levels(t) -> set:
-    """The vmap levels whose BatchedTensor wrappers ``t`` is made of."""
-    from ..vmap.batched import BatchedTensor
-
-    levels = set()
-    while type(t) is BatchedTensor:
-        levels.add(t._level)
-        t = t._value
-    return levels
-
-
-def batched_zero(like):
-    """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
-    there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
-    from ..ops.reductions import sum as sum_
-
-    return sum_(like.detach().reshape(-1)[:0])
-
-
-def _batched_beyond(new, current) -> bool:
-    """Whether ``new`` is batched at a vmap level where ``current`` is not (so it cannot be
-    written into ``current``)."""
-    return not _vmap_levels(new) <= _vmap_levels(current)
-
-
-def _widen_tangent(level, x: Tensor, new):
-    """Replace the tangent of x's base (x itself when not a view) at the dual ``level`` by a copy
-    batched also at ``new``'s vmap levels, and return x's tangent in it (the base's, or its
-    view replayed). Views of the base that held a view of the old tangent drop it, to replay
-    the new one when next read (``DualLevel.view_tangent``)."""
-    from .views import replay_view
-
-    view = x._view
-    base = x if view is None else view.base
-    old = base._fw.get(level) if base._fw is not None else None
-    zero = batched_zero(new)
-    if old is None:
-        from .._creation import zeros_like
-
-        old = zeros_like(base)
-    wide = old + zero
-    level.attach(base, wide)
-    for ref in level.holders:
-        held = ref()
-        if (
-            held is not None
-            and held is not base
-            and held._view is not None
-            and held._view.base is base
-            and held._fw is not None
-        ):
-            held._fw.pop(level, None)
-    if view is None:
-        return wide
-    target = replay_view(wide, view.replay)
-    level.attach(x, target)
-    return target
+        if level.alive and level in stack:
+            level.write_tangent(x, result)
 
 
 def write_into(x: Tensor, result: Tensor) -> None:
