@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from .._tree import flatten
 from ..ops.elementwise import clone
 from ..vmap.api import vmap
+from . import grad_function  # noqa: F401 (gives GradLevel its custom Function rule)
 
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):

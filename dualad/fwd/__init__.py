@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._dispatch import OpDef, dispatch, register, suspended
+from .._creation import zeros_like
+from .._dispatch import dispatch, suspended
 from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
 from .._wrapper import LevelTensor
 from ..ops.elementwise import clone
+from ..rev.function import alias_op, set_fw_enabled
 from ..rev.grad_mode import _DecoratorContext
-from .levels import DualLevel, set_fw_enabled
+from .levels import DualLevel
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
@@ -100,21 +102,6 @@ def _resolve(level: int | None, what: str) -> DualLevel | None:
     raise RuntimeError(f"dualad.fwd.{what}: dual level {level} is not active")
 
 
-# ``make_dual``'s and ``unpack_dual``'s primals alias the tensor: a view op, identity rules.
-_alias_op = register(
-    OpDef(
-        "alias",
-        lambda xp, x: x.view(),
-        vjp=lambda cts, outs, args, params, needs: (cts[0],),
-        jvp=lambda tangents, outs, args, params: tangents[0],
-        batch=lambda op, args, bdims, params: (dispatch(op, (args[0],), {}), bdims[0]),
-        save_args=False,
-        view=True,
-        node_name="AliasBackward0",
-    )
-)
-
-
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost)."""
     return _make_dual(tensor, tangent, level, copy_tangent=True)
@@ -175,7 +162,7 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
             lifted = above.make_dual_above(dual, tensor, tangent)
             if lifted is not None:
                 return lifted
-    out = dispatch(_alias_op, (tensor,), {})
+    out = dispatch(alias_op, (tensor,), {})
     if copy_tangent and tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
         # laid out differently from the primal: like PyTorch, keep a private copy, so in-place
         # updates of the dual's tangent never write into the caller's tensor (differentiable)
@@ -258,9 +245,9 @@ def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
     its base."""
     if dual in GRAD.levels:
         with suspended(dual):
-            out = dispatch(_alias_op, (tensor,), {})
+            out = dispatch(alias_op, (tensor,), {})
     else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
-        out = dispatch(_alias_op, (tensor,), {})
+        out = dispatch(alias_op, (tensor,), {})
     if type(out) is Tensor and out._view is not None:
         out._view.fw_derivable = False  # the primal never has the dual's tangent
     return out
@@ -281,8 +268,6 @@ def _coefficient(tensor: Tensor, dual: DualLevel, above: list):
     if not mixed:
         return base
     if base is None:  # no first-order term, but mixed ones
-        from .._creation import zeros_like
-
         base = zeros_like(tensor)
     out = _alias_below(base, dual)
     for level, term in mixed:

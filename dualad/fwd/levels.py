@@ -31,34 +31,20 @@ from __future__ import annotations
 
 import weakref
 
+from .._creation import full_like, zeros_like
 from .._dispatch import EMPTY, Level, dispatch, eager
 from .._errors import conversion_error
 from .._state import ACTIVE, GRAD, resume, suspend
 from .._tensor import Tensor
 from .._wrapper import LevelTensor
+from ..ops.elementwise import astype, clone
+from ..ops.reductions import sum as sum_
 from ..rev.views import replay_view
+from . import function
 
-# The forward grad switch (torch's private _set_fwd_grad_enabled) is per thread:
-# ``_state.GRAD.fw_enabled``, set through ``set_fw_enabled``, which keeps a copy on each of the
-# thread's dual levels (``fw_on``: ``owns`` reads it per op, a slot instead of a thread-local
-# lookup). When off, no level owns anything, so ops see plain primals and produce no tangents.
-
-
-def set_fw_enabled(value: bool) -> None:
-    """Set this thread's forward grad switch."""
-    state = GRAD
-    state.fw_enabled = value
-    for level in state.duals:
-        level.fw_on = value
-
-
-def _clone(tangent):
-    """``ops.elementwise.clone`` (bound on first use: the ops import this package)."""
-    global _clone
-    from ..ops.elementwise import clone
-
-    _clone = clone
-    return clone(tangent)
+# The forward grad switch (``set_fw_enabled``, per thread) lives in ``rev/function.py``, below
+# the dual levels, because a custom Function's forward switches it off; each dual level keeps a
+# copy (``fw_on``) that ``owns`` reads per op.
 
 
 _weakref = weakref.ref
@@ -77,7 +63,7 @@ def _unshared(tangent, input_tangents: list):
     into the input's tangent."""
     for t in input_tangents:
         if tangent is t:
-            return _clone(t)
+            return clone(t)
     return tangent
 
 
@@ -96,6 +82,8 @@ class DualLevel(Level):
         self.prune_at = 1024
         # the transform as the user called it, for error messages (func.jvp/jacfwd rename it)
         self.title = "dualad.fwd.dual_level"
+
+    apply_function = function.apply_function  # (a custom Function call: fwd/function.py)
 
     def conversion_error(self, value, kind: str) -> Exception:
         via = "" if self.title == "dualad.fwd.dual_level" else f" (the level of {self.title})"
@@ -225,7 +213,7 @@ class DualLevel(Level):
             return out
         for t in tangents:  # _unshared, inline (this is the hot path of forward mode)
             if tangent is t:
-                tangent = _clone(t)
+                tangent = clone(t)
                 break
         if (
             type(tangent) is Tensor
@@ -271,8 +259,6 @@ class DualLevel(Level):
         if kind != "f" and kind != "c":
             return
         if type(tangent) is not Tensor and not isinstance(tangent, Tensor):
-            from .._creation import full_like
-
             tangent = full_like(tensor, tangent)
         elif tangent._data.dtype != tensor._data.dtype and (
             kind == "c" or tangent._data.dtype.kind != "c"
@@ -283,8 +269,6 @@ class DualLevel(Level):
             # and later rules (imag, scatter, in-place ops) rely on the primal's dtype. A
             # complex tangent of a real result is a broken rule, not a promotion: it stays, for
             # gradcheck's dtype check to report (dropping its imaginary part would hide it)
-            from ..ops.elementwise import astype
-
             tangent = astype(tangent, tensor._data.dtype)
         fw = tensor._fw
         if fw is None:
@@ -348,8 +332,6 @@ class DualLevel(Level):
         base = view.base
         holder = None if base._fw is None else base._fw.get(self)
         if holder is None:
-            from .._creation import zeros_like
-
             holder = zeros_like(base)
             self.attach(base, holder)
         elif _batched_beyond(new, holder):
@@ -385,8 +367,6 @@ def _vmap_levels(t) -> set:
 def batched_zero(like):
     """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
     there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
-    from ..ops.reductions import sum as sum_
-
     return sum_(like.detach().reshape(-1)[:0])
 
 
@@ -406,8 +386,6 @@ def _widen_tangent(level: DualLevel, x: Tensor, new):
     old = base._fw.get(level) if base._fw is not None else None
     zero = batched_zero(new)
     if old is None:
-        from .._creation import zeros_like
-
         old = zeros_like(base)
     wide = old + zero
     level.attach(base, wide)

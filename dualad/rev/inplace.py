@@ -18,12 +18,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import allocate_on, xp_of
 from .._dispatch import _sequence
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
-from .._tensor import Tensor, _new, _version_box, accumulator_of
+from .._tensor import Tensor, _new, _version_box, accumulator_of, wrap
 from .._wrapper import unwrapped
+from ..ops.elementwise import clone
+from ..ops.shape import copy_in_order, inverse_permutation
+from .hooks import move_retain_grad
 from .node import ArgMeta, Node, _validate
-from .views import _node_name, custom_view_message, nograd_view_message
+from .saved import before_mutation
+from .views import (
+    _node_name,
+    custom_view_message,
+    nograd_view_message,
+    refresh_view_node,
+    replay_view,
+)
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MESSAGE = (
@@ -43,8 +54,6 @@ def _snapshot(x: Tensor) -> Tensor:
     out._data = x._data.copy()
     view = x._view
     if view is not None and view.base._rg:
-        from .views import replay_view
-
         fresh = replay_view(view.base, view.replay)
         out._rg = fresh._rg
         out._node = fresh._node
@@ -136,8 +145,6 @@ def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
     else:
         if not params or not any(_shares(data, v) for v in params.values()):
             return args, params
-    from ..ops.elementwise import clone
-
     args = tuple(clone(a) if _shares(data, a) else a for a in args)
     return args, {k: clone(v) if _shares(data, v) else v for k, v in params.items()}
 
@@ -149,8 +156,6 @@ def _shares(data, a) -> bool:
         return False
     if type(data) is np.ndarray:
         return np.may_share_memory(data, a._data)
-    from .._backend import xp_of
-
     return xp_of(data).may_share_memory(data, a._data)
 
 
@@ -220,8 +225,6 @@ def write_into(x: Tensor, result: Tensor) -> None:
             "single memory location. Please clone() the tensor before performing the operation."
         )
     if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
-        from .saved import before_mutation
-
         before_mutation(x)
     dst[...] = src
     x._bump_version()
@@ -229,8 +232,6 @@ def write_into(x: Tensor, result: Tensor) -> None:
 
 def rebase_history(x: Tensor, result: Tensor) -> None:
     """Give ``x`` (and its base, if x is a view) the gradient history of ``result``."""
-    from .hooks import move_retain_grad
-
     _track_saved_output(x, result)
     view = x._view
     if view is None:
@@ -252,8 +253,6 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
     meta = base._meta
     if meta is not None and meta.retains_grad:
         move_retain_grad(base, (node, 0))
-    from .views import refresh_view_node
-
     view.version = -1  # force the view's grad_fn to be rebuilt from the new base history
     refresh_view_node(x)  # (moves x's retain-grad capture along)
 
@@ -293,8 +292,6 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
     whatever layout the op after the write made it (``y.mT``'s backward gives a transposed one;
     an index backward under vmap one with the batch dim inside each example), and a replayed
     ``view(-1)`` raised on it where the forward's view of the base worked."""
-    from ..ops.elementwise import clone
-
     # (clone's batching rule copies batch-first, so under vmap every example is C-contiguous;
     # under a dual level its jvp clones the tangent too, which the replay views as well)
     if order is None:
@@ -303,8 +300,6 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
         return clone(ct)
     if not GRAD.levels and type(ct) is Tensor and ct._data.transpose(order).flags.c_contiguous:
         return ct
-    from ..ops.shape import copy_in_order
-
     return copy_in_order(ct, order)
 
 
@@ -333,17 +328,11 @@ class CopySlices(Node):
 
     def _mask(self, like: Tensor) -> Tensor:
         """1 outside the view region, 0 inside, as a constant on ``like``'s device."""
-        from .._backend import allocate_on
-        from .._tensor import wrap
-        from .views import replay_view
-
         # (from ``like.device``, not its array: under vmap ``like`` is a batched gradient)
         shape, dtype, order = self._base_shape, like.dtype, self._base_order
         if order is None:
             keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         else:  # the base's layout, so that the view ops replay on it as on the base
-            from ..ops.shape import inverse_permutation
-
             permuted = tuple(shape[d] for d in order)
             inverse = inverse_permutation(order)
             keep = wrap(
@@ -361,8 +350,6 @@ class CopySlices(Node):
         return keep
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        from .views import replay_view
-
         ct = _base_layout(grads[0], self._base_order)
         base_edge, result_edge = self._edges
         grad_base = ct * self._mask(ct) if base_edge[0] is not None else None

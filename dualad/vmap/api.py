@@ -12,10 +12,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _creation
+from .._creation import _generator
 from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
-from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
+from ..ops.shape import broadcast_to, cat, movedim, narrow, unsqueeze
+from . import function  # noqa: F401 (gives VmapLevel its custom Function rule)
+from .batched import BatchedTensor, VmapLevel, _escaped, active_vmap_levels, batched
 from .rules import attach_rules
 
 attach_rules()  # this module is imported once every op module is (dualad/__init__.py)
@@ -131,8 +135,6 @@ def _unwrap(leaf, out_dim, level: VmapLevel, name: str):
                 )
             return leaf._value, leaf._bdim
         if not leaf._level.alive:
-            from .batched import _escaped
-
             raise _escaped(leaf)
     if out_dim is not None and not isinstance(leaf, Tensor):
         raise ValueError(
@@ -154,8 +156,6 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
     out_dim %= rank
     if bdim == out_dim:
         return value
-    from ..ops.shape import broadcast_to, movedim, unsqueeze
-
     if bdim is None:
         # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
         shape = list(value.shape)
@@ -168,13 +168,9 @@ def _run_chunked(
     func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
 ):
     """Run ``func`` on consecutive chunks of the batch and concatenate the outputs."""
-    from ..ops.shape import cat, narrow
-
     state = None
     if randomness == "same":
         import numpy as np
-
-        from .._creation import _generator
 
         _generator(np)  # exists before the first chunk, so every chunk starts from one state
         state = _random_state()
@@ -212,14 +208,10 @@ def _run_chunked(
 
 
 def _random_state():
-    from .. import _creation
-
     return {key: gen.bit_generator.state for key, gen in _creation._generators.items()}
 
 
 def _set_random_state(state) -> None:
-    from .. import _creation
-
     for key in list(_creation._generators):
         if key not in state:
             del _creation._generators[key]
