@@ -21,7 +21,7 @@ Invariants:
 - A tensor rebound by G (an in-place change, a view rebuilt from its changed base) takes the
   new value's tangents at the dual levels active then, and keeps its own at the live dual
   levels suspended meanwhile (those above a custom Function that G runs for them): their rule
-  updates those tangents afterwards (``_tangents_after``).
+  updates those tangents afterwards (``grad_views._tangents_after``).
 - Grad mode: G records while grad mode is on (an inner ``no_grad`` stops it); entering G turns
   grad mode on (an outer ``no_grad`` does not stop ``func.grad``), and the levels below G run
   with the grad mode that was in force outside G. The backward pass is recorded below G
@@ -62,6 +62,8 @@ class GradLevel(Level):
     __slots__ = ("outer_grad_mode", "title")
     kind = "grad"
     forbids_backward = False
+    # apply_function (a custom Function call): func/grad_function.py, which builds on this
+    # module, attaches it (dualad.func imports it)
 
     def __init__(self, index: int, outer_grad_mode: bool, title: str = "dualad.func.grad") -> None:
         self.index = index

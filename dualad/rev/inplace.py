@@ -73,7 +73,7 @@ def _snapshot(x: Tensor) -> Tensor:
 
 def _snapshot_tangents(x: Tensor, out: Tensor) -> None:
     """The snapshot's tangents at the active dual levels: copies of x's as they are before the
-    write. ``_update_tangents`` then writes x's tangent in place, and a snapshot sharing it gave
+    write. ``update_tangents`` then writes x's tangent in place, and a snapshot sharing it gave
     whatever the functional op saved (sin_ saves its input) the new tangent: the tangent of a
     backward through x.sin_() (of cos(x)) came out wrong. A view with no tangent yet reads its
     base's (``view_tangent``). Suspended levels do not see the write: their tangents stay
@@ -181,11 +181,11 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     if recording:
         rebase_history(x, result)
     if ACTIVE and (result._fw is not None or x._fw is not None):
-        _update_tangents(x, result)
+        update_tangents(x, result)
     return x
 
 
-def _update_tangents(x: Tensor, result: Tensor) -> None:
+def update_tangents(x: Tensor, result: Tensor) -> None:
     """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7),
     written by that level (``DualLevel.write_tangent``; the dual levels are the keys of the
     tangent dicts). Levels suspended meanwhile (a rule running one level down, e.g. a custom
@@ -201,23 +201,29 @@ def _update_tangents(x: Tensor, result: Tensor) -> None:
             level.write_tangent(x, result)
 
 
-def write_into(x: Tensor, result: Tensor) -> None:
-    """Copy ``result`` into x's buffer (same shape, same-kind cast) and bump x's version."""
+def check_fits(x: Tensor, result: Tensor) -> None:
+    """PyTorch's errors for an in-place op's ``result`` that cannot be written into ``x``: of
+    another shape (it does not broadcast to x's), or of a dtype not castable to x's."""
     if tuple(result.shape) != tuple(x.shape):
         raise RuntimeError(
             f"output with shape {list(x.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
+    if not np.can_cast(result.dtype, x.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {result.dtype} can't be cast to the desired output type {x.dtype}"
+        )
+
+
+def write_into(x: Tensor, result: Tensor) -> None:
+    """Copy ``result`` into x's buffer (same shape, same-kind cast) and bump x's version."""
+    check_fits(x, result)
     dst = x._data
     src = result._data
     if type(dst) is not type(src):
         raise RuntimeError(
             f"dualad: in-place op mixes devices: the tensor is on {x.device}, the result on "
             f"{result.device}"
-        )
-    if not np.can_cast(src.dtype, dst.dtype, casting="same_kind"):
-        raise RuntimeError(
-            f"result type {src.dtype} can't be cast to the desired output type {dst.dtype}"
         )
     if not dst.flags.writeable:
         raise RuntimeError(

@@ -58,6 +58,8 @@ class VmapLevel(Level):
     kind = "vmap"
     title = "dualad.vmap"  # for error messages, as the other levels' titles
     forbids_backward = True  # rev/engine.py: backward() inside vmap is an error
+    # apply_function (a custom Function call): vmap/function.py, which builds on this module,
+    # attaches it (vmap.api imports it)
 
     def __init__(self, index: int, size: int, randomness: str) -> None:
         self.index = index
@@ -397,7 +399,7 @@ class BatchedTensor(LevelTensor):
         value's history and updates its tangents there. While recording, an operand that
         shares memory with the value is cloned first (``unshare_operands``).
         """
-        from ..rev.inplace import _update_tangents, unshare_operands
+        from ..rev.inplace import unshare_operands, update_tangents
 
         level = self._level
         if GRAD.enabled and _bottom(self).requires_grad:
@@ -413,7 +415,7 @@ class BatchedTensor(LevelTensor):
         finally:
             resume(removed)
         if result._fw is not None or self._fw is not None:
-            _update_tangents(self, result)
+            update_tangents(self, result)
         return self
 
     def __setitem__(self, key, value) -> None:
@@ -438,17 +440,10 @@ class BatchedTensor(LevelTensor):
     def _physical_result(self, result, functional):
         """``result`` (logical, like self) as a value laid out like ``self._value``."""
         from ..ops.shape import movedim, unsqueeze
+        from ..rev.inplace import check_fits
 
         name = getattr(functional, "__name__", "op")
-        if tuple(result.shape) != self.shape:
-            raise RuntimeError(
-                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                f"{list(result.shape)}"
-            )
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise RuntimeError(
-                f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
-            )
+        check_fits(self, result)
         level = self._level
         if (
             type(result) is BatchedTensor
