@@ -18,6 +18,7 @@ from .._creation import zeros_like
 from .._errors import TrackedConversionError
 from .._state import GRAD
 from .._tensor import Tensor, accumulator_of
+from .._wrapper import LevelTensor
 from ..func.grad_level import GradTensor, enter, leave, track
 from ..func.grad_level import backward as level_backward
 from ..fwd.function import _no_jvp_error
@@ -160,13 +161,13 @@ def _saved_values(ctx) -> tuple:
 def _refuse_transform_tracking(args: tuple) -> None:
     """A ``func.grad`` level recording the backward would see constants: refuse loudly."""
     for a in args:
-        while isinstance(a, Tensor) and type(a) is not Tensor:
+        while isinstance(a, LevelTensor):
             if type(a) is GradTensor and a._level.alive:
                 raise RuntimeError(
                     f"{_ONCE_MESSAGE} (dualad: the backward's gradients are tracked by "
                     f"dualad.func grad level {a._level.index}, which would differentiate it)"
                 )
-            a = getattr(a, "_value", None)
+            a = a._value
 
 
 def _through_error_node(values: tuple) -> tuple:

@@ -110,13 +110,11 @@ def _zeros_laid_out_as(value):
     The view chain was recorded on that layout: ``sin(x.mT)`` keeps x.mT's, and its
     ``b.mT.view(-1)`` is a view there but raised on C-ordered zeros."""
     dims = list(range(value.ndim))  # where each logical dim sits in the wrapped value
-    inner = getattr(value, "_value", None)
-    while inner is not None:
-        bdim = getattr(value, "_bdim", None)  # (a vmap level's BatchedTensor adds its batch dim)
-        if bdim is not None:
+    while isinstance(value, LevelTensor):
+        if value.batches:  # (a vmap level's BatchedTensor adds its batch dim)
+            bdim = value._bdim
             dims = [d + (d >= bdim) for d in dims]
-        value = inner
-        inner = getattr(value, "_value", None)
+        value = value._value
     data = value._data
     xp = _xp(data)
     shape = tuple(data.shape[d] for d in dims)

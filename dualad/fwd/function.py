@@ -13,6 +13,7 @@ from __future__ import annotations
 from .._creation import zeros_like
 from .._state import resume, suspend
 from .._tensor import Tensor
+from .._wrapper import LevelTensor
 from ..ops.elementwise import clone
 from ..rev.function import run
 from ..rev.function_ctx import LevelCtx, _ctx_by_setup, _needs
@@ -104,10 +105,9 @@ def _write_state(tangent) -> tuple:
     can leave the version as it was: jacrev(jacfwd(f)) raised that the jvp did not modify the
     tangent in place, also through vmap's wrapper of the grad level's, under jacfwd)."""
     state = [tangent._version]
-    inner = getattr(tangent, "_value", None)
-    while inner is not None:
-        state.append(inner)  # (the objects, compared by identity: held, so never a reused id)
-        inner = getattr(inner, "_value", None)
+    while isinstance(tangent, LevelTensor):
+        tangent = tangent._value
+        state.append(tangent)  # (the objects, compared by identity: held, so never a reused id)
     return state
 
 
