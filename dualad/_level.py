@@ -43,6 +43,23 @@ class Level:
         it into a NumPy array or a Python number would lose it (``Tensor.item`` & co ask)."""
         return self.owns(value)
 
+    # hooks through which code of a level below asks the levels above it (no import upward)
+    def apply_function(self, cls: type, args: tuple):
+        """Custom ``Function`` ``cls`` applied to ``args`` (one of them this level's): the
+        call one level down plus this level's rule. Returns ``(outputs, is_tuple, ctx, kinds)``
+        as ``rev.function.eager`` does."""
+        raise RuntimeError(f"dualad.autograd.Function: {cls.__name__} cannot run at {self!r}")
+
+    def make_dual_above(self, dual: Level, tensor: Any, tangent: Any):
+        """``fwd.make_dual(tensor, tangent)`` at dual level ``dual`` below this level: the dual
+        number when this level's values must hold it, else None (the levels below make it)."""
+        return None
+
+    def unpack_dual_above(self, dual: Level, tensor: Any):
+        """``fwd.unpack_dual(tensor)`` at dual level ``dual`` below this level, of a value of
+        this level: ``(primal, tangent)`` as this level's values, or None (unpacked as is)."""
+        return None
+
     def draw_random(self, redraw: Callable, shape: tuple):
         """Random values of logical ``shape`` drawn for this level, or None to leave the draw
         to the levels below (every level but vmap's). ``redraw(shape)`` runs the random

@@ -15,6 +15,7 @@ tensor(1.)
 from __future__ import annotations
 
 from ..vmap.api import vmap
+from . import grad_function  # noqa: F401 (gives GradLevel its custom Function rule)
 from ._forward import jvp
 from ._jacobians import hessian, jacfwd, jacrev
 from ._products import hvp, linearize

@@ -21,7 +21,7 @@ Invariants:
 - A tensor rebound by G (an in-place change, a view rebuilt from its changed base) takes the
   new value's tangents at the dual levels active then, and keeps its own at the live dual
   levels suspended meanwhile (those above a custom Function that G runs for them): their rule
-  updates those tangents afterwards (``_tangents_after``).
+  updates those tangents afterwards (``grad_views._tangents_after``).
 - Grad mode: G records while grad mode is on (an inner ``no_grad`` stops it); entering G turns
   grad mode on (an outer ``no_grad`` does not stop ``func.grad``), and the levels below G run
   with the grad mode that was in force outside G. The backward pass is recorded below G
@@ -31,14 +31,23 @@ Invariants:
 from __future__ import annotations
 
 import itertools
-import weakref
 
-from .._dispatch import Level, _aliases, _xp, dispatch
+from .._dispatch import Level, dispatch
 from .._errors import conversion_error
 from .._state import GRAD, pop_level, push_level, resume, suspend
-from .._tensor import Tensor, _new, wrap
+from .._tensor import Tensor, _new
+from .._wrapper import LevelTensor, new_wrapper
+from ..ops import astype
 from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
+from ..vmap.batched import inplace_batched_into_unbatched
+from .grad_views import (
+    NOGRAD,
+    _rebind,
+    _register_views,
+    check_inplace_view,
+    propagate_inplace,
+)
 
 _FREED_MESSAGE = (
     "dualad.func: trying to run the backward of a grad level a second time: its saved values "
@@ -53,6 +62,8 @@ class GradLevel(Level):
     __slots__ = ("outer_grad_mode", "title")
     kind = "grad"
     forbids_backward = False
+    # apply_function (a custom Function call): func/grad_function.py, which builds on this
+    # module, attaches it (dualad.func imports it)
 
     def __init__(self, index: int, outer_grad_mode: bool, title: str = "dualad.func.grad") -> None:
         self.index = index
@@ -159,36 +170,7 @@ _NO_EDGE = (None, 0)
 
 
 # ---------------------------------------------------------------------------------------------
-# views at a grad level: which tracked tensor a view shows, rebuilt after in-place ops
-
-
-# A view's chain holds its view steps ``(op, params, index)`` (``index``: which output of a
-# multi-output view op) and, where the view was made without recording or returned by a custom
-# Function, a marker step ``(None, kind, None)`` (kind NOGRAD or a CustomView; a Function's
-# marker follows the Function's own view steps): views of such a view inherit the marker with the
-# chain prefix, as PyTorch propagates a view's creation meta, and the latest of a CustomView
-# marker and a multi-output step decides which error an in-place write of the view raises.
-NOGRAD = "no_grad"
-
-
-class CustomView:
-    """The marker of a view that custom Function ``name`` returned as output ``out_nr``."""
-
-    __slots__ = ("known", "name", "out_nr")
-
-    def __init__(self, name: str, out_nr: int, known: bool) -> None:
-        self.name = name
-        self.out_nr = out_nr
-        self.known = known  # False: the view steps (from the values below) are not known
-
-
-def _marker(chain) -> object:
-    """The creation marker of a view chain (the innermost one), or None."""
-    kind = None
-    for op, params, _ in chain or ():
-        if op is None:
-            kind = params
-    return kind
+# views made without recording (the rest of the views at a grad level: func/grad_views.py)
 
 
 def _constant_views(level: GradLevel, source: GradTensor, out, op, params: dict):
@@ -201,314 +183,6 @@ def _constant_views(level: GradLevel, source: GradTensor, out, op, params: dict)
     ]
     _register_views(source, wrapped, op, params, multi, marker=NOGRAD)
     return tuple(wrapped) if multi else wrapped[0]
-
-
-def _register_views(
-    source: GradTensor, outputs: list, op, params: dict, multi: bool, marker=None
-) -> None:
-    """Record ``outputs`` of the view op ``op`` as views of ``source``'s root base."""
-    if op.view == "maybe":  # (reshape) a view only when the values below share memory
-        out = next((w for w in outputs if type(w) is GradTensor), None)
-        if out is None or not _aliases(_bottom_data(out), _bottom_data(source)):
-            return
-    root = source if source._gbase is None else source._gbase
-    prefix = () if source._gchain is None else source._gchain
-    if marker is not None:
-        prefix = (*prefix, (None, marker, None))
-    views = root._gviews
-    if views is None:
-        views = root._gviews = []
-    elif len(views) > 32:
-        views[:] = [ref for ref in views if ref() is not None]
-    for i, w in enumerate(outputs):
-        if type(w) is GradTensor:
-            w._gbase = root
-            w._gchain = (*prefix, (op, params, i if multi else None))
-            views.append(weakref.ref(w))
-
-
-def _bottom_data(value):
-    """The array under every transform wrapper of ``value``."""
-    inner = getattr(value, "_value", None)
-    while inner is not None:
-        value = inner
-        inner = getattr(value, "_value", None)
-    return value._data
-
-
-def register_steps(source: GradTensor, output: GradTensor, steps: tuple, marker) -> None:
-    """Record ``output`` as the view of ``source`` that the view ``steps`` (``(op, params,
-    index)``) give, marked ``marker``."""
-    root = source if source._gbase is None else source._gbase
-    prefix = () if source._gchain is None else source._gchain
-    output._gbase = root
-    # (the marker after the steps: they are the Function's own, so its creation is the latest,
-    # e.g. over the unbind a Function ran: ``check_inplace_view``)
-    output._gchain = (*prefix, *steps, (None, marker, None))
-    views = root._gviews
-    if views is None:
-        views = root._gviews = []
-    views.append(weakref.ref(output))
-
-
-def _replay(base, chain: tuple):
-    """The view ``chain`` applied to ``base`` (recorded at the levels active now)."""
-    out = base
-    for op, params, index in chain:
-        if op is None:
-            continue  # a marker
-        out = dispatch(op, (out,), params)
-        if index is not None:
-            out = out[index]
-    return out
-
-
-def _zeros_laid_out_as(value):
-    """Boolean zeros of ``value``'s logical shape whose dims are ordered in memory as one
-    example of ``value`` is (under vmap the bottom array also holds batch dims, skipped here).
-    The view chain was recorded on that layout: ``sin(x.mT)`` keeps x.mT's, and its
-    ``b.mT.view(-1)`` is a view there but raised on C-ordered zeros."""
-    dims = list(range(value.ndim))  # where each logical dim sits in the wrapped value
-    inner = getattr(value, "_value", None)
-    while inner is not None:
-        bdim = getattr(value, "_bdim", None)  # (a vmap level's BatchedTensor adds its batch dim)
-        if bdim is not None:
-            dims = [d + (d >= bdim) for d in dims]
-        value = inner
-        inner = getattr(value, "_value", None)
-    data = value._data
-    xp = _xp(data)
-    shape = tuple(data.shape[d] for d in dims)
-    strides = [abs(data.strides[d]) for d in dims]
-    order = sorted(range(len(dims)), key=lambda i: -strides[i])
-    if order == sorted(order) or len(dims) < 2:
-        return xp.zeros(shape, dtype=bool)  # C order: the common case
-    from ..ops.base import inverse_permutation
-
-    permuted = xp.zeros(tuple(shape[d] for d in order), dtype=bool)
-    return permuted.transpose(inverse_permutation(order))
-
-
-def _write_view(base: GradTensor, chain: tuple, value):
-    """``base`` with the region that ``chain`` views replaced by ``value``, in dualad ops (so
-    recorded, differentiable and batchable): ``where(region, embed(value), base)``, where
-    ``embed`` is the transpose of the view steps (it puts value into zeros of base's shape)."""
-    from ..ops import where
-
-    stand_in = _zeros_laid_out_as(base)
-    xp = _xp(stand_in)
-    region = stand_in
-    shapes = []
-    chain = tuple([step for step in chain if step[0] is not None])  # (no markers)
-    for op, params, _ in chain:
-        shapes.append(tuple(region.shape))
-        region = op.impl(xp, region, **params)
-    if not region.flags.writeable or not _aliases(region, stand_in):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation."
-        )
-    region[...] = True
-    embedded = value
-    for (op, params, _), shape in zip(reversed(chain), reversed(shapes)):
-        embedded = op.vjp((embedded,), None, (ArgMeta(shape, base.dtype),), params, (True,))[0]
-    return where(wrap(stand_in), embedded, base)
-
-
-def _rebind(target: GradTensor, new) -> None:
-    """Make ``target`` stand for ``new`` (a value of target's level or a constant)."""
-    if type(new) is GradTensor and new._level is target._level:
-        target._value = new._value
-        if new._gnode is not None or GRAD.enabled:  # (a constant made under no_grad: as below)
-            target._gnode = new._gnode
-            target._gnr = new._gnr
-    else:
-        target._value = new
-        if GRAD.enabled:
-            target._gnode = None
-            target._gnr = 0
-        # (under no_grad the history stays, as for an eager in-place op that is not recorded)
-    target._fw = _tangents_after(target, new)
-
-
-def _tangents_after(target: GradTensor, new):
-    """The tangents ``target`` has once it stands for ``new``: ``new``'s, at the dual levels
-    that computed it, and target's own at the live dual levels suspended meanwhile (levels above
-    this one, while a custom Function runs below them: ``new`` cannot have their tangents, and
-    their rule updates target's afterwards, as a Function's jvp writing the dirtied input's
-    tangent in place, which reaches its views' tangents, views of it). Taking ``new``'s alone
-    dropped a view's tangent there: jacrev(jacfwd(f)) of a view read after a Function marked
-    its base dirty came out 0."""
-    fw = new._fw if isinstance(new, Tensor) else None
-    old = target._fw
-    if old:
-        active = GRAD.levels
-        kept = {
-            level: t
-            for level, t in old.items()
-            if level.alive and not any(level is a for a in active)
-        }
-        if kept:
-            fw = kept if fw is None else {**fw, **kept}
-    return fw
-
-
-def _refresh_views(root: GradTensor) -> None:
-    """Rebuild every live view of ``root`` from its current value and history."""
-    views = root._gviews
-    alive = []
-    for ref in list(views):
-        view = ref()
-        if view is not None:
-            alive.append(ref)
-            marker = _marker(view._gchain)
-            if marker is None:
-                _rebind(view, _replay(root, view._gchain))
-            else:
-                _rebind_marked(view, root, marker)
-    views[:] = alive  # (the rebuilt views registered themselves again: drop those)
-
-
-def _rebind_marked(view: GradTensor, root: GradTensor, marker) -> None:
-    """Give ``view`` (made without grad, or returned by a custom Function) the values of its
-    base changed in place. Its history is not rebuilt from the base's: a view made without grad
-    stays a constant; a custom Function's view keeps the Function's backward when the change was
-    not recorded, and otherwise differentiating it raises PyTorch's error (rebuilding its history
-    from the base would silently replace the Function's backward). A custom Function's view
-    whose steps from its base are not known (see ``CustomView``) cannot be given the new values:
-    any later use of it raises (the write itself, as in eager mode, is fine)."""
-    if marker is not NOGRAD and not marker.known:
-        # writing the base is fine (as in eager mode): only a use of the view's stale values
-        # raises, there being no way to give it the new ones
-        view._value = _StaleView(
-            view._value,
-            f"dualad.func: output {marker.out_nr} of {marker.name} is a view of a tensor that "
-            f"was changed in place at grad level {root._level.index}, and dualad cannot rebuild "
-            "that view (the Function ran on values of another transform, whose view relation "
-            "is not tracked here). Clone the output of the custom Function.",
-        )
-        view._fw = None
-        return
-    previous = GRAD.enabled
-    GRAD.enabled = False
-    try:
-        new = _replay(root, view._gchain)
-    finally:
-        GRAD.enabled = previous
-    view._value = new._value if type(new) is GradTensor else new
-    view._fw = _tangents_after(view, new)
-    from ..rev.views import custom_view_message, nograd_view_message
-
-    if marker is NOGRAD:
-        if root._gnode is None:  # a constant view of a constant base: nothing is ambiguous
-            view._gnode = None
-            view._gnr = 0
-            return
-        # whether the change should reach the view is ambiguous: PyTorch refuses to use it
-        # with grad mode on; here differentiating through it raises (its values stay readable)
-        message = nograd_view_message(None, 0, indirect=True)
-    elif previous and (view._gnode is not None or root._gnode is not None):
-        message = custom_view_message(marker.name, marker.out_nr, indirect=True)
-    else:
-        return
-    from ..rev.node import ErrorNode
-
-    # (edges to the histories it stands between, so that backward passes reach it)
-    edges = tuple([(n, nr) for n, nr in ((view._gnode, view._gnr), (root._gnode, root._gnr)) if n])
-    view._gnode = ErrorNode(message, edges)
-    view._gnode._nout = 1
-    view._gnr = 0
-
-
-class _StaleView(Tensor):
-    """The value of a view (see ``_rebind_marked``) whose base changed in place when the grad
-    level cannot rebuild it: reading its data (any op, conversion or repr) raises ``message``;
-    its shape and dtype, which did not change, stay readable."""
-
-    __slots__ = ("_device", "_dtype", "_message", "_shape")
-
-    def __new__(cls, old, message: str):
-        out = _new(cls)
-        out._shape = tuple(old.shape)
-        out._dtype = old.dtype
-        out._device = old.device
-        out._message = message
-        out._fw = out._meta = out._node = out._vc = out._view = None
-        out._out_nr = 0
-        out._rg = False
-        return out
-
-    def __init__(self, old, message: str) -> None:
-        pass
-
-    @property
-    def _data(self):
-        raise RuntimeError(self._message)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._shape
-
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def device(self):
-        return self._device
-
-
-def check_inplace_view(target: GradTensor) -> None:
-    """Refuse in-place changes that PyTorch refuses on views: of one output of a multi-output
-    view op, and (when recorded) of a view that a custom Function returned or that was made
-    without grad."""
-    chain = target._gchain
-    if target._gbase is None:
-        return
-    # the latest of a custom Function's view and a multi-output view op decides (PyTorch's
-    # creation meta): a Function's view of an unbind output refuses as the Function's view
-    last = max([i for i, step in enumerate(chain) if type(step[1]) is CustomView], default=-1)
-    if any(step[2] is not None for step in chain[last + 1 :]):
-        raise RuntimeError(_multi_output_message(chain[last + 1 :]))
-    marker = _marker(chain)
-    if marker is None or not GRAD.enabled:
-        return
-    if target._gnode is None and target._gbase._gnode is None:
-        return  # nothing tracked: nothing to corrupt
-    from ..rev.views import custom_view_message, nograd_view_message
-
-    if marker is NOGRAD:
-        raise RuntimeError(nograd_view_message(None, 0, indirect=False))
-    raise RuntimeError(custom_view_message(marker.name, marker.out_nr, indirect=False))
-
-
-def propagate_inplace(target: GradTensor) -> None:
-    """After ``target`` was rebound to the result of an in-place change (an in-place op, or a
-    custom Function that marked it dirty): its root base, when ``target`` is a view, becomes
-    ``where(region, embed(target), base)`` (PyTorch's CopySlices, functionally), and every view
-    of that base is rebuilt from it."""
-    root = target._gbase
-    if root is None:
-        if target._gviews:
-            _refresh_views(target)
-        return
-    _rebind(root, _write_view(root, target._gchain, target))
-    _refresh_views(root)
-
-
-def _multi_output_message(chain: tuple) -> str:
-    op = next(op for op, _, index in chain if index is not None)
-    index = next(index for _, _, index in chain if index is not None)
-    return (
-        f"Output {index} of {op.node_name} is a view and is being modified inplace. "
-        "This view is the output of a function that returns multiple views. Such functions do "
-        "not allow the output views to be modified inplace. You should replace the inplace "
-        "operation by an out-of-place one."
-    )
 
 
 def active_grad_levels() -> list:
@@ -597,21 +271,12 @@ class GradLeaf(Node):
 
 def grad_tensor(value, level: GradLevel, node, out_nr: int) -> GradTensor:
     """Wrap ``value`` (one level below ``level``) as tracked by ``level`` through ``node``."""
-    out = _new(GradTensor)
-    out._value = value
-    out._level = level
+    out = new_wrapper(GradTensor, value, level)
     out._gnode = node
     out._gnr = out_nr
     out._gbase = None  # a view: the tracked tensor it views (its root base at this level)
     out._gchain = None  # a view: the view steps from that base
     out._gviews = None  # a base: weak references to its views
-    out._rg = False
-    out._node = None
-    out._out_nr = 0
-    out._meta = None
-    out._fw = None
-    out._vc = None
-    out._view = None
     return out
 
 
@@ -622,67 +287,19 @@ def unwrap(value, level: GradLevel):
     return value
 
 
-class GradTensor(Tensor):
+class GradTensor(LevelTensor):
     """A tensor inside ``dualad.func.grad``/``vjp``: a value one level down plus its graph edge
-    at that grad level. Ops and methods see the value's (logical) shape and dtype."""
+    at that grad level. Ops and methods see the value's (logical) shape and dtype; conversions
+    are refused while this level (or one above) tracks the tensor, else they are the value's
+    (which checks the levels below, and raises inside vmap)."""
 
-    __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews", "_level", "_value")
-
-    @property
-    def _data(self):
-        return self._value._data
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self._value.shape
-
-    @property
-    def ndim(self) -> int:
-        return self._value.ndim
-
-    def dim(self) -> int:
-        return self._value.ndim
-
-    @property
-    def dtype(self):
-        return self._value.dtype
-
-    @property
-    def device(self):
-        return self._value.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._value.is_cuda
-
-    def size(self, dim: int | None = None):
-        return self._value.size(dim)
-
-    def numel(self) -> int:
-        return self._value.numel()
-
-    nelement = numel
-
-    def __len__(self) -> int:
-        return len(self._value)
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._value.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+    __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews")
 
     def requires_grad_(self, requires_grad: bool = True):
         raise NotImplementedError(
             f"dualad.func: requires_grad_() on a tensor tracked by grad level {self._level.index} "
             "is not supported (func.grad already differentiates with respect to it)"
         )
-
-    @property
-    def _version(self) -> int:
-        return self._value._version
 
     def detach(self) -> Tensor:
         """The value without gradient tracking (at this level and below; batching stays)."""
@@ -691,45 +308,6 @@ class GradTensor(Tensor):
     @property
     def data(self) -> Tensor:
         return self._value.data
-
-    # values: refused while this level (or one above) tracks the tensor (``Tensor``'s
-    # conversion section says why), else the value's, which checks the levels below (and
-    # raises inside vmap)
-    def item(self):
-        self._refuse_if_tracked("item")
-        return self._value.item()
-
-    def tolist(self):
-        self._refuse_if_tracked("tolist")
-        return self._value.tolist()
-
-    def numpy(self, *, force: bool = False):
-        if force:
-            return self._value.detach().numpy(force=True)
-        self._refuse_if_tracked("numpy")
-        return self._value.numpy()
-
-    def __array__(self, dtype=None, copy=None):
-        self._refuse_if_tracked("array")
-        return self._value.__array__(dtype, copy)
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __float__(self) -> float:
-        self._refuse_if_tracked("float")
-        return float(self._value)
-
-    def __int__(self) -> int:
-        self._refuse_if_tracked("int")
-        return int(self._value)
-
-    def __complex__(self) -> complex:
-        self._refuse_if_tracked("complex")
-        return complex(self._value)
-
-    def __index__(self) -> int:
-        return self._value.__index__()
 
     def _apply_inplace(self, functional, args: tuple, params: dict) -> GradTensor:
         """``self.op_(...)`` at this level: the functional op, recorded, then ``self`` stands
@@ -749,19 +327,19 @@ class GradTensor(Tensor):
                 f"{list(result.shape)}"
             )
         if result.dtype != self.dtype:
-            from ..ops import astype
-
             result = astype(result, self.dtype)
         _rebind(self, result)
         propagate_inplace(self)
         return self
 
-    def __repr__(self) -> str:
-        body = repr(self._value).replace("\n", "\n    ")
+    def _repr_head(self) -> str:
         state = "" if self._level.alive else " (exited)"
-        return f"GradTrackingTensor(lvl={self._level.index}{state}, value=\n    {body}\n)"
+        return f"GradTrackingTensor(lvl={self._level.index}{state}"
 
-    __str__ = __repr__
+    def _written_into_plain(self, name: str, target: Tensor) -> Exception:
+        # (vmap's error, as before the wrappers shared a base: a message naming the grad level
+        # would be a behaviour change of its own; programs that catch "vmap" rely on it)
+        return inplace_batched_into_unbatched(name, target, self)
 
     def __reduce_ex__(self, protocol):
         raise RuntimeError("dualad.func: a tensor tracked by a grad level cannot be pickled")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .._dispatch import OpDef, dispatch, register, suspended
+from .._creation import zeros_like
+from .._dispatch import dispatch, suspended
 from .._state import DUALS_LIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor
+from .._wrapper import LevelTensor
 from ..ops import clone
+from ..rev.function import alias_op, set_fw_enabled
 from ..rev.grad_mode import _DecoratorContext
-from .levels import DualLevel, set_fw_enabled
+from .levels import DualLevel
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
@@ -99,21 +102,6 @@ def _resolve(level: int | None, what: str) -> DualLevel | None:
     raise RuntimeError(f"dualad.fwd.{what}: dual level {level} is not active")
 
 
-# ``make_dual``'s and ``unpack_dual``'s primals alias the tensor: a view op, identity rules.
-_alias_op = register(
-    OpDef(
-        "alias",
-        lambda xp, x: x.view(),
-        vjp=lambda cts, outs, args, params, needs: (cts[0],),
-        jvp=lambda tangents, outs, args, params: tangents[0],
-        batch=lambda op, args, bdims, params: (dispatch(op, (args[0],), {}), bdims[0]),
-        save_args=False,
-        view=True,
-        node_name="AliasBackward0",
-    )
-)
-
-
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost)."""
     return _make_dual(tensor, tangent, level, copy_tangent=True)
@@ -166,13 +154,15 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
                 f"make_dual(zeros_like(x), s, level={dual.index}), level={inner.index})"
             )
     if type(tensor) is not Tensor or type(tangent) is not Tensor:
-        # batched by a vmap level above ``dual``: the dual number lives below that level
-        from ..vmap.batched import lift_make_dual
-
-        lifted = lift_make_dual(dual, tensor, tangent)
-        if lifted is not None:
-            return lifted
-    out = dispatch(_alias_op, (tensor,), {})
+        # a level above ``dual`` may hold the dual number in its values (vmap's batched ones:
+        # the dual number lives below that level)
+        for above in reversed(GRAD.levels):
+            if above is dual:
+                break
+            lifted = above.make_dual_above(dual, tensor, tangent)
+            if lifted is not None:
+                return lifted
+    out = dispatch(alias_op, (tensor,), {})
     if copy_tangent and tangent._data.strides != tensor._data.strides and tensor._data.size > 1:
         # laid out differently from the primal: like PyTorch, keep a private copy, so in-place
         # updates of the dual's tangent never write into the caller's tensor (differentiable)
@@ -202,10 +192,9 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     dual = _resolve(level, "unpack_dual")
     if dual is None or not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
-    if type(tensor) is not Tensor:  # batched by a vmap level above ``dual``: look inside
-        from ..vmap.batched import lift_unpack_dual
-
-        lifted = lift_unpack_dual(dual, tensor)
+    if isinstance(tensor, LevelTensor) and _above(tensor._level, dual):
+        # a value of a level above ``dual`` (vmap's batched ones: the tangent lives inside)
+        lifted = tensor._level.unpack_dual_above(dual, tensor)
         if lifted is not None:
             return UnpackedDualTensor(*lifted)
     if not GRAD.fw_enabled:
@@ -225,6 +214,15 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 # while such an M is active gathers them: ``_coefficient`` (L's tangent, plus, at each M, the
 # coefficient of L in M's tangent) and ``_without`` (the tensor, with, at each M, M's tangent
 # without L's perturbation).
+
+
+def _above(level, dual: DualLevel) -> bool:
+    """Whether ``level`` is above ``dual`` on this thread's stack (both active)."""
+    try:
+        stack = GRAD.levels
+        return stack.index(level) > stack.index(dual)
+    except ValueError:
+        return False
 
 
 def _dual_levels_above(dual: DualLevel) -> list:
@@ -247,9 +245,9 @@ def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
     its base."""
     if dual in GRAD.levels:
         with suspended(dual):
-            out = dispatch(_alias_op, (tensor,), {})
+            out = dispatch(alias_op, (tensor,), {})
     else:  # the level is suspended already (inside a rule or a custom Function's forward/jvp)
-        out = dispatch(_alias_op, (tensor,), {})
+        out = dispatch(alias_op, (tensor,), {})
     if type(out) is Tensor and out._view is not None:
         out._view.fw_derivable = False  # the primal never has the dual's tangent
     return out
@@ -270,8 +268,6 @@ def _coefficient(tensor: Tensor, dual: DualLevel, above: list):
     if not mixed:
         return base
     if base is None:  # no first-order term, but mixed ones
-        from .._creation import zeros_like
-
         base = zeros_like(tensor)
     out = _alias_below(base, dual)
     for level, term in mixed:

@@ -31,33 +31,20 @@ from __future__ import annotations
 
 import weakref
 
+from .._creation import full_like, zeros_like
 from .._dispatch import EMPTY, Level, dispatch, eager
 from .._errors import conversion_error
 from .._state import ACTIVE, GRAD, resume, suspend
 from .._tensor import Tensor
+from .._wrapper import LevelTensor
+from ..ops import astype, clone
+from ..ops import sum as sum_
 from ..rev.views import replay_view
+from . import function
 
-# The forward grad switch (torch's private _set_fwd_grad_enabled) is per thread:
-# ``_state.GRAD.fw_enabled``, set through ``set_fw_enabled``, which keeps a copy on each of the
-# thread's dual levels (``fw_on``: ``owns`` reads it per op, a slot instead of a thread-local
-# lookup). When off, no level owns anything, so ops see plain primals and produce no tangents.
-
-
-def set_fw_enabled(value: bool) -> None:
-    """Set this thread's forward grad switch."""
-    state = GRAD
-    state.fw_enabled = value
-    for level in state.duals:
-        level.fw_on = value
-
-
-def _clone(tangent):
-    """``ops.elementwise.clone`` (bound on first use: the ops import this package)."""
-    global _clone
-    from ..ops import clone
-
-    _clone = clone
-    return clone(tangent)
+# The forward grad switch (``set_fw_enabled``, per thread) lives in ``rev/function.py``, below
+# the dual levels, because a custom Function's forward switches it off; each dual level keeps a
+# copy (``fw_on``) that ``owns`` reads per op.
 
 
 _weakref = weakref.ref
@@ -76,7 +63,7 @@ def _unshared(tangent, input_tangents: list):
     into the input's tangent."""
     for t in input_tangents:
         if tangent is t:
-            return _clone(t)
+            return clone(t)
     return tangent
 
 
@@ -95,6 +82,8 @@ class DualLevel(Level):
         self.prune_at = 1024
         # the transform as the user called it, for error messages (func.jvp/jacfwd rename it)
         self.title = "dualad.fwd.dual_level"
+
+    apply_function = function.apply_function  # (a custom Function call: fwd/function.py)
 
     def conversion_error(self, value, kind: str) -> Exception:
         via = "" if self.title == "dualad.fwd.dual_level" else f" (the level of {self.title})"
@@ -224,7 +213,7 @@ class DualLevel(Level):
             return out
         for t in tangents:  # _unshared, inline (this is the hot path of forward mode)
             if tangent is t:
-                tangent = _clone(t)
+                tangent = clone(t)
                 break
         if (
             type(tangent) is Tensor
@@ -251,8 +240,6 @@ class DualLevel(Level):
         a copy batched like its primal (runs with this level suspended, in ``process``); later
         in-place writes through any view then land in it, and the source sees them.
         """
-        from ..rev.inplace import _vmap_levels, batched_zero
-
         if _vmap_levels(primal) <= _vmap_levels(tangent):
             return tangent
         wide = tangent + batched_zero(primal)
@@ -272,8 +259,6 @@ class DualLevel(Level):
         if kind != "f" and kind != "c":
             return
         if type(tangent) is not Tensor and not isinstance(tangent, Tensor):
-            from .._creation import full_like
-
             tangent = full_like(tensor, tangent)
         elif tangent._data.dtype != tensor._data.dtype and (
             kind == "c" or tangent._data.dtype.kind != "c"
@@ -284,8 +269,6 @@ class DualLevel(Level):
             # and later rules (imag, scatter, in-place ops) rely on the primal's dtype. A
             # complex tangent of a real result is a broken rule, not a promotion: it stays, for
             # gradcheck's dtype check to report (dropping its imaginary part would hide it)
-            from ..ops import astype
-
             tangent = astype(tangent, tensor._data.dtype)
         fw = tensor._fw
         if fw is None:
@@ -308,5 +291,116 @@ class DualLevel(Level):
                     tensor._fw = None
         self.holders = []
 
+    def write_tangent(self, x: Tensor, result) -> None:
+        """After an in-place write of ``result`` into ``x`` (``rev.inplace``, which asks each
+        dual level with a tangent on either): x's tangent at this level becomes the result's
+        (spec/forward.md V1-V7).
+
+        It is written IN PLACE into x's existing tangent, so the tangent object the user gave
+        and the tangents of x's views and base (views of one another's memory) all see it. A
+        view without a tangent gets the region of its base's tangent (made as zeros if needed).
+        """
+        view = x._view
+        new = None if result._fw is None else result._fw.get(self)
+        current = None if x._fw is None else x._fw.get(self)
+        # (a wrapper of a view is not marked as a view itself, its bottom is: the tangent of
+        # such a view was made batched like its source when the view was taken, in
+        # ``_widen_viewed_tangent``; if it still needs widening, the write raises vmap's error
+        # rather than widening a copy its source would not see)
+        if (
+            current is not None
+            and new is not None
+            and _batched_beyond(new, current)
+            and (view is not None or _under_batches(x)._view is None)
+        ):
+            # vmap(jacfwd(f)) with x.sin_() on a clone: the new tangent is batched at a vmap
+            # level (the outer one, through x's primal) where x's tangent (the clone of a basis
+            # tangent) is not, so it cannot be written into it; x's tangent (its base's, for a
+            # view) is first widened to a copy batched there too, then written in place
+            current = _widen_tangent(self, x, new)
+        if current is not None:
+            if new is None:
+                current.zero_()
+            elif new is not current:
+                current.copy_(new)
+            return
+        if new is None:
+            return
+        if view is None:
+            self.attach(x, new.clone())
+            return
+        base = view.base
+        holder = None if base._fw is None else base._fw.get(self)
+        if holder is None:
+            holder = zeros_like(base)
+            self.attach(base, holder)
+        elif _batched_beyond(new, holder):
+            holder = _widen_tangent(self, base, new)
+        target = replay_view(holder, view.replay)
+        target.copy_(new)
+        self.attach(x, target)
+
     def __repr__(self) -> str:
         return f"<dual level {self.index}{'' if self.alive else ' (exited)'}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# tangents batched by vmap levels (above this one: known through the wrapper base alone)
+
+
+def _under_batches(t):
+    """``t`` without the batching wrappers around it (vmap's, outermost first)."""
+    while isinstance(t, LevelTensor) and t.batches:
+        t = t._value
+    return t
+
+
+def _vmap_levels(t) -> set:
+    """The vmap levels whose batching wrappers ``t`` is made of."""
+    levels = set()
+    while isinstance(t, LevelTensor) and t.batches:
+        levels.add(t._level)
+        t = t._value
+    return levels
+
+
+def batched_zero(like):
+    """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
+    there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
+    return sum_(like.detach().reshape(-1)[:0])
+
+
+def _batched_beyond(new, current) -> bool:
+    """Whether ``new`` is batched at a vmap level where ``current`` is not (so it cannot be
+    written into ``current``)."""
+    return not _vmap_levels(new) <= _vmap_levels(current)
+
+
+def _widen_tangent(level: DualLevel, x: Tensor, new):
+    """Replace the tangent of x's base (x itself when not a view) at the dual ``level`` by a copy
+    batched also at ``new``'s vmap levels, and return x's tangent in it (the base's, or its
+    view replayed). Views of the base that held a view of the old tangent drop it, to replay
+    the new one when next read (``DualLevel.view_tangent``)."""
+    view = x._view
+    base = x if view is None else view.base
+    old = base._fw.get(level) if base._fw is not None else None
+    zero = batched_zero(new)
+    if old is None:
+        old = zeros_like(base)
+    wide = old + zero
+    level.attach(base, wide)
+    for ref in level.holders:
+        held = ref()
+        if (
+            held is not None
+            and held is not base
+            and held._view is not None
+            and held._view.base is base
+            and held._fw is not None
+        ):
+            held._fw.pop(level, None)
+    if view is None:
+        return wide
+    target = replay_view(wide, view.replay)
+    level.attach(x, target)
+    return target

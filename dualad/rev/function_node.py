@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+from .._creation import zeros_for
 from .._state import DUALS_LIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
 from .node import ArgMeta, Node, _saved_output, _validate
@@ -76,6 +77,12 @@ class FunctionCtx:
         """Declare outputs that are not differentiable (they will not require grad; backward
         receives zeros for them, or None after ``ctx._materialize_non_diff_grads = False``)."""
         self.non_differentiable = tensors
+
+    def _materialize_as(self, other) -> None:
+        """Take the gradient materialisation settings of ``other`` (the same call's ctx at
+        another level)."""
+        self.materialize_grads = other.materialize_grads
+        self._materialize_non_diff_grads = other._materialize_non_diff_grads
 
     def set_materialize_grads(self, value: bool) -> None:
         """Whether backward (and jvp) receive zeros (True, the default) or None for gradients
@@ -285,13 +292,28 @@ def _version_message(t: Tensor, index: int, nr: int, node, expected: int) -> str
 # running a Function's backward
 
 
+def overrides(cls, name: str) -> bool:
+    """Whether Function class ``cls`` defines ``name`` itself (not inherited from the base
+    classes, which mark themselves with ``_function_base``)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return "_function_base" not in klass.__dict__
+    return False
+
+
+def function_base(cls) -> type:
+    """The base class that Function class ``cls`` derives from (``dualad.autograd.Function``)."""
+    for klass in cls.__mro__:
+        if "_function_base" in klass.__dict__:
+            return klass
+    raise TypeError(f"{cls.__name__} is not a custom Function class")
+
+
 def backward_method(cls):
     """The user's backward (or vjp) of Function class ``cls``, with PyTorch's errors."""
     method = cls.__dict__.get("_user_backward")
     if method is not None:
         return method
-    from ..autograd.function import Function, overrides
-
     has_backward = overrides(cls, "backward")
     has_vjp = overrides(cls, "vjp")
     if has_backward and has_vjp:
@@ -300,7 +322,7 @@ def backward_method(cls):
             "should only implement one of them."
         )
     if not (has_vjp or has_backward):
-        return Function.backward  # raises "You must implement either the backward or vjp ..."
+        return cls.backward  # the base's: raises "You must implement either the backward ..."
     method = cls.vjp if has_vjp else cls.backward
     cls._user_backward = method  # (a class attribute assigned later is seen: see FunctionMeta)
     return method
@@ -366,8 +388,6 @@ def check_count(result, nargs: int, name: str) -> tuple:
 
 
 def _zeros(meta, like):
-    from .._creation import zeros_for
-
     shape, dtype = meta
     return zeros_for(shape, dtype, like)
 

@@ -18,11 +18,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import allocate_on, xp_of
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
-from .._tensor import Tensor, _new, _version_box
-from ..fwd.levels import DualLevel
+from .._tensor import Tensor, _new, _version_box, wrap
+from .._wrapper import unwrapped
+from ..ops import clone
+from ..ops.base import inverse_permutation
+from ..ops.views import copy_in_order
+from .hooks import move_retain_grad
 from .node import ArgMeta, Node, _sequence, _validate, accumulator_of
-from .views import _node_name, custom_view_message, nograd_view_message
+from .saved import before_mutation
+from .views import (
+    _node_name,
+    custom_view_message,
+    nograd_view_message,
+    refresh_view_node,
+    replay_view,
+)
 
 _LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MESSAGE = (
@@ -42,8 +54,6 @@ def _snapshot(x: Tensor) -> Tensor:
     out._data = x._data.copy()
     view = x._view
     if view is not None and view.base._rg:
-        from .views import replay_view
-
         fresh = replay_view(view.base, view.replay)
         out._rg = fresh._rg
         out._node = fresh._node
@@ -63,15 +73,21 @@ def _snapshot(x: Tensor) -> Tensor:
 
 def _snapshot_tangents(x: Tensor, out: Tensor) -> None:
     """The snapshot's tangents at the active dual levels: copies of x's as they are before the
-    write. ``_update_tangents`` then writes x's tangent in place, and a snapshot sharing it gave
+    write. ``update_tangents`` then writes x's tangent in place, and a snapshot sharing it gave
     whatever the functional op saved (sin_ saves its input) the new tangent: the tangent of a
     backward through x.sin_() (of cos(x)) came out wrong. A view with no tangent yet reads its
     base's (``view_tangent``). Suspended levels do not see the write: their tangents stay
     shared."""
     if not GRAD.fw_enabled:
         return
+    # (the dual levels are the keys of tangent dicts: x's, or its base's for a view)
+    levels = dict.fromkeys(x._fw or ())
+    if x._view is not None:
+        levels.update(dict.fromkeys(x._view.base._fw or ()))
+    if not levels:
+        return
     for level in GRAD.levels:
-        if type(level) is DualLevel and level.alive:
+        if level in levels and level.alive:
             tangent = level.tangent_of(x)
             if tangent is not None:
                 level.attach(out, tangent.clone())
@@ -129,23 +145,17 @@ def unshare_operands(bottom: Tensor, args: tuple, params: dict) -> tuple:
     else:
         if not params or not any(_shares(data, v) for v in params.values()):
             return args, params
-    from ..ops import clone
-
     args = tuple(clone(a) if _shares(data, a) else a for a in args)
     return args, {k: clone(v) if _shares(data, v) else v for k, v in params.items()}
 
 
 def _shares(data, a) -> bool:
     """Whether tensor ``a`` may share memory with the array ``data`` (bounds only: cheap)."""
-    while isinstance(a, Tensor) and type(a) is not Tensor:
-        # a transform's wrapper: its memory is the plain tensor's under it
-        a = getattr(a, "_value", None)
+    a = unwrapped(a)  # (a transform's wrapper: its memory is the plain tensor's under it)
     if type(a) is not Tensor or type(a._data) is not type(data):
         return False
     if type(data) is np.ndarray:
         return np.may_share_memory(data, a._data)
-    from .._backend import xp_of
-
     return xp_of(data).may_share_memory(data, a._data)
 
 
@@ -165,147 +175,49 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
     else:
         source = x
     result = functional(source, *args, **params)
-    if type(result) is not Tensor:  # batched by vmap while x is not: cannot be written into x
-        from ..vmap.batched import inplace_batched_into_unbatched
-
-        raise inplace_batched_into_unbatched(getattr(functional, "__name__", "op"), x, result)
+    if type(result) is not Tensor:  # tracked by a level that x is not: cannot be written into x
+        raise result._written_into_plain(getattr(functional, "__name__", "op"), x)
     write_into(x, result)
     if recording:
         rebase_history(x, result)
     if ACTIVE and (result._fw is not None or x._fw is not None):
-        _update_tangents(x, result)
+        update_tangents(x, result)
     return x
 
 
-def _update_tangents(x: Tensor, result: Tensor) -> None:
-    """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7).
-
-    It is written IN PLACE into x's existing tangent, so the tangent object the user gave and
-    the tangents of x's views and base (views of one another's memory) all see it. A view
-    without a tangent gets the region of its base's tangent (made as zeros if needed).
-    """
-    from ..vmap.batched import _bottom  # (vmap's wrappers: imported where first needed)
-    from .views import replay_view
-
-    view = x._view
+def update_tangents(x: Tensor, result: Tensor) -> None:
+    """Forward mode: x's tangent at each dual level becomes the result's (spec/forward.md V1-V7),
+    written by that level (``DualLevel.write_tangent``; the dual levels are the keys of the
+    tangent dicts). Levels suspended meanwhile (a rule running one level down, e.g. a custom
+    Function's forward) and forward grad switched off: the write is not seen at that level,
+    whose tangent stays as it is."""
+    if not GRAD.fw_enabled:
+        return
     levels = dict.fromkeys(result._fw or ())
     levels.update(dict.fromkeys(x._fw or ()))
     stack = GRAD.levels
-    fw_enabled = GRAD.fw_enabled
     for level in levels:
-        if not getattr(level, "alive", False) or level not in stack or not fw_enabled:
-            # a suspended level (a rule running one level down, e.g. a custom Function's
-            # forward) or forward grad switched off: this write is not seen at that level, whose
-            # tangent stays as it is
-            continue
-        new = None if result._fw is None else result._fw.get(level)
-        current = None if x._fw is None else x._fw.get(level)
-        # (a wrapper of a view is not marked as a view itself, its bottom is: the tangent of
-        # such a view was made batched like its source when the view was taken, in
-        # ``DualLevel._widen_viewed_tangent``; if it still needs widening, the write raises
-        # vmap's error rather than widening a copy its source would not see)
-        if (
-            current is not None
-            and new is not None
-            and _batched_beyond(new, current)
-            and (view is not None or _bottom(x)._view is None)
-        ):
-            # vmap(jacfwd(f)) with x.sin_() on a clone: the new tangent is batched at a vmap
-            # level (the outer one, through x's primal) where x's tangent (the clone of a basis
-            # tangent) is not, so it cannot be written into it; x's tangent (its base's, for a
-            # view) is first widened to a copy batched there too, then written in place
-            current = _widen_tangent(level, x, new)
-        if current is not None:
-            if new is None:
-                current.zero_()
-            elif new is not current:
-                current.copy_(new)
-            continue
-        if new is None:
-            continue
-        if view is None:
-            level.attach(x, new.clone())
-            continue
-        base = view.base
-        holder = None if base._fw is None else base._fw.get(level)
-        if holder is None:
-            from .._creation import zeros_like
-
-            holder = zeros_like(base)
-            level.attach(base, holder)
-        elif _batched_beyond(new, holder):
-            holder = _widen_tangent(level, base, new)
-        target = replay_view(holder, view.replay)
-        target.copy_(new)
-        level.attach(x, target)
+        if level.alive and level in stack:
+            level.write_tangent(x, result)
 
 
-def _vmap_levels(t) -> set:
-    """The vmap levels whose BatchedTensor wrappers ``t`` is made of."""
-    from ..vmap.batched import BatchedTensor
-
-    levels = set()
-    while type(t) is BatchedTensor:
-        levels.add(t._level)
-        t = t._value
-    return levels
-
-
-def batched_zero(like):
-    """An exact 0 batched at ``like``'s vmap levels, to add to a tangent that must be batched
-    there too (a sum over no elements of ``like``: no NaN from ``inf * 0``)."""
-    from ..ops import sum as sum_
-
-    return sum_(like.detach().reshape(-1)[:0])
-
-
-def _batched_beyond(new, current) -> bool:
-    """Whether ``new`` is batched at a vmap level where ``current`` is not (so it cannot be
-    written into ``current``)."""
-    return not _vmap_levels(new) <= _vmap_levels(current)
-
-
-def _widen_tangent(level, x: Tensor, new):
-    """Replace the tangent of x's base (x itself when not a view) at the dual ``level`` by a copy
-    batched also at ``new``'s vmap levels, and return x's tangent in it (the base's, or its
-    view replayed). Views of the base that held a view of the old tangent drop it, to replay
-    the new one when next read (``DualLevel.view_tangent``)."""
-    from .views import replay_view
-
-    view = x._view
-    base = x if view is None else view.base
-    old = base._fw.get(level) if base._fw is not None else None
-    zero = batched_zero(new)
-    if old is None:
-        from .._creation import zeros_like
-
-        old = zeros_like(base)
-    wide = old + zero
-    level.attach(base, wide)
-    for ref in level.holders:
-        held = ref()
-        if (
-            held is not None
-            and held is not base
-            and held._view is not None
-            and held._view.base is base
-            and held._fw is not None
-        ):
-            held._fw.pop(level, None)
-    if view is None:
-        return wide
-    target = replay_view(wide, view.replay)
-    level.attach(x, target)
-    return target
-
-
-def write_into(x: Tensor, result: Tensor) -> None:
-    """Copy ``result`` into x's buffer (same shape, same-kind cast) and bump x's version."""
+def check_fits(x: Tensor, result: Tensor) -> None:
+    """PyTorch's errors for an in-place op's ``result`` that cannot be written into ``x``: of
+    another shape (it does not broadcast to x's), or of a dtype not castable to x's."""
     if tuple(result.shape) != tuple(x.shape):
         raise RuntimeError(
             f"output with shape {list(x.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
+    if not np.can_cast(result.dtype, x.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {result.dtype} can't be cast to the desired output type {x.dtype}"
+        )
+
+
+def write_into(x: Tensor, result: Tensor) -> None:
+    """Copy ``result`` into x's buffer (same shape, same-kind cast) and bump x's version."""
+    check_fits(x, result)
     dst = x._data
     src = result._data
     if type(dst) is not type(src):
@@ -313,18 +225,12 @@ def write_into(x: Tensor, result: Tensor) -> None:
             f"dualad: in-place op mixes devices: the tensor is on {x.device}, the result on "
             f"{result.device}"
         )
-    if not np.can_cast(src.dtype, dst.dtype, casting="same_kind"):
-        raise RuntimeError(
-            f"result type {src.dtype} can't be cast to the desired output type {dst.dtype}"
-        )
     if not dst.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
         )
     if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
-        from .saved import before_mutation
-
         before_mutation(x)
     dst[...] = src
     x._bump_version()
@@ -332,8 +238,6 @@ def write_into(x: Tensor, result: Tensor) -> None:
 
 def rebase_history(x: Tensor, result: Tensor) -> None:
     """Give ``x`` (and its base, if x is a view) the gradient history of ``result``."""
-    from .hooks import move_retain_grad
-
     _track_saved_output(x, result)
     view = x._view
     if view is None:
@@ -355,8 +259,6 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
     meta = base._meta
     if meta is not None and meta.retains_grad:
         move_retain_grad(base, (node, 0))
-    from .views import refresh_view_node
-
     view.version = -1  # force the view's grad_fn to be rebuilt from the new base history
     refresh_view_node(x)  # (moves x's retain-grad capture along)
 
@@ -396,8 +298,6 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
     whatever layout the op after the write made it (``y.mT``'s backward gives a transposed one;
     an index backward under vmap one with the batch dim inside each example), and a replayed
     ``view(-1)`` raised on it where the forward's view of the base worked."""
-    from ..ops import clone
-
     # (clone's batching rule copies batch-first, so under vmap every example is C-contiguous;
     # under a dual level its jvp clones the tangent too, which the replay views as well)
     if order is None:
@@ -406,8 +306,6 @@ def _base_layout(ct: Tensor, order: tuple | None) -> Tensor:
         return clone(ct)
     if not GRAD.levels and type(ct) is Tensor and ct._data.transpose(order).flags.c_contiguous:
         return ct
-    from ..ops.views import copy_in_order
-
     return copy_in_order(ct, order)
 
 
@@ -436,17 +334,11 @@ class CopySlices(Node):
 
     def _mask(self, like: Tensor) -> Tensor:
         """1 outside the view region, 0 inside, as a constant on ``like``'s device."""
-        from .._backend import allocate_on
-        from .._tensor import wrap
-        from .views import replay_view
-
         # (from ``like.device``, not its array: under vmap ``like`` is a batched gradient)
         shape, dtype, order = self._base_shape, like.dtype, self._base_order
         if order is None:
             keep = wrap(allocate_on(like.device, lambda xp: xp.ones(shape, dtype=dtype)))
         else:  # the base's layout, so that the view ops replay on it as on the base
-            from ..ops.base import inverse_permutation
-
             permuted = tuple(shape[d] for d in order)
             inverse = inverse_permutation(order)
             keep = wrap(
@@ -464,8 +356,6 @@ class CopySlices(Node):
         return keep
 
     def _apply(self, grads: list, needs, create_graph: bool) -> tuple:
-        from .views import replay_view
-
         ct = _base_layout(grads[0], self._base_order)
         base_edge, result_edge = self._edges
         grad_base = ct * self._mask(ct) if base_edge[0] is not None else None

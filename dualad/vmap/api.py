@@ -18,7 +18,9 @@ from .. import _random
 from .._state import pop_level, push_level
 from .._tensor import Tensor
 from .._tree import flatten
-from .batched import BatchedTensor, VmapLevel, active_vmap_levels, batched
+from ..ops import broadcast_to, cat, movedim, narrow, unsqueeze
+from . import function  # noqa: F401 (gives VmapLevel its custom Function rule)
+from .batched import BatchedTensor, VmapLevel, _escaped, active_vmap_levels, batched
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -131,8 +133,6 @@ def _unwrap(leaf, out_dim, level: VmapLevel, name: str):
                 )
             return leaf._value, leaf._bdim
         if not leaf._level.alive:
-            from .batched import _escaped
-
             raise _escaped(leaf)
     if out_dim is not None and not isinstance(leaf, Tensor):
         raise ValueError(
@@ -154,8 +154,6 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
     out_dim %= rank
     if bdim == out_dim:
         return value
-    from ..ops import broadcast_to, movedim, unsqueeze
-
     if bdim is None:
         # the same for every example: broadcast along a new batch dim (a view, as torch's expand)
         shape = list(value.shape)
@@ -168,13 +166,9 @@ def _run_chunked(
     func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
 ):
     """Run ``func`` on consecutive chunks of the batch and concatenate the outputs."""
-    from ..ops import cat, narrow
-
     state = None
     if randomness == "same":
-        _random._generator(
-            np
-        )  # exists before the first chunk, so every chunk starts from one state
+        _random._generator(np)  # exists before the first chunk: every chunk starts from one state
         state = _random_state()
     pieces = []
     structure = None

@@ -33,6 +33,8 @@ from .._dispatch import Level, dispatch
 from .._errors import ATTEMPTS, TrackedConversionError
 from .._state import GRAD, resume, suspend
 from .._tensor import Tensor, _new
+from .._wrapper import NO_HISTORY, LevelTensor, new_wrapper
+from .logical import _escaped, _level_of, _LogicalData
 
 # names of the ops whose per-example fallback has warned already (once per op name)
 _WARNED: set = set()
@@ -56,6 +58,8 @@ class VmapLevel(Level):
     kind = "vmap"
     title = "dualad.vmap"  # for error messages, as the other levels' titles
     forbids_backward = True  # rev/engine.py: backward() inside vmap is an error
+    # apply_function (a custom Function call): vmap/function.py, which builds on this module,
+    # attaches it (vmap.api imports it)
 
     def __init__(self, index: int, size: int, randomness: str) -> None:
         self.index = index
@@ -115,18 +119,13 @@ class VmapLevel(Level):
                 out_bdims += len(shape)
             if not 0 <= out_bdims < len(shape) or shape[out_bdims] != self.size:
                 raise self._bad_rule(op, shape, out_bdims)
-            result = _new(BatchedTensor)
-            result._value = out
-            result._bdim = out_bdims
-            result._level = self
-            result._rg = False
-            result._node = None
-            result._out_nr = 0
-            result._meta = None
-            result._fw = None
-            result._vc = None
-            result._view = None
-            return result
+            # batched(out, out_bdims, self), inline: the hot path of every op under vmap
+            value, out = out, _new(BatchedTensor)
+            out._value = value
+            out._bdim = out_bdims
+            out._level = self
+            out._rg, out._node, out._out_nr, out._meta, out._fw, out._vc, out._view = NO_HISTORY
+            return out
         if isinstance(out, tuple):
             if not isinstance(out_bdims, (tuple, list)):
                 out_bdims = (out_bdims,) * len(out)
@@ -199,6 +198,49 @@ class VmapLevel(Level):
             return stacked[0], 0
         return tuple(stacked), (0,) * len(stacked)
 
+    # forward mode through vmap: dual numbers of a dual level BELOW this vmap level
+    def make_dual_above(self, dual, tensor, tangent):
+        """``make_dual`` at a dual level below this level when it batches the primal or the
+        tangent (``with dual_level(): vmap(lambda t: make_dual(x, t))``), else None.
+
+        The dual number must live one level below this level: both parts are brought to the
+        batch-first layout there (an unbatched part is broadcast along the batch), made dual at
+        ``dual``, and the result wrapped for this level. A tangent attached to the wrapper
+        itself would be invisible to the ops, which this level processes first.
+        """
+        from ..fwd import make_dual  # (ops -> vmap.rules -> vmap -> here: the ops import fwd)
+        from ..ops._batching import front as _front
+
+        owns_tensor = self.owns(tensor)
+        owns_tangent = self.owns(tangent)
+        if not (owns_tensor or owns_tangent):
+            return None
+        primal, primal_bdim = (tensor._value, tensor._bdim) if owns_tensor else (tensor, None)
+        value, value_bdim = (tangent._value, tangent._bdim) if owns_tangent else (tangent, None)
+        removed = suspend(self)
+        try:
+            primal = _front(primal, primal_bdim, self.size)
+            value = _front(value, value_bdim, self.size)
+            inner = make_dual(primal, value, level=dual.index)
+        finally:
+            resume(removed)
+        return batched(inner, 0, self)
+
+    def unpack_dual_above(self, dual, tensor):
+        """``unpack_dual`` of a BatchedTensor of this level (its tangent at ``dual``, a dual
+        level below, lives in the value): ``(primal, tangent)`` wrapped for this level."""
+        from ..fwd import unpack_dual  # (as in make_dual_above)
+
+        removed = suspend(self)
+        try:
+            primal, tangent = unpack_dual(tensor._value, level=dual.index)
+        finally:
+            resume(removed)
+        bdim = tensor._bdim
+        return batched(primal, bdim, self), None if tangent is None else batched(
+            tangent, bdim, self
+        )
+
     def __repr__(self) -> str:
         state = "" if self.alive else ", exited"
         return f"<vmap level {self.index} (batch size {self.size}{state})>"
@@ -246,27 +288,12 @@ def active_vmap_levels() -> list:
 
 def batched(value: Tensor, bdim: int, level: VmapLevel) -> BatchedTensor:
     """Wrap ``value`` (one level below ``level``) as batched along ``bdim`` at ``level``."""
-    out = _new(BatchedTensor)
-    out._value = value
+    out = new_wrapper(BatchedTensor, value, level)
     out._bdim = bdim
-    out._level = level
-    # the parent's slots: no history, no tangents, no version box, not a view of its own; the
-    # fast paths test ``type(x) is Tensor`` and never see a BatchedTensor
-    out._rg = False
-    out._node = None
-    out._out_nr = 0
-    out._meta = None
-    out._fw = None
-    out._vc = None
-    out._view = None
     return out
 
 
-def _level_of(x: BatchedTensor) -> str:
-    return f"vmap level {x._level.index}"
-
-
-class BatchedTensor(Tensor):
+class BatchedTensor(LevelTensor):
     """A tensor inside ``dualad.vmap``: one example's view of a batch of values.
 
     Ops and methods see the logical (per-example) shape; the batch lives in ``_value`` along
@@ -274,7 +301,8 @@ class BatchedTensor(Tensor):
     all examples at once.
     """
 
-    __slots__ = ("_bdim", "_level", "_value")
+    __slots__ = ("_bdim",)
+    batches = True
 
     # ------------------------------------------------------------------ logical metadata
     @property
@@ -300,59 +328,8 @@ class BatchedTensor(Tensor):
     def ndim(self) -> int:
         return self._value.ndim - 1
 
-    def dim(self) -> int:
-        return self._value.ndim - 1
-
-    @property
-    def dtype(self):
-        return self._value.dtype
-
-    @property
-    def device(self):
-        return self._value.device
-
-    @property
-    def is_cuda(self) -> bool:
-        return self._value.is_cuda
-
-    def size(self, dim: int | None = None):
-        shape = self.shape
-        if dim is None:
-            return shape
-        try:
-            return shape[dim]
-        except IndexError:
-            ndim = max(len(shape), 1)
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
-                f"but got {dim})"
-            ) from None
-
-    def numel(self) -> int:
-        count = 1
-        for s in self.shape:
-            count *= s
-        return count
-
-    nelement = numel
-
-    def __len__(self) -> int:
-        shape = self.shape
-        if not shape:
-            raise TypeError("len() of a 0-d tensor")
-        return shape[0]
-
     # ------------------------------------------------------------------ autograd attributes
-    @property
-    def requires_grad(self) -> bool:
-        # the value's flag (grad of vmap records the physical ops); ``_rg`` is left for a tape
-        # level above this vmap level that records on the logical values
-        return self._rg or self._value.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
-
+    # (``requires_grad`` is the value's: grad of vmap records the physical ops)
     def requires_grad_(self, requires_grad: bool = True):
         raise NotImplementedError(
             f"dualad.vmap: requires_grad_() on a batched tensor ({_level_of(self)}) is not "
@@ -369,10 +346,6 @@ class BatchedTensor(Tensor):
         raise NotImplementedError(
             f"dualad.vmap: register_hook() on a batched tensor ({_level_of(self)}) is not supported"
         )
-
-    @property
-    def _version(self) -> int:
-        return self._value._version
 
     def detach(self) -> BatchedTensor:
         """The batched value detached from autograd and forward mode (per example)."""
@@ -414,29 +387,14 @@ class BatchedTensor(Tensor):
         )
 
     # always refused, even once the level has exited (the value is still a whole batch)
-    def item(self):
-        raise self._no_values(ATTEMPTS["item"])
-
-    def tolist(self):
-        raise self._no_values(ATTEMPTS["tolist"])
+    def _check_conversion(self, kind: str) -> None:
+        raise self._no_values(ATTEMPTS[kind])
 
     def numpy(self, *, force: bool = False):
-        raise self._no_values(ATTEMPTS["numpy"])
-
-    def __array__(self, dtype=None, copy=None):
-        raise self._no_values(ATTEMPTS["array"])
+        raise self._no_values(ATTEMPTS["numpy"])  # (forced too: there is no single value)
 
     def __bool__(self) -> bool:
         raise self._no_values("bool() (an `if` or `while` on a tensor)")
-
-    def __float__(self) -> float:
-        raise self._no_values(ATTEMPTS["float"])
-
-    def __int__(self) -> int:
-        raise self._no_values(ATTEMPTS["int"])
-
-    def __complex__(self) -> complex:
-        raise self._no_values(ATTEMPTS["complex"])
 
     def __index__(self) -> int:
         raise self._no_values("use as a Python index")
@@ -457,7 +415,7 @@ class BatchedTensor(Tensor):
         value's history and updates its tangents there. While recording, an operand that
         shares memory with the value is cloned first (``unshare_operands``).
         """
-        from ..rev.inplace import _update_tangents, unshare_operands
+        from ..rev.inplace import unshare_operands, update_tangents
 
         level = self._level
         if GRAD.enabled and _bottom(self).requires_grad:
@@ -473,7 +431,7 @@ class BatchedTensor(Tensor):
         finally:
             resume(removed)
         if result._fw is not None or self._fw is not None:
-            _update_tangents(self, result)
+            update_tangents(self, result)
         return self
 
     def __setitem__(self, key, value) -> None:
@@ -498,17 +456,10 @@ class BatchedTensor(Tensor):
     def _physical_result(self, result, functional):
         """``result`` (logical, like self) as a value laid out like ``self._value``."""
         from ..ops import movedim, unsqueeze
+        from ..rev.inplace import check_fits
 
         name = getattr(functional, "__name__", "op")
-        if tuple(result.shape) != self.shape:
-            raise RuntimeError(
-                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                f"{list(result.shape)}"
-            )
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise RuntimeError(
-                f"result type {result.dtype} can't be cast to the desired output type {self.dtype}"
-            )
+        check_fits(self, result)
         level = self._level
         if (
             type(result) is BatchedTensor
@@ -529,17 +480,22 @@ class BatchedTensor(Tensor):
             resume(removed)
 
     # ------------------------------------------------------------------ printing
+    def _repr_head(self) -> str:
+        return f"BatchedTensor(lvl={self._level.index}, bdim={self._bdim}"
+
+    def _repr_extras(self) -> str:
+        fw = self._fw
+        return "".join(f",\n    tangent={t!r}" for t in fw.values()) if fw else ""
+
     def __repr__(self) -> str:
-        level = self._level
-        if not level.alive:
-            return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, <escaped its vmap>)"
-        body = repr(self._value).replace("\n", "\n    ")
-        extras = ""
-        if self._fw:
-            extras = "".join(f",\n    tangent={t!r}" for t in self._fw.values())
-        return f"BatchedTensor(lvl={level.index}, bdim={self._bdim}, value=\n    {body}{extras}\n)"
+        if not self._level.alive:
+            return f"{self._repr_head()}, <escaped its vmap>)"
+        return LevelTensor.__repr__(self)
 
     __str__ = __repr__
+
+    def _written_into_plain(self, name: str, target: Tensor) -> Exception:
+        return inplace_batched_into_unbatched(name, target, self)
 
 
 def _broadcasts_per_element(value, trailing: int) -> bool:
@@ -602,77 +558,6 @@ def inplace_batched_into_unbatched(name: str, target, result) -> RuntimeError:
     )
 
 
-def _escaped(x: BatchedTensor) -> RuntimeError:
-    return RuntimeError(
-        f"dualad.vmap: a batched tensor of vmap level {x._level.index} escaped its vmap call (it "
-        "was stored outside the vmapped function, or returned inside a container vmap does not "
-        "look into); its value only exists inside that call"
-    )
-
-
-class _LogicalData:
-    """What a BatchedTensor shows as ``_data``: the logical shape and dtype, nothing else.
-
-    Internal code reads ``t._data.shape`` / ``t._data.dtype.kind`` in many places; those get the
-    per-example values. Any use of the array itself raises, naming the problem.
-    """
-
-    __slots__ = ("_owner",)
-
-    def __init__(self, owner: BatchedTensor) -> None:
-        self._owner = owner
-
-    @property
-    def shape(self):
-        return self._owner.shape
-
-    @property
-    def ndim(self) -> int:
-        return self._owner.ndim
-
-    @property
-    def size(self) -> int:
-        return self._owner.numel()
-
-    @property
-    def dtype(self):
-        return self._owner.dtype
-
-    @property
-    def itemsize(self) -> int:
-        return self._owner.dtype.itemsize
-
-    # layouts of batched values are not comparable per example (fwd.make_dual compares them)
-    strides = None
-
-    def _unsupported(self, what: str) -> TrackedConversionError:
-        owner = self._owner
-        return TrackedConversionError(
-            f"dualad.vmap: this operation needs the array data of a batched tensor "
-            f"({_level_of(owner)}, logical shape {owner.shape}) ({what}), which inside vmap "
-            "stands for a whole batch. Tensor values used as static arguments (a shape or a "
-            "size given as a tensor, say) cannot be batched."
-        )
-
-    def __getattr__(self, name: str):
-        raise self._unsupported(f"attribute {name!r}")
-
-    def __array__(self, dtype=None, copy=None):
-        raise self._unsupported("conversion to a NumPy array")
-
-    def __getitem__(self, key):
-        raise self._unsupported("indexing its data")
-
-    def __setitem__(self, key, value):
-        raise self._unsupported("writing its data")
-
-    def __iter__(self):
-        raise self._unsupported("iterating over its data")
-
-    def __bool__(self) -> bool:
-        raise self._unsupported("its truth value")
-
-
 # ---------------------------------------------------------------------------------------------
 # randomness
 
@@ -684,67 +569,3 @@ RANDOM_MESSAGE = (
 
 
 __all__ = ["BatchedTensor", "PerformanceWarning", "VmapLevel"]
-
-
-# ---------------------------------------------------------------------------------------------
-# forward mode through vmap: dual numbers of a dual level BELOW a vmap level
-
-
-def _above(level, dual) -> bool:
-    """Whether ``level`` is above ``dual`` on the stack (both active)."""
-    try:
-        stack = GRAD.levels
-        return stack.index(level) > stack.index(dual)
-    except ValueError:
-        return False
-
-
-def lift_make_dual(dual, tensor, tangent):
-    """``make_dual`` at a dual level below a vmap level that batches the primal or the tangent
-    (``with dual_level(): vmap(lambda t: make_dual(x, t))``), or None when no such level does.
-
-    The dual number must live one level below that vmap level: both parts are brought to the
-    batch-first layout there (an unbatched part is broadcast along the batch), made dual at
-    ``dual``, and the result wrapped for the vmap level. A tangent attached to the wrapper
-    itself would be invisible to the ops, which the vmap level processes first.
-    """
-    from ..fwd import make_dual
-    from ..ops._batching import front as _front
-
-    level = None
-    for candidate in reversed(GRAD.levels):
-        if candidate is dual:
-            return None
-        if type(candidate) is VmapLevel and (candidate.owns(tensor) or candidate.owns(tangent)):
-            level = candidate
-            break
-    if level is None:
-        return None
-    primal, primal_bdim = (tensor._value, tensor._bdim) if level.owns(tensor) else (tensor, None)
-    value, value_bdim = (tangent._value, tangent._bdim) if level.owns(tangent) else (tangent, None)
-    removed = suspend(level)
-    try:
-        primal = _front(primal, primal_bdim, level.size)
-        value = _front(value, value_bdim, level.size)
-        inner = make_dual(primal, value, level=dual.index)
-    finally:
-        resume(removed)
-    return batched(inner, 0, level)
-
-
-def lift_unpack_dual(dual, tensor):
-    """``unpack_dual`` of a BatchedTensor whose vmap level is above ``dual`` (its tangent at
-    ``dual`` lives in the value below): ``(primal, tangent)`` wrapped for that vmap level, or
-    None when the vmap level is not above ``dual``."""
-    from ..fwd import unpack_dual
-
-    if type(tensor) is not BatchedTensor or not _above(tensor._level, dual):
-        return None
-    level = tensor._level
-    removed = suspend(level)
-    try:
-        primal, tangent = unpack_dual(tensor._value, level=dual.index)
-    finally:
-        resume(removed)
-    bdim = tensor._bdim
-    return batched(primal, bdim, level), None if tangent is None else batched(tangent, bdim, level)
