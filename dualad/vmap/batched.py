@@ -34,6 +34,13 @@ from .._errors import ATTEMPTS, TrackedConversionError
 from .._state import GRAD, resume, suspend
 from .._tensor import Tensor, _new
 from .._wrapper import NO_HISTORY, LevelTensor, new_wrapper
+from ..fwd import make_dual, unpack_dual
+from ..ops import movedim, reshape, select, stack, unsqueeze, where
+from ..ops._batching import front as _front
+from ..ops.views import copy_in_order
+from ..rev.inplace import _snapshot as plain_snapshot
+from ..rev.inplace import apply_inplace, check_fits, unshare_operands, update_tangents
+from . import rules
 from .logical import _escaped, _level_of, _LogicalData
 
 # names of the ops whose per-example fallback has warned already (once per op name)
@@ -134,9 +141,7 @@ class VmapLevel(Level):
 
     def _fallback(self, op, values: tuple, bdims: tuple, params: dict):
         """An op without a batching rule: the loop fallback for ops marked so, else an error."""
-        from .rules import LOOP_BATCHED
-
-        if op.name not in LOOP_BATCHED:
+        if op.name not in rules.LOOP_BATCHED:  # (looked up per call: tests extend it)
             raise RuntimeError(
                 f"dualad.vmap: no batching rule for '{op.name}' at vmap level {self.index}"
             )
@@ -162,8 +167,6 @@ class VmapLevel(Level):
 
     def _loop(self, op, values: tuple, bdims: tuple, params: dict):
         """The fallback for ops in ``LOOP_BATCHED``: run the op once per example and stack."""
-        from ..ops import select, stack
-
         if op.name not in _WARNED:
             _WARNED.add(op.name)
             warnings.warn(
@@ -208,9 +211,6 @@ class VmapLevel(Level):
         ``dual``, and the result wrapped for this level. A tangent attached to the wrapper
         itself would be invisible to the ops, which this level processes first.
         """
-        from ..fwd import make_dual  # (ops -> vmap.rules -> vmap -> here: the ops import fwd)
-        from ..ops._batching import front as _front
-
         owns_tensor = self.owns(tensor)
         owns_tangent = self.owns(tangent)
         if not (owns_tensor or owns_tangent):
@@ -229,8 +229,6 @@ class VmapLevel(Level):
     def unpack_dual_above(self, dual, tensor):
         """``unpack_dual`` of a BatchedTensor of this level (its tangent at ``dual``, a dual
         level below, lives in the value): ``(primal, tangent)`` wrapped for this level."""
-        from ..fwd import unpack_dual  # (as in make_dual_above)
-
         removed = suspend(self)
         try:
             primal, tangent = unpack_dual(tensor._value, level=dual.index)
@@ -272,8 +270,6 @@ def batch_outermost(out: Tensor, bdim, values: tuple) -> Tensor:
         if type(v) is Tensor and xp.may_share_memory(data, v._data):
             return out
     order = [bdim, *sorted((d for d in range(len(shape)) if d != bdim), key=lambda d: -strides[d])]
-    from ..ops.views import copy_in_order
-
     return copy_in_order(out, order)
 
 
@@ -415,8 +411,6 @@ class BatchedTensor(LevelTensor):
         value's history and updates its tangents there. While recording, an operand that
         shares memory with the value is cloned first (``unshare_operands``).
         """
-        from ..rev.inplace import unshare_operands, update_tangents
-
         level = self._level
         if GRAD.enabled and _bottom(self).requires_grad:
             source = _snapshot(self)
@@ -445,9 +439,6 @@ class BatchedTensor(LevelTensor):
             and mask.shape == self.shape[: mask.ndim]
             and _broadcasts_per_element(value, self.ndim - mask.ndim)
         ):
-            from ..ops import reshape
-            from ..rev.inplace import apply_inplace
-
             mask = reshape(mask, (*mask.shape, *(1,) * (self.ndim - mask.ndim)))
             apply_inplace(_masked_write, self, mask, value)  # (on a snapshot when recording)
             return
@@ -455,9 +446,6 @@ class BatchedTensor(LevelTensor):
 
     def _physical_result(self, result, functional):
         """``result`` (logical, like self) as a value laid out like ``self._value``."""
-        from ..ops import movedim, unsqueeze
-        from ..rev.inplace import check_fits
-
         name = getattr(functional, "__name__", "op")
         check_fits(self, result)
         level = self._level
@@ -512,8 +500,6 @@ def _broadcasts_per_element(value, trailing: int) -> bool:
 
 def _masked_write(x, mask, value):
     """``x`` with ``value`` where ``mask`` is true (``x[mask] = value`` as a functional op)."""
-    from ..ops import where
-
     return where(mask, value, x)
 
 
@@ -527,8 +513,6 @@ def _bottom(x):
 def _snapshot(x):
     """A copy of ``x``'s values with x's history, wrapped exactly like ``x`` (see
     ``rev.inplace._snapshot``); forward tangents stay attached at every level."""
-    from ..rev.inplace import _snapshot as plain_snapshot
-
     if type(x) is not BatchedTensor:
         return plain_snapshot(x)
     out = batched(_snapshot(x._value), x._bdim, x._level)
