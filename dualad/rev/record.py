@@ -26,6 +26,7 @@ from .op_node import make_node_class, pack_node
 from .views import refresh_view_node
 
 _NO_EDGE = (None, 0)
+_next_seq = _sequence.__next__  # (the node sequence's next number, without next()'s lookup)
 # ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
 _FIRST = (True,)
 _BOTH = (True, True)
@@ -50,13 +51,13 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
     Per argument the node keeps its edge (the node and output it came from, a leaf's
     AccumulateGrad, ``(None, 0)`` for what needs no gradient), whether it needs a gradient, and
     the argument with its version where the VJP reads it (a shape/dtype stand-in where it does
-    not: ``OpDef.save_mask``). The hot path of every recorded op: one pass over the arguments,
-    no helper calls, and the masks of one- and two-argument ops tabulated per ``needs``.
+    not: ``OpDef.save_mask``, tabulated per ``needs`` in ``OpDef.save_masks``). The hot path of
+    every recorded op: one- and two-argument calls (nearly all) take straight-line branches
+    with shared ``needs`` tuples and no helper call; more arguments take the general loop.
     """
     node = _new(op.node_cls or node_class(op))
-    node._seq = next(_sequence)
+    node._seq = _next_seq()
     node._extra = None
-    node._nout = len(results)
     node._op = op
     node._params = params
     node._freed = False
@@ -66,56 +67,47 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         a = args[0]
         n = a._node
         node._edges = ((n, a._out_nr),) if n is not None else ((_accumulator(a), 0),)
-        needs = _FIRST
-    elif nargs == 2:
-        a, b = args
-        rb = isinstance(b, Tensor) and b._rg
-        if rb:
-            n = b._node
-            edge_b = (n, b._out_nr) if n is not None else (_accumulator(b), 0)
-        else:
-            edge_b = _NO_EDGE
-        if isinstance(a, Tensor) and a._rg:
-            n = a._node
-            node._edges = ((n, a._out_nr) if n is not None else (_accumulator(a), 0), edge_b)
-            needs = _BOTH if rb else _FIRST_OF_TWO
-        else:
-            node._edges = (_NO_EDGE, edge_b)
-            needs = _SECOND_OF_TWO
-    else:
-        needs = tuple([isinstance(a, Tensor) and a._rg for a in args])
-        node._edges = tuple([_edge(a) if rg else _NO_EDGE for a, rg in zip(args, needs)])
-    node._needs = needs
-    if not op.save_args:  # the VJP reads no argument: shape/dtype stand-ins
-        if nargs == 1:
+        node._needs = _FIRST
+        masks = op.save_masks
+        if op.save_args and (masks is None or masks[_FIRST][0]):
+            box = a._vc
+            node._args = args
+            node._versions = (0 if box is None else box[0],)
+        else:  # the VJP reads no argument: a shape/dtype stand-in
             meta = _new(ArgMeta)  # ArgMeta.of, inline
             data = a._data
             meta.shape = data.shape
             meta.dtype = data.dtype
             node._args = (meta,)
-        elif nargs == 2:
-            node._args = (
-                _argmeta(a._data) if isinstance(a, Tensor) else a,
-                _argmeta(b._data) if isinstance(b, Tensor) else b,
-            )
+            node._versions = (None,)
+    elif nargs == 2:
+        a, b = args
+        ta = type(a) is Tensor or isinstance(a, Tensor)
+        tb = type(b) is Tensor or isinstance(b, Tensor)
+        if tb and b._rg:
+            n = b._node
+            edge_b = (n, b._out_nr) if n is not None else (_accumulator(b), 0)
         else:
-            node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
-    else:  # what the VJP reads is kept with its version, the rest as shape/dtype stand-ins
-        masks = op.save_masks
-        if nargs == 1 and (masks is None or masks[needs][0]):
-            box = a._vc
-            node._args = args
-            node._versions = (0 if box is None else box[0],)
-        elif nargs == 2:
+            edge_b = _NO_EDGE
+        if ta and a._rg:
+            n = a._node
+            node._edges = ((n, a._out_nr) if n is not None else (_accumulator(a), 0), edge_b)
+            needs = _BOTH if edge_b is not _NO_EDGE else _FIRST_OF_TWO
+        else:
+            node._edges = (_NO_EDGE, edge_b)
+            needs = _SECOND_OF_TWO
+        node._needs = needs
+        if op.save_args:
+            masks = op.save_masks
             keep_a, keep_b = _BOTH if masks is None else masks[needs]
             va = vb = None
-            if isinstance(a, Tensor):
+            if ta:
                 if keep_a:
                     box = a._vc
                     va = 0 if box is None else box[0]
                 else:
                     a = _argmeta(a._data)
-            if isinstance(b, Tensor):
+            if tb:
                 if keep_b:
                     box = b._vc
                     vb = 0 if box is None else box[0]
@@ -124,13 +116,23 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
             node._args = (a, b)
             node._versions = (va, vb)
         else:
+            node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
+    else:
+        needs = node._needs = tuple([isinstance(a, Tensor) and a._rg for a in args])
+        node._edges = tuple([_edge(a) if rg else _NO_EDGE for a, rg in zip(args, needs)])
+        if op.save_args:
+            masks = op.save_masks
             _save_args(node, args, _ALL if masks is None else masks[needs])
+        else:
+            node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
     if len(results) == 1:
         r = results[0]
         r._rg = True
         r._node = node
+        node._nout = 1
         node._out_meta = None  # one output: its meta is only needed for multi-output nodes
     else:
+        node._nout = len(results)
         nondiff = op.nondiff_outputs
         out_meta = []
         for i, r in enumerate(results):
