@@ -100,7 +100,7 @@ class _GradState(threading.local):
     current_node = None
 
     def __init__(self) -> None:
-        self.tasks = []  # backward passes (rev.engine.GraphTask) running here, innermost last
+        self.tasks = []  # backward passes (rev.graph_task.GraphTask) running here, innermost last
         self.levels = LevelStack()  # this thread's transform levels, innermost last
         self.levels.token = token = object()
         self.duals = []  # this thread's live dual levels, outermost first

@@ -2,7 +2,7 @@
 thread's stack (``GRAD.tasks``), ``current_graph_task`` and ``queue_callback``.
 
 Hooks and custom backwards see the innermost pass (``queue_callback``, per-pass hook state,
-checkpoint recomputation); the engine (rev/engine.py) pushes and pops them.
+checkpoint recomputation); the engine (``engine.run``) pushes and pops them.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class VmapLevel(Level):
     __slots__ = ("randomness", "size")
     kind = "vmap"
     title = "dualad.vmap"  # for error messages, as the other levels' titles
-    forbids_backward = True  # rev/engine.py: backward() inside vmap is an error
+    forbids_backward = True  # rev/entry.py: backward() inside vmap is an error
     # apply_function (a custom Function call): vmap/function.py, which builds on this module,
     # attaches it (vmap.api imports it)
 
