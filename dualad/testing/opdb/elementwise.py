@@ -70,7 +70,7 @@ def _erfinv_scalar(y: float) -> float:
 
 
 def _clamp_ref(x, min=None, max=None):
-    # (the steps of ops/elementwise.py's _clamp_impl, written again on purpose: a reference
+    # (the steps of ops/minmax.py's _clamp_impl, written again on purpose: a reference
     # must not share the code it checks)
     out = x
     if min is not None:

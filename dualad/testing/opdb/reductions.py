@@ -247,7 +247,7 @@ def numpy_logsumexp(x, dim=None, keepdim=False):
 
 
 def numpy_norm(x, p="fro", dim=None, keepdim=False):
-    # (the cases of ops/reductions.py's _norm_impl, written again on purpose: a reference must
+    # (the cases of ops/norms.py's _norm_impl, written again on purpose: a reference must
     # not share the code it checks)
     p = 2.0 if p == "fro" else float(p)
     axis = _axis(x, dim)
