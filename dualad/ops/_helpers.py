@@ -66,12 +66,26 @@ _conj_op = register(
 )
 
 
-@public.method
-def conj(x):
-    """Complex conjugate; returns ``x`` itself for real tensors (no copy, no graph node)."""
-    if isinstance(x, Tensor) and x._data.dtype.kind != "c":
-        return x
-    return dispatch(_conj_op, (x,), EMPTY)
+def identity_on_real(op, doc):
+    """The function of an op that is the identity on real numbers (conj, real): it returns a real
+    tensor itself (no copy, no graph node) and runs ``op`` on anything else."""
+
+    def fn(x):
+        if isinstance(x, Tensor) and x._data.dtype.kind != "c":
+            return x
+        return dispatch(op, (x,), EMPTY)
+
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = doc
+    return fn
+
+
+conj = public.method(
+    identity_on_real(
+        _conj_op,
+        "Complex conjugate; returns ``x`` itself for real tensors (no copy, no graph node).",
+    )
+)
 
 
 _clone_op = register(
@@ -89,6 +103,25 @@ _clone_op = register(
 clone = public.method(
     unary_caller(_clone_op, doc="A copy of ``x`` with its own memory (differentiable).")
 )
+
+
+def _elementwise_op(name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask=None):
+    """Register the OpDef of an elementwise op (``unary_op``, ``binary``): batched elementwise,
+    saving the output where ``uses`` has ``"y"``."""
+    return register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=batching.elementwise,
+            save_args=save_args,
+            save_out="y" in uses,
+            node_name=node_name,
+            save_mask=save_mask,
+            kernel=kernel,
+        )
+    )
 
 
 def unary_op(
@@ -148,19 +181,7 @@ def unary_op(
         def jvp(tangents, outs, args, params):
             return tangents[0] * deriv(args[0], outs[0])
 
-    return register(
-        OpDef(
-            name,
-            impl,
-            vjp=vjp,
-            jvp=jvp,
-            batch=batching.elementwise,
-            save_args="x" in uses,
-            save_out="y" in uses,
-            node_name=node_name,
-            kernel=kernel,
-        )
-    )
+    return _elementwise_op(name, impl, vjp, jvp, "x" in uses, uses, node_name, kernel)
 
 
 def unary(
@@ -203,6 +224,8 @@ def binary(
     const_a = da if type(da) is int else None
     const_b = db if type(db) is int else None
 
+    # the two arguments' branches are alike on purpose, not one helper called twice: this is the
+    # backward of every binary op, and a helper would cost two Python calls more on it
     def vjp(cts, outs, args, params, needs):
         ct = cts[0]
         grad_a = grad_b = None
@@ -235,20 +258,8 @@ def binary(
     if rules is not None:
         vjp, jvp = rules
 
-    op = register(
-        OpDef(
-            name,
-            impl,
-            vjp=vjp,
-            jvp=jvp,
-            batch=batching.elementwise,
-            save_args="a" in uses or "b" in uses,
-            save_out="y" in uses,
-            node_name=node_name,
-            save_mask=save_mask,
-            kernel=kernel,
-        )
-    )
+    save_args = "a" in uses or "b" in uses
+    op = _elementwise_op(name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask)
     return binary_caller(op, doc=doc)
 
 

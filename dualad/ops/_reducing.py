@@ -37,6 +37,17 @@ def _as_tensor(x):
     return as_tensor(x)
 
 
+def _floating_input(x, dtype, message):
+    """``x`` as a tensor, cast to ``dtype`` if given, which must be floating or complex (else a
+    RuntimeError: ``message`` followed by the dtype): the input of mean, nanmean and the norms."""
+    x = _as_tensor(x)
+    if dtype is not None:
+        x = astype(x, dtype)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"{message}{x.dtype}")
+    return x
+
+
 def _keep(t, x_shape, dims, keepdim):
     """A reduced tensor with its reduced dims kept as size 1, so it broadcasts against x."""
     if keepdim or not dims:

@@ -38,7 +38,8 @@ isinf = public.method(
 isfinite = public.method(
     nondiff_unary("isfinite", lambda xp, x: xp.isfinite(x), doc="True where finite.")
 )
-# NumPy's names (one line an alias: the name it is exported as, the op it is)
+# NumPy's names (one line an alias: the name it is exported as, the op it is; the alias lists of
+# comparison and trigonometric look alike on purpose: one greppable line a name, not a loop)
 greater = public.method(gt, "greater")
 greater_equal = public.method(ge, "greater_equal")
 less = public.method(lt, "less")

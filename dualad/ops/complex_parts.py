@@ -11,7 +11,7 @@ from .._dispatch import EMPTY, OpDef, dispatch, register, unary_caller
 from .._tensor import Tensor
 from . import _batching as batching
 from ._exports import Exports
-from ._helpers import conj, zero_jvp, zero_vjp
+from ._helpers import conj, identity_on_real, zero_jvp, zero_vjp
 from ._promotion import _float_array
 from .arithmetic import mul, reciprocal
 from .comparison import where
@@ -47,12 +47,7 @@ _real_op = register(
 )
 
 
-@public.method
-def real(x):
-    """Real part (``x`` itself for real tensors)."""
-    if isinstance(x, Tensor) and x._data.dtype.kind != "c":
-        return x
-    return dispatch(_real_op, (x,), EMPTY)
+real = public.method(identity_on_real(_real_op, "Real part (``x`` itself for real tensors)."))
 
 
 _imag_op = register(

@@ -54,22 +54,16 @@ expm1 = public.inplace(
 log = public.inplace(
     unary("log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log.")
 )
-log2 = public.inplace(
-    unary(
-        "log2",
-        lambda xp, x: xp.log2(_floating(x)),
-        lambda x, y: 1 / (x * float(np.log(2.0))),
-        doc="Base-2 log.",
-    )
-)
-log10 = public.inplace(
-    unary(
-        "log10",
-        lambda xp, x: xp.log10(_floating(x)),
-        lambda x, y: 1 / (x * float(np.log(10.0))),
-        doc="Base-10 log.",
-    )
-)
+
+
+def _log_base(name, impl, base, doc):
+    """The log to ``base``: d/dx = 1 / (x ln(base))."""
+    ln_base = float(np.log(base))
+    return public.inplace(unary(name, impl, lambda x, y: 1 / (x * ln_base), doc=doc))
+
+
+log2 = _log_base("log2", lambda xp, x: xp.log2(_floating(x)), 2.0, "Base-2 log.")
+log10 = _log_base("log10", lambda xp, x: xp.log10(_floating(x)), 10.0, "Base-10 log.")
 log1p = public.inplace(
     unary(
         "log1p",
@@ -143,23 +137,24 @@ def _power(xp, a, b):
     return xp.power(a, b)
 
 
-logaddexp = public.method(
-    binary(
-        "logaddexp",
-        lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
-        (lambda a, b, y: exp(a - y), lambda a, b, y: exp(b - y)),
-        uses="aby",
-        doc="``log(exp(a) + exp(b))`` without overflow.",
-    )
+def _logaddexp(name, impl, power, doc):
+    """``log(power(a) + power(b))``, ``power`` exp or exp2: the partials are ``power(a - y)`` and
+    ``power(b - y)``."""
+    partials = (lambda a, b, y: power(a - y), lambda a, b, y: power(b - y))
+    return public.method(binary(name, impl, partials, uses="aby", doc=doc))
+
+
+logaddexp = _logaddexp(
+    "logaddexp",
+    lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
+    exp,
+    "``log(exp(a) + exp(b))`` without overflow.",
 )
-logaddexp2 = public.method(
-    binary(
-        "logaddexp2",
-        lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
-        (lambda a, b, y: exp2(a - y), lambda a, b, y: exp2(b - y)),
-        uses="aby",
-        doc="``log2(2**a + 2**b)`` without overflow.",
-    )
+logaddexp2 = _logaddexp(
+    "logaddexp2",
+    lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
+    exp2,
+    "``log2(2**a + 2**b)`` without overflow.",
 )
 
 

@@ -118,14 +118,12 @@ def _gather_vjp(cts, outs, args, params, needs):
     return scatter_add(_zeros(x.shape, cts[0]), params["dim"], index, cts[0]), None
 
 
+def _gather_jvp(tangents, outs, args, params):
+    return gather(tangents[0], params["dim"], args[1])
+
+
 _gather_op = register(
-    OpDef(
-        "gather",
-        _gather_impl,
-        vjp=_gather_vjp,
-        jvp=lambda tangents, outs, args, params: gather(tangents[0], params["dim"], args[1]),
-        batch=_along_batch,
-    )
+    OpDef("gather", _gather_impl, vjp=_gather_vjp, jvp=_gather_jvp, batch=_along_batch)
 )
 
 

@@ -29,26 +29,29 @@ def _multi_output_batch(op, args, bdims, params):
     return outs, (0,) * len(outs)
 
 
+def _pieces_op(name, impl, vjp, jvp, node_name=None):
+    """Register an op whose outputs are views of the pieces of ``x`` along ``params["dim"]``
+    (unbind, split): any number of them, batched by moving the batch dim in front."""
+    views = {"save_args": False, "view": True, "nout": -1, "node_name": node_name}
+    return register(OpDef(name, impl, vjp=vjp, jvp=jvp, batch=_multi_output_batch, **views))
+
+
 def _unbind_impl(xp, x, *, dim):
     # the trailing Ellipsis keeps 0-d results views (x[i] of a 1-d array is a NumPy scalar copy)
     return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
 
 
+# unbind and split are declared alike (impl, VJP, the op from ``_pieces_op``) as every op is: an
+# op's definitions side by side, each in a few lines; the shared part is ``_pieces_op``
 def _unbind_vjp(cts, outs, args, params, needs):
     return (stack(list(cts), params["dim"]),)
 
 
-_unbind_op = register(
-    OpDef(
-        "unbind",
-        _unbind_impl,
-        vjp=_unbind_vjp,
-        jvp=lambda tangents, outs, args, params: unbind(tangents[0], params["dim"]),
-        batch=_multi_output_batch,
-        save_args=False,
-        view=True,
-        nout=-1,
-    )
+_unbind_op = _pieces_op(
+    "unbind",
+    _unbind_impl,
+    _unbind_vjp,
+    lambda tangents, outs, args, params: unbind(tangents[0], params["dim"]),
 )
 
 
@@ -82,18 +85,12 @@ def _split_vjp(cts, outs, args, params, needs):
     return (cat(list(cts), params["dim"]),)
 
 
-_split_op = register(
-    OpDef(
-        "split",
-        _split_impl,
-        vjp=_split_vjp,
-        jvp=lambda tangents, outs, args, params: _split_sizes(tangents[0], **params),
-        batch=_multi_output_batch,
-        save_args=False,
-        view=True,
-        nout=-1,
-        node_name="SplitWithSizesBackward0",
-    )
+_split_op = _pieces_op(
+    "split",
+    _split_impl,
+    _split_vjp,
+    lambda tangents, outs, args, params: _split_sizes(tangents[0], **params),
+    node_name="SplitWithSizesBackward0",
 )
 
 

@@ -108,6 +108,8 @@ fmin = _selection_op(
 
 
 def _clamp_impl(xp, x, low, high):
+    # (testing/opdb/elementwise.py's _clamp_ref takes the same steps on purpose: a reference
+    # must not share the code it checks)
     out = x
     if low is not None:
         out = xp.maximum(out, low)

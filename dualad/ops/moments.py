@@ -9,7 +9,7 @@ from ._reducing import _INF, _as_tensor, _keep, _numel, _reduce_params, _sum
 from .base import _reduction_batch
 from .comparison import eq, where
 from .complex_parts import real
-from .reductions import _mean_op, mean
+from .reductions import _mean_op
 
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
@@ -102,86 +102,64 @@ def _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, 
     return params
 
 
-@public.method
-def var(
-    x,
-    dim=None,
-    unbiased: bool | None = None,
-    keepdim: bool = False,
-    *,
-    correction=None,
-    axis=None,
-    keepdims=None,
-    ddof=None,
-):
-    """Variance over ``dim`` with ``correction`` (default 1, Bessel's; ``unbiased=False`` or
-    ``correction=0``/``ddof=0`` for the population variance). Complex input: real output.
+def _moment(op, doc, with_mean=False):
+    """The public function of the moment ``op`` (var or std), or with ``with_mean`` its
+    ``op_mean`` (``(op(x, ...), mean(x, ...))``): one signature for all four."""
+    name = op.name
 
-    >>> import dualad
-    >>> dualad.var(dualad.tensor([1.0, 2.0, 3.0, 4.0]))
-    tensor(1.66666667)
-    """
-    x = _as_tensor(x)
-    params = _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "var")
-    return apply1(_var_op, x, params)
-
-
-@public.method
-def std(
-    x,
-    dim=None,
-    unbiased: bool | None = None,
-    keepdim: bool = False,
-    *,
-    correction=None,
-    axis=None,
-    keepdims=None,
-    ddof=None,
-):
-    """Standard deviation over ``dim`` (see ``var`` for ``correction``); gradient 0 where it is 0.
-
-    >>> import dualad
-    >>> dualad.std(dualad.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1)
-    tensor([1.41421356, 0.        ])
-    """
-    x = _as_tensor(x)
-    params = _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "std")
-    return apply1(_std_op, x, params)
-
-
-def _with_mean(moment):
-    """``moment_mean``: ``(moment(x, ...), mean(x, ...))`` for ``moment`` ``var`` or ``std``."""
-
-    def moment_mean(
+    def moment(
         x,
         dim=None,
-        unbiased=None,
-        keepdim=False,
+        unbiased: bool | None = None,
+        keepdim: bool = False,
         *,
         correction=None,
         axis=None,
         keepdims=None,
         ddof=None,
     ):
-        value = moment(
-            x,
-            dim,
-            unbiased,
-            keepdim,
-            correction=correction,
-            axis=axis,
-            keepdims=keepdims,
-            ddof=ddof,
-        )
-        if isinstance(dim, bool):
-            dim = None
-        return value, mean(x, dim, keepdim, axis=axis, keepdims=keepdims)
+        x = _as_tensor(x)
+        params = _moment_params(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, name)
+        value = apply1(op, x, params)
+        if with_mean:
+            return value, apply1(
+                _mean_op, x, {"dims": params["dims"], "keepdim": params["keepdim"]}
+            )
+        return value
 
-    name = moment.__name__
-    moment_mean.__name__ = moment_mean.__qualname__ = f"{name}_mean"
-    moment_mean.__doc__ = f"``({name}(x, ...), mean(x, ...))`` over the same dims."
-    return moment_mean
+    if with_mean:
+        name += "_mean"
+    moment.__name__ = moment.__qualname__ = name
+    moment.__doc__ = doc
+    return moment
 
 
-var_mean = public.function(_with_mean(var))
-std_mean = public.function(_with_mean(std))
+var = public.method(
+    _moment(
+        _var_op,
+        """Variance over ``dim`` with ``correction`` (default 1, Bessel's; ``unbiased=False`` or
+    ``correction=0``/``ddof=0`` for the population variance). Complex input: real output.
+
+    >>> import dualad
+    >>> dualad.var(dualad.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor(1.66666667)
+    """,
+    )
+)
+std = public.method(
+    _moment(
+        _std_op,
+        """Standard deviation over ``dim`` (``correction``: see ``var``); gradient 0 where it is 0.
+
+    >>> import dualad
+    >>> dualad.std(dualad.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1)
+    tensor([1.41421356, 0.        ])
+    """,
+    )
+)
+var_mean = public.function(
+    _moment(_var_op, "``(var(x, ...), mean(x, ...))`` over the same dims.", with_mean=True)
+)
+std_mean = public.function(
+    _moment(_std_op, "``(std(x, ...), mean(x, ...))`` over the same dims.", with_mean=True)
+)

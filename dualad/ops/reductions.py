@@ -16,7 +16,16 @@ from .._dtypes import real_dtype
 from .._tensor import Tensor
 from ._dims import normalize_dims, pick_dim, pick_keepdim
 from ._exports import Exports
-from ._reducing import _INF, _as_tensor, _keep, _numel, _reduce_params, _sum, _to_floating
+from ._reducing import (
+    _INF,
+    _as_tensor,
+    _floating_input,
+    _keep,
+    _numel,
+    _reduce_params,
+    _sum,
+    _to_floating,
+)
 from .base import _reduction_batch, _sum_op, expand_reduced, linear
 from .casts import astype
 from .comparison import eq, isnan, logical_not, where
@@ -57,14 +66,13 @@ _mean_op = linear(
 @public.method
 def mean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
     """Mean over ``dim`` (all dims by default); floating and complex tensors only."""
-    if not isinstance(x, Tensor):
-        x = as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(
+    # the common case checked inline (no call): a floating tensor, no dtype
+    if not isinstance(x, Tensor) or dtype is not None or x.dtype.kind not in "fc":
+        x = _floating_input(
+            x,
+            dtype,
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {x.dtype}"
+            "complex dtype. Got: ",
         )
     dims = normalize_dims(pick_dim(dim, axis), x.ndim, op="mean")
     return apply1(_mean_op, x, {"dims": dims, "keepdim": pick_keepdim(keepdim, keepdims)})
@@ -211,13 +219,9 @@ def nanmean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dty
     >>> dualad.nanmean(dualad.tensor([1.0, float("nan"), 2.0]))
     tensor(1.5)
     """
-    x = _as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(
-            f"nanmean(): expected input to have floating point or complex dtype but got {x.dtype}"
-        )
+    x = _floating_input(
+        x, dtype, "nanmean(): expected input to have floating point or complex dtype but got "
+    )
     present = logical_not(isnan(x))
     total = sum(where(present, x, 0), dim, keepdim, axis=axis, keepdims=keepdims)
     count = sum(present, dim, keepdim, axis=axis, keepdims=keepdims)

@@ -323,6 +323,8 @@ def _put_batch(op, args, bdims, params):
     return out, layout.dim
 
 
+# three declarations alike as every OpDef is (each op its own impl and rules, the saved indices
+# masked the same way); a factory for three would only hide which rule belongs to which op
 _index_op = register(
     OpDef(
         "index_tensors",

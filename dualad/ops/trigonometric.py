@@ -105,6 +105,7 @@ cosh = public.inplace(
 
 # ---------------------------------------------------------------------------------------------
 # inverse trigonometric and hyperbolic functions (complex: principal branches, like NumPy)
+# (declared alike, as every unary op is: each its NumPy function, derivative and doc in one call)
 
 asin = public.inplace(
     unary(
@@ -155,7 +156,8 @@ atanh = public.inplace(
         doc="Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.",
     )
 )
-# NumPy's names (one line an alias: the name it is exported as, the op it is)
+# NumPy's names (one line an alias: the name it is exported as, the op it is; the alias lists of
+# comparison and trigonometric look alike on purpose: one greppable line a name, not a loop)
 arcsin = public.inplace(asin, "arcsin")
 arccos = public.inplace(acos, "arccos")
 arctan = public.inplace(atan, "arctan")
