@@ -1,4 +1,4 @@
-"""Arithmetic: add, sub, mul, div, neg, reciprocal, square, sqrt, rsqrt, lerp, positive.
+"""Arithmetic: add, sub, mul, div, neg, reciprocal, square, sqrt, rsqrt, cbrt, lerp, positive.
 
 One line (or one block) per op; every rule is written in dualad ops so that it can be
 differentiated again, run under dual levels and batched.
@@ -22,7 +22,7 @@ from ._helpers import (
     conj,
     unary,
 )
-from ._promotion import _PY_SCALARS, _floating, _plain_scalar
+from ._promotion import _PY_SCALARS, _floating, _plain_scalar, _reject_complex
 
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
@@ -134,6 +134,31 @@ rsqrt = public.inplace(
         lambda x, y: -0.5 * y * y * y,
         uses="y",
         doc="``1 / sqrt(x)``.",
+    )
+)
+
+
+def _cbrt_impl(xp, x):
+    _reject_complex("cbrt", x)  # NumPy's cbrt is real only
+    return xp.cbrt(_floating(x))
+
+
+cbrt = public.inplace(
+    unary(
+        "cbrt",
+        _cbrt_impl,
+        lambda x, y: 1 / (3 * (y * y)),
+        uses="y",
+        doc="""Cube root of real ``x`` (negative ``x`` too); the derivative ``1 / (3 cbrt(x)**2)``
+    is infinite at 0.
+
+    >>> import dualad
+    >>> x = dualad.tensor([-8.0, 1.0], requires_grad=True)
+    >>> dualad.cbrt(x)
+    tensor([-2.,  1.], grad_fn=<CbrtBackward0>)
+    >>> dualad.autograd.grad(dualad.cbrt(x).sum(), x)
+    (tensor([0.08333333, 0.33333333]),)
+    """,
     )
 )
 

@@ -169,6 +169,13 @@ OPS = [
         dtypes=ALL_DIFF,
         ref=lambda x: 1 / np.sqrt(x),
     ),
+    # cbrt: real only; its derivative is infinite at 0, so the samples keep clear of it
+    OpInfo(
+        "cbrt",
+        dualad.cbrt,
+        unary_samples(avoid=(0.0,), margin=0.3, extra=((4, 5), -30.0, 30.0)),
+        ref=np.cbrt,
+    ),
     OpInfo(
         "remainder",
         dualad.remainder,
