@@ -53,6 +53,7 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
     not: ``OpDef.save_mask``). The hot path of every recorded op: one pass over the arguments,
     no helper calls, and the masks of one- and two-argument ops tabulated per ``needs``.
     """
+    # (func.grad_level's GradLevel.process sets up its GradNode alike: kept inline, not shared)
     node = _new(op.node_cls or node_class(op))
     node._seq = next(_sequence)
     node._extra = None
@@ -109,6 +110,7 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         elif nargs == 2:
             keep_a, keep_b = _BOTH if masks is None else masks[needs]
             va = vb = None
+            # a's and b's blocks alike on purpose: unrolled for the two-argument hot path
             if isinstance(a, Tensor):
                 if keep_a:
                     box = a._vc
