@@ -121,31 +121,26 @@ class FunctionNode(FunctionCtx, Node):
         if self._in_jvp:
             saved = self.saved_for_forward
             return () if saved is None else tuple(saved)
-        saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return ()
-        return saved.unpack(self)
+        saved = self._saved_record()
+        return () if saved is None else saved.unpack(self)
 
     @property
     def _raw_saved_tensors(self) -> tuple:
         """The saved tensors as ``SavedTensor`` objects (to ``register_hooks`` on them)."""
+        saved = self._saved_record()
+        return () if saved is None else saved.raw(self)
+
+    def _saved_record(self):
+        """What save_for_backward kept (None if nothing); raises once freed by a backward."""
         saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return ()
-        return saved.raw(self)
+        if saved is None and self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        return saved
 
     def _saved_entries(self) -> list:
         """``[(value, output_index or -1)]`` for the saved tensors (used by transform levels)."""
-        saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return []
-        return saved.entries_of(self)
+        saved = self._saved_record()
+        return [] if saved is None else saved.entries_of(self)
 
     def _forward_entries(self) -> tuple:
         """What forward saved for jvp (read by transform levels)."""
