@@ -307,6 +307,8 @@ def _fresh(view: ViewInfo) -> bool:
 
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
+    # the op's fields and module constants as closure variables, read faster per call than
+    # attributes and globals (the same in each caller, on purpose: bound once per op)
     impl = op.impl
     kernel = op.kernel
     modules = _MODULE_OF_TYPE
@@ -350,6 +352,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
 
 def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
+    # the op's fields and module constants as closure variables, read faster per call than
+    # attributes and globals (the same in each caller, on purpose: bound once per op)
     impl = op.impl
     kernel = op.kernel
     modules = _MODULE_OF_TYPE
@@ -398,7 +402,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 return eager(op, (a, b), EMPTY)  # re-run on the slow path for a clear error
             if type(out) in scalar_types:
                 out = np.asarray(out)
-            result = new(Tensor)  # wrap(out), inline
+            result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
             result._rg = False
             result._node = None

@@ -65,6 +65,7 @@ class OpDef:
     ) -> None:
         if impl is None:  # defined by its kernel alone
             impl = _impl_of_kernel(kernel)
+        # (plain field assignments: alike rev.node's slot setups by shape only)
         self.name = name
         self.impl = impl
         # the impl as a function of the arrays alone, for ops whose impl needs no array module

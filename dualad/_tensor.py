@@ -60,6 +60,7 @@ class Tensor:
             data = np.empty((0,), dtype=_dtypes.get_default_dtype())
         elif type(data) is not np.ndarray:
             data = _to_array(data, None, None, copy=False)
+        # alike wrap's slots on purpose: wrap, the hot path of every op, calls no helper
         self._data = data
         self._rg = False
         self._node = None
@@ -71,7 +72,7 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
-    # ------------------------------------------------------------------ array attributes
+    # ------------------------------------------- array attributes (LevelTensor's forward alike)
     @property
     def shape(self) -> tuple[int, ...]:
         return self._data.shape
@@ -425,6 +426,7 @@ def attach_members(cls: type, source: type, names=None) -> None:
 
 def wrap(data) -> Tensor:
     """Wrap an ndarray as a fresh leaf tensor (no copy). The hot path of every op."""
+    # (Tensor.__init__ sets the same slots; _dispatch's fast callers inline this body)
     out = _new(Tensor)
     out._data = data
     out._rg = False

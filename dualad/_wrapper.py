@@ -60,6 +60,7 @@ class LevelTensor(Tensor):
     def _data(self):
         return self._value._data
 
+    # Tensor's array attributes, forwarded to the value: alike Tensor's own on purpose (one API)
     @property
     def shape(self) -> tuple[int, ...]:
         return self._value.shape

@@ -124,6 +124,9 @@ class GradLevel(Level):
             return out  # a constant at this level
         multi = isinstance(out, tuple)
         outs = out if multi else (out,)
+        # the node's fields are set as the tape's record_node sets an OpNode's (rev/record.py):
+        # alike on purpose, not shared, as a helper would add a call to record_node, the hot
+        # path of every recorded op
         node = _new(GradNode)
         node._seq = next(_sequence)
         node._extra = None

@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from .._wrapper import LevelTensor
 from ..ops import clone
 from ..rev.function import alias_op, set_fw_enabled
-from ..rev.grad_mode import _DecoratorContext
+from ..rev.grad_mode import _DecoratorContext, _SetMode
 from .levels import DualLevel
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
@@ -295,7 +295,8 @@ def _is_fwd_grad_enabled() -> bool:
     return GRAD.fw_enabled
 
 
-class _set_fwd_grad_enabled(_DecoratorContext):
+# (a _SetMode like rev.grad_mode's set_grad_enabled: doctest and hooks alike on purpose)
+class _set_fwd_grad_enabled(_SetMode):
     """Turn tangent propagation on or off in this thread: immediately, and restored on exit as
     a context.
 
@@ -307,20 +308,8 @@ class _set_fwd_grad_enabled(_DecoratorContext):
     True
     """
 
-    def __init__(self, mode: bool) -> None:
-        self.previous = GRAD.fw_enabled
-        self.mode = bool(mode)
-        set_fw_enabled(self.mode)
-
-    def _clone(self):
-        return self.__class__(self.mode)
-
-    def __enter__(self) -> None:
-        set_fw_enabled(self.mode)
-
-    def __exit__(self, *exc) -> bool:
-        set_fw_enabled(self.previous)
-        return False
+    _get = staticmethod(lambda: GRAD.fw_enabled)
+    _set = staticmethod(set_fw_enabled)
 
 
 __all__ = [

@@ -94,6 +94,8 @@ class detect_anomaly(contextlib.ContextDecorator):
         _set_mode(*self._previous.pop())
 
 
+# (a mode switch like rev.grad_mode's set_*_enabled, its doctest alike on purpose; no _SetMode:
+# it also takes check_nan and is no decorator)
 class set_detect_anomaly:
     """Turn anomaly mode on or off now; as a context manager, restore the previous mode on exit.
 

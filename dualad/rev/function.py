@@ -45,7 +45,7 @@ from .function_node import (
     overrides,
 )
 from .inplace import rebase_history
-from .node import _sequence, accumulator_of
+from .node import _output_tensor, _sequence, accumulator_of
 
 _LEGACY_MESSAGE = (
     "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
@@ -487,16 +487,7 @@ def _rebase_dirty(node, t: Tensor, index: int, noutputs: int) -> None:
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation."
             )
-    result = _new(Tensor)
-    result._data = t._data
-    result._rg = True
-    result._node = node
-    result._out_nr = index
-    result._meta = None
-    result._fw = None
-    result._vc = None
-    result._view = None
-    rebase_history(t, result)
+    rebase_history(t, _output_tensor(node, t._data, index, None, None))
 
 
 __all__ = ["FunctionBase", "FunctionMeta", "alias_op", "run", "set_fw_enabled"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from .._creation import zeros_for
 from .._state import DUALS_LIVE, GRAD, RECORD_HOOKS
 from .._tensor import Tensor, _new
-from .node import ArgMeta, Node, _saved_output, _validate
+from .node import ArgMeta, Node, _output_tensor, _validate
 from .saved import FREED_MESSAGE as _FREED_MESSAGE
 from .saved import modified_message, pack, saved_none
 
@@ -121,31 +121,26 @@ class FunctionNode(FunctionCtx, Node):
         if self._in_jvp:
             saved = self.saved_for_forward
             return () if saved is None else tuple(saved)
-        saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return ()
-        return saved.unpack(self)
+        saved = self._saved_record()
+        return () if saved is None else saved.unpack(self)
 
     @property
     def _raw_saved_tensors(self) -> tuple:
         """The saved tensors as ``SavedTensor`` objects (to ``register_hooks`` on them)."""
+        saved = self._saved_record()
+        return () if saved is None else saved.raw(self)
+
+    def _saved_record(self):
+        """What save_for_backward kept (None if nothing); raises once freed by a backward."""
         saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return ()
-        return saved.raw(self)
+        if saved is None and self._freed:
+            raise RuntimeError(_FREED_MESSAGE)
+        return saved
 
     def _saved_entries(self) -> list:
         """``[(value, output_index or -1)]`` for the saved tensors (used by transform levels)."""
-        saved = self._saved
-        if saved is None:
-            if self._freed:
-                raise RuntimeError(_FREED_MESSAGE)
-            return []
-        return saved.entries_of(self)
+        saved = self._saved_record()
+        return [] if saved is None else saved.entries_of(self)
 
     def _forward_entries(self) -> tuple:
         """What forward saved for jvp (read by transform levels)."""
@@ -227,44 +222,39 @@ class SavedTensors:
 
     def entries_of(self, node) -> list:
         """``[(value, output index or -1)]``, one per saved tensor."""
+        return self._walk(node, False)
+
+    def raw(self, node) -> tuple:
+        """The entries as ``SavedTensor`` objects (a placeholder for each saved None)."""
+        return tuple(self._walk(node, True))
+
+    def _walk(self, node, raw: bool) -> list:
         entries = self.entries
         if entries is None:
             raise RuntimeError(_FREED_MESSAGE)
         out = []
         for index, entry in enumerate(entries):
             if entry is None:
-                out.append((None, -1))
+                out.append(saved_none() if raw else (None, -1))
                 continue
             kind, nr, value, box, version, fw = entry
             if kind == _PACKED:
-                out.append((value.unpack(node, nr if value._is_output else index), nr))
+                if not raw:
+                    value = value.unpack(node, nr if value._is_output else index)
+                out.append(value if raw else (value, nr))
                 continue
             if kind == _OUTPUT:
-                value = _saved_output(node, value, nr, box, fw)
+                value = _output_tensor(node, value, nr, box, fw)
+            if raw:
+                value = pack(value, is_output=kind == _OUTPUT, use_hooks=False)
+                value._version = version  # as saved: a later in-place change is still caught
+                entries[index] = (_PACKED, nr, value, None, 0, None)
+                out.append(value)
+                continue
             if value._version != version:
                 raise RuntimeError(_version_message(value, index, nr, node, version))
             out.append((value, nr))
         return out
-
-    def raw(self, node) -> tuple:
-        """The entries as ``SavedTensor`` objects (a placeholder for each saved None)."""
-        entries = self.entries
-        if entries is None:
-            raise RuntimeError(_FREED_MESSAGE)
-        raw = []
-        for i, entry in enumerate(entries):
-            if entry is None:
-                raw.append(saved_none())
-                continue
-            kind, nr, value, box, version, fw = entry
-            if kind != _PACKED:
-                if kind == _OUTPUT:
-                    value = _saved_output(node, value, nr, box, fw)
-                value = pack(value, is_output=kind == _OUTPUT, use_hooks=False)
-                value._version = version  # as saved: a later in-place change is still caught
-                entries[i] = (_PACKED, nr, value, None, 0, None)
-            raw.append(value)
-        return tuple(raw)
 
     def free(self) -> None:
         entries = self.entries

@@ -123,7 +123,40 @@ class enable_grad(_FixedGradMode):
     _enabled = True
 
 
-class set_grad_enabled(_DecoratorContext):
+class _SetMode(_DecoratorContext):
+    """Base of ``set_grad_enabled``, ``set_multithreading_enabled`` and fwd's
+    ``_set_fwd_grad_enabled``: sets a thread's mode
+    when called, restored on exit when used with ``with``; ``_get`` / ``_set`` say which."""
+
+    @staticmethod
+    def _get() -> bool:
+        raise NotImplementedError
+
+    @staticmethod
+    def _set(mode: bool) -> None:
+        raise NotImplementedError
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = self._get()
+        self.mode = bool(mode)
+        self._set(self.mode)
+
+    def _clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self) -> None:
+        self._set(self.mode)
+
+    def __exit__(self, *exc) -> bool:
+        self._set(self.previous)
+        return False
+
+
+def _set_grad(mode: bool) -> None:
+    GRAD.enabled = mode
+
+
+class set_grad_enabled(_SetMode):
     """Set grad mode: immediately when called, restored on exit when used with ``with``.
 
     >>> import dualad
@@ -134,24 +167,12 @@ class set_grad_enabled(_DecoratorContext):
     True
     """
 
-    def __init__(self, mode: bool) -> None:
-        self.previous = GRAD.enabled
-        self.mode = bool(mode)
-        GRAD.enabled = self.mode
+    _get = staticmethod(lambda: GRAD.enabled)
+    _set = staticmethod(_set_grad)
 
     def __call__(self, func):
         GRAD.enabled = self.previous  # as a decorator it only applies inside func
         return super().__call__(func)
-
-    def _clone(self):
-        return self.__class__(self.mode)
-
-    def __enter__(self):
-        GRAD.enabled = self.mode
-
-    def __exit__(self, *exc):
-        GRAD.enabled = self.previous
-        return False
 
 
 class inference_mode(_DecoratorContext):
@@ -196,7 +217,11 @@ def is_multithreading_enabled() -> bool:
     return _MULTITHREADING[0]
 
 
-class set_multithreading_enabled(_DecoratorContext):
+def _set_multithreading(mode: bool) -> None:
+    _MULTITHREADING[0] = mode
+
+
+class set_multithreading_enabled(_SetMode):
     """Set the multithreading flag: immediately when called, restored on exit of a ``with``.
 
     >>> import dualad
@@ -207,21 +232,9 @@ class set_multithreading_enabled(_DecoratorContext):
     True
     """
 
-    def __init__(self, mode: bool) -> None:
-        self.previous = _MULTITHREADING[0]
-        self.mode = bool(mode)
-        _MULTITHREADING[0] = self.mode
+    _get = staticmethod(lambda: _MULTITHREADING[0])
+    _set = staticmethod(_set_multithreading)
 
     def __call__(self, func):
         _MULTITHREADING[0] = self.previous  # as a decorator it only applies inside func
         return super().__call__(func)
-
-    def _clone(self):
-        return self.__class__(self.mode)
-
-    def __enter__(self):
-        _MULTITHREADING[0] = self.mode
-
-    def __exit__(self, *exc):
-        _MULTITHREADING[0] = self.previous
-        return False

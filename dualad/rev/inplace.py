@@ -31,6 +31,7 @@ from .saved import before_mutation
 from .views import (
     _node_name,
     custom_view_message,
+    multi_output_message,
     nograd_view_message,
     refresh_view_node,
     replay_view,
@@ -110,15 +111,7 @@ def check_inplace_allowed(x: Tensor, args: tuple) -> None:
         if view.in_custom_function:
             raise RuntimeError(custom_view_message(_node_name(x), x._out_nr, indirect=False))
         if view.multi_output:
-            node = x._node
-            name = node.name() if node is not None else "UnbindBackward0"
-            raise RuntimeError(
-                f"Output {x._out_nr} of {name} is a view and its base or another view of its "
-                "base has been modified inplace. This view is the output of a function that "
-                "returns multiple views. Such functions do not allow the output views to be "
-                "modified inplace. You should replace the inplace operation by an out-of-place "
-                "one."
-            )
+            raise RuntimeError(multi_output_message(x, "UnbindBackward0"))
         if view.created_without_grad:
             raise RuntimeError(nograd_view_message(_node_name(x), x._out_nr, indirect=False))
         if x_requires and view.base._node is None:
@@ -241,6 +234,8 @@ def rebase_history(x: Tensor, result: Tensor) -> None:
     _track_saved_output(x, result)
     view = x._view
     if view is None:
+        # x takes result's grad_fn as refresh_view_node gives a view its replayed one: alike on
+        # purpose, inline, as this runs on every recorded in-place op
         if result._rg:
             x._rg = True
             x._node = result._node

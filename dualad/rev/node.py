@@ -150,6 +150,7 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    # PyTorch's Node API: read-only properties over the slots (alike Tensor's by shape only)
     @property
     def next_functions(self) -> tuple:
         return self._edges
@@ -175,21 +176,11 @@ class Node:
 
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs) -> tuple | None`` runs before this node; may replace grad_outputs."""
-        hooks = self._pre_hooks
-        if hooks is None:
-            hooks = self._pre_hooks = HookDict()
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = fn
-        return handle
+        return _add_hook(self, "_pre_hooks", fn)
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs) -> tuple | None`` runs after this node."""
-        hooks = self._post_hooks
-        if hooks is None:
-            hooks = self._post_hooks = HookDict()
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = fn
-        return handle
+        return _add_hook(self, "_post_hooks", fn)
 
     def _tensor_hooks_of(self, output_nr: int) -> HookDict:
         table = self._tensor_hooks
@@ -230,9 +221,22 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
 
-def _saved_output(node, data, index: int, box: list, fw) -> Tensor:
-    """A saved output rebuilt as a Tensor whose grad_fn is ``node`` (no reference cycle while
-    saved: the node keeps only the array)."""
+def _add_hook(node: Node, slot: str, fn) -> RemovableHandle:
+    """Add ``fn`` to the node's hook dict ``slot`` (made on first use)."""
+    hooks = getattr(node, slot)
+    if hooks is None:
+        hooks = HookDict()
+        setattr(node, slot, hooks)
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+def _output_tensor(node, data, index: int, box: list, fw) -> Tensor:
+    """A Tensor holding ``data`` as output ``index`` of ``node`` (its grad_fn): a saved output
+    rebuilt (no reference cycle while saved: the node keeps only the array), or a custom
+    Function's dirty input rebased onto its node. The one home of this slot setup, except where
+    the hot paths inline it (``_apply_saved_output``; ``wrap`` for a leaf)."""
     t = _new(Tensor)
     t._data = data
     t._rg = True
@@ -272,6 +276,7 @@ def _validate(result, args, needs, node) -> tuple:
             if (gdtype is adtype or gdtype == adtype) and gdata.shape == a.shape:
                 return result
     elif len(result) == 2:  # two inputs (binary ops): the same test, unrolled
+        # (ga's and gb's conditions below alike on purpose: no loop on every binary node)
         ga, gb = result
         a, b = args
         if type(a) is Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._state import DUALS_LIVE
 from .._tensor import Tensor, _new
-from .node import Node, _check_not_detached, _fill_missing, _saved_output, _validate
+from .node import Node, _check_not_detached, _fill_missing, _output_tensor, _validate
 from .saved import FREED_MESSAGE as _FREED_MESSAGE
 from .saved import (
     Packed,
@@ -96,13 +96,13 @@ class OpNode(Node):
             if box[0] != version:
                 raise RuntimeError(
                     _version_message(
-                        _saved_output(self, out_data[0], 0, box, fw), 0, self, version, output=True
+                        _output_tensor(self, out_data[0], 0, box, fw), 0, self, version, output=True
                     )
                 )
-            return (_saved_output(self, out_data[0], 0, box, fw),)
+            return (_output_tensor(self, out_data[0], 0, box, fw),)
         outs = []
         for i, (data, (box, version, fw)) in enumerate(zip(out_data, versions)):
-            t = _saved_output(self, data, i, box, fw)
+            t = _output_tensor(self, data, i, box, fw)
             if box[0] != version:
                 raise RuntimeError(_version_message(t, i, self, version, output=True))
             outs.append(t)
@@ -138,67 +138,47 @@ class OpNode(Node):
     # PyTorch's generated names for what built-in nodes saved: ``_saved_self`` / ``_saved_other``
     # (the op's first / second argument), ``_saved_result`` (its output); ``_raw_saved_*`` give
     # the SavedTensor itself (e.g. to ``register_hooks`` on it)
-    @property
-    def _saved_self(self) -> Tensor:
-        return self._saved_arg(0)
+    _saved_self = property(lambda self: self._saved_arg(0))
+    _saved_other = property(lambda self: self._saved_arg(1))
+    _saved_result = property(lambda self: self._saved_out(False))
+    _raw_saved_self = property(lambda self: self._saved_arg(0, True))
+    _raw_saved_other = property(lambda self: self._saved_arg(1, True))
+    _raw_saved_result = property(lambda self: self._saved_out(True))
 
-    @property
-    def _saved_other(self) -> Tensor:
-        return self._saved_arg(1)
+    def _saved_arg(self, index: int, raw: bool = False):
+        """One saved argument: unpacked alone (a checkpoint's unpack recomputes per call), or
+        ``raw``, the SavedTensor itself."""
+        args = self._args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
+            name = ("_raw_saved_" if raw else "_saved_") + ("self", "other")[index]
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        if raw:
+            self._pack_saved()
+            return self._args[index]
+        if type(args) is not Packed:
+            return self._unpack_args()[index]
+        return args[index].unpack(self, index)
 
-    @property
-    def _saved_result(self) -> Tensor:
+    def _saved_out(self, raw: bool):
+        """The saved output: unpacked, or ``raw``, the SavedTensor itself."""
         if not self._op.save_out:
-            raise AttributeError(f"'{self.name()}' object has no attribute '_saved_result'")
+            name = "_raw_saved_result" if raw else "_saved_result"
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
         saved = self._out_data
-        if type(saved) is not Packed:
+        if not raw and type(saved) is not Packed:
             return self._unpack_outputs()[0]
         if self._freed or saved is None:
             raise RuntimeError(_FREED_MESSAGE)
+        if raw:
+            self._pack_saved()
+            return self._out_data[0]
         value = saved[0].unpack(self, 0)  # alone: a checkpoint recomputes per unpack
         box, version, _ = self._out_versions[0]
         if box[0] != version and (saved[0]._unpack is None or value._vc is box):
             raise RuntimeError(_version_message(value, 0, self, version, output=True))
         return value
-
-    @property
-    def _raw_saved_self(self) -> SavedTensor:
-        return self._raw_saved_arg(0)
-
-    @property
-    def _raw_saved_other(self) -> SavedTensor:
-        return self._raw_saved_arg(1)
-
-    @property
-    def _raw_saved_result(self) -> SavedTensor:
-        if not self._op.save_out:
-            raise AttributeError(f"'{self.name()}' object has no attribute '_raw_saved_result'")
-        if self._freed or self._out_data is None:
-            raise RuntimeError(_FREED_MESSAGE)
-        self._pack_saved()
-        return self._out_data[0]
-
-    def _saved_arg(self, index: int) -> Tensor:
-        """One saved argument, unpacked alone (a checkpoint's unpack recomputes per call)."""
-        args = self._args
-        if self._freed or args is None:
-            raise RuntimeError(_FREED_MESSAGE)
-        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
-            name = ("_saved_self", "_saved_other")[index]
-            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
-        if type(args) is not Packed:
-            return self._unpack_args()[index]
-        return args[index].unpack(self, index)
-
-    def _raw_saved_arg(self, index: int) -> SavedTensor:
-        args = self._args
-        if self._freed or args is None:
-            raise RuntimeError(_FREED_MESSAGE)
-        if not self._op.save_args or index >= len(args) or not _is_saved(args[index]):
-            name = ("_raw_saved_self", "_raw_saved_other")[index]
-            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
-        self._pack_saved()
-        return self._args[index]
 
     def _pack_saved(self) -> None:
         """Turn the saved values into SavedTensor entries without hooks (for ``_raw_saved_*``:
@@ -291,6 +271,9 @@ def _version_message(t: Tensor, index: int, node: Node, expected: int, output=Fa
     return modified_message(t.shape, t.dtype, current, index, node, expected, output)
 
 
+# The three ``_apply`` specialisations below are alike on purpose (same prologue and tail): each
+# is the per-node backward path of one kind of op, where a shared helper would add a Python call
+# per node; ``OpNode._apply`` is the general version.
 def _apply_unsaved(self, grads: list, needs, create_graph: bool) -> tuple:
     """``OpNode._apply`` of a one-output op that saved no tensor (add, sum, reshape, ...)."""
     args = self._args
@@ -322,7 +305,7 @@ def _apply_saved_output(self, grads: list, needs, create_graph: bool) -> tuple:
     box, version, fw = self._out_versions[0]
     if box[0] != version:
         self._unpack_outputs()  # raises: modified in place since saved
-    y = _new(Tensor)  # _saved_output, inline
+    y = _new(Tensor)  # _output_tensor(self, out_data[0], 0, box, fw) inline: per-node backward path
     y._data = out_data[0]
     y._rg = True
     y._node = self

@@ -55,6 +55,7 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
     every recorded op: one- and two-argument calls (nearly all) take straight-line branches
     with shared ``needs`` tuples and no helper call; more arguments take the general loop.
     """
+    # (func.grad_level's GradLevel.process sets up its GradNode alike: kept inline, not shared)
     node = _new(op.node_cls or node_class(op))
     node._seq = _next_seq()
     node._extra = None
@@ -101,6 +102,7 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
             masks = op.save_masks
             keep_a, keep_b = _BOTH if masks is None else masks[needs]
             va = vb = None
+            # a's and b's blocks alike on purpose: unrolled for the two-argument hot path
             if ta:
                 if keep_a:
                     box = a._vc

@@ -58,7 +58,7 @@ from typing import Any
 from .._backend import to_device
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
 from .._tensor import AutogradMeta, Tensor, _new, _version_box, wrap
-from .node import accumulator_of
+from .node import _output_tensor, accumulator_of
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -172,20 +172,12 @@ class SavedTensor:
 
     def _rebuild(self, data, box, node, index: int) -> Tensor:
         """A tensor holding ``data`` with the saved tensor's graph identity."""
-        t = _new(Tensor)
-        t._data = data
+        if self._is_output:
+            return _output_tensor(node, data, index, box, self._fw)
+        t = wrap(data)
         t._fw = self._fw or None
         t._vc = box
-        t._view = None
-        t._meta = None
-        t._out_nr = 0
-        t._node = None
-        t._rg = False
-        if self._is_output:
-            t._rg = True
-            t._node = node
-            t._out_nr = index
-        elif self._grad_fn is not None:
+        if self._grad_fn is not None:
             t._rg = True
             t._node = self._grad_fn
             t._out_nr = self._out_nr

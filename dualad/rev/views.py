@@ -49,14 +49,7 @@ def refresh_view_node(view: Tensor):
         # base changed in place would silently differentiate the old values (PyTorch raises too)
         if not GRAD.enabled:
             return view._node  # nothing is recorded now; checked again when it is
-        node = view._node
-        name = node.name() if node is not None else "a multi-output view op"
-        raise RuntimeError(
-            f"Output {view._out_nr} of {name} is a view and its base or another view of its base "
-            "has been modified inplace. This view is the output of a function that returns "
-            "multiple views. Such functions do not allow the output views to be modified inplace. "
-            "You should replace the inplace operation by an out-of-place one."
-        )
+        raise RuntimeError(multi_output_message(view, "a multi-output view op"))
     info.version = current
     if base._rg and not info.created_without_grad and not info.multi_output:
         previous = GRAD.enabled
@@ -65,6 +58,7 @@ def refresh_view_node(view: Tensor):
             fresh = replay_view(base, info.replay)
         finally:
             GRAD.enabled = previous
+        # (as rebase_history gives an in-place op's result history to a plain tensor)
         view._rg = True
         view._node = fresh._node
         view._out_nr = fresh._out_nr
@@ -77,6 +71,19 @@ def refresh_view_node(view: Tensor):
 def _node_name(view: Tensor):
     node = view._node
     return None if node is None else node.name()
+
+
+def multi_output_message(view: Tensor, unnamed: str) -> str:
+    """PyTorch's error for an output of unbind/split/chunk used (or written) after its base or a
+    sibling changed in place; ``unnamed`` stands for a view without a grad_fn."""
+    node = view._node
+    name = node.name() if node is not None else unnamed
+    return (
+        f"Output {view._out_nr} of {name} is a view and its base or another view of its base "
+        "has been modified inplace. This view is the output of a function that returns "
+        "multiple views. Such functions do not allow the output views to be modified inplace. "
+        "You should replace the inplace operation by an out-of-place one."
+    )
 
 
 def custom_view_message(name: str | None, out_nr: int, indirect: bool) -> str:

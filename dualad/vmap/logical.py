@@ -31,6 +31,7 @@ class _LogicalData:
     def __init__(self, owner: LevelTensor) -> None:
         self._owner = owner
 
+    # the array attributes, from the owner: alike LevelTensor's forwarding on purpose
     @property
     def shape(self):
         return self._owner.shape
