@@ -305,18 +305,25 @@ def _fresh(view: ViewInfo) -> bool:
     return view.version == view.base._vc[0]
 
 
+def _bound(op: OpDef) -> tuple:
+    """What the fast callers read on every call, bound once per op as closure variables (read
+    faster than attributes and globals): the op's impl, kernel and whether it is differentiable
+    (comparisons never record a node), then module constants."""
+    return (
+        op.impl,
+        op.kernel,
+        op.differentiable,
+        _MODULE_OF_TYPE,
+        _new,
+        _NP_SCALAR_TYPES,
+        DEFAULT_DTYPE,
+        _F64,
+    )
+
+
 def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a one-argument op without parameters."""
-    # the op's fields and module constants as closure variables, read faster per call than
-    # attributes and globals (the same in each caller, on purpose: bound once per op)
-    impl = op.impl
-    kernel = op.kernel
-    modules = _MODULE_OF_TYPE
-    differentiable = op.differentiable  # comparisons etc. never record a node
-    new = _new
-    scalar_types = _NP_SCALAR_TYPES
-    default_dtype = DEFAULT_DTYPE
-    f64 = _F64
+    impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
 
     def call(x):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
@@ -352,17 +359,8 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
 
 def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
-    # the op's fields and module constants as closure variables, read faster per call than
-    # attributes and globals (the same in each caller, on purpose: bound once per op)
-    impl = op.impl
-    kernel = op.kernel
-    modules = _MODULE_OF_TYPE
-    differentiable = op.differentiable  # comparisons etc. never record a node
+    impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
     scalars = SCALAR_TYPES
-    new = _new
-    scalar_types = _NP_SCALAR_TYPES
-    default_dtype = DEFAULT_DTYPE
-    f64 = _F64
 
     def call(a, b):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
