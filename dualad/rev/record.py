@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 
 from .. import _dispatch
-from .._dispatch import OpDef
+from .._dispatch import SCALAR_TYPES, OpDef
 from .._state import GRAD, LOCK, RECORD_HOOKS
 from .._tensor import Tensor, _new
 from .anomaly import record_forward_trace
@@ -26,6 +26,7 @@ from .op_node import make_node_class, pack_node
 from .views import refresh_view_node
 
 _NO_EDGE = (None, 0)
+_SCALARS = SCALAR_TYPES
 _next_seq = _sequence.__next__  # (the node sequence's next number, without next()'s lookup)
 # ``needs`` of one- and two-argument nodes: shared constants (no tuple per node)
 _FIRST = (True,)
@@ -83,8 +84,9 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
             node._versions = (None,)
     elif nargs == 2:
         a, b = args
-        ta = type(a) is Tensor or isinstance(a, Tensor)
-        tb = type(b) is Tensor or isinstance(b, Tensor)
+        # (Python scalars are the common non-tensors: ruled out without an isinstance)
+        ta = type(a) is Tensor or (type(a) not in _SCALARS and isinstance(a, Tensor))
+        tb = type(b) is Tensor or (type(b) not in _SCALARS and isinstance(b, Tensor))
         if tb and b._rg:
             n = b._node
             edge_b = (n, b._out_nr) if n is not None else (_accumulator(b), 0)
