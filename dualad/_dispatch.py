@@ -342,15 +342,16 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 out = np.asarray(out)
             result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
-            result._rg = False
-            result._node = None
             result._out_nr = 0
             result._meta = None
             result._fw = None
             result._vc = None
             result._view = None
             if x._rg and GRAD.enabled and differentiable:
-                record_node(op, (x,), EMPTY, (result,))
+                record_node(op, (x,), EMPTY, (result,))  # (sets result._rg and ._node)
+            else:
+                result._rg = False
+                result._node = None
             return result
         return dispatch(op, (x,), EMPTY)
 
@@ -402,15 +403,16 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
                 out = np.asarray(out)
             result = new(Tensor)  # wrap(out), inline: this is the hot path of every op
             result._data = out
-            result._rg = False
-            result._node = None
             result._out_nr = 0
             result._meta = None
             result._fw = None
             result._vc = None
             result._view = None
             if requires_grad and GRAD.enabled and differentiable:
-                record_node(op, (a, b), EMPTY, (result,))
+                record_node(op, (a, b), EMPTY, (result,))  # (sets result._rg and ._node)
+            else:
+                result._rg = False
+                result._node = None
             return result
         return dispatch(op, (a, b), EMPTY)
 
