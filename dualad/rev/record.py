@@ -7,9 +7,9 @@ core never imports this package: ``install_tape`` below puts the recorder in pla
 ``dualad.rev`` is imported (``import dualad`` does), as autodidax's EvalTrace is the bottom of
 its trace stack.
 
-``record_one`` and ``record_two`` are ``record_node`` specialised to the shapes of the hottest
-calls (one plain tensor; two plain tensors or scalars), with the node's ``needs`` shared
-constants instead of a list per node.
+``record_node`` is the one recorder, for every op and every number of arguments; the shapes
+of the hottest calls (one tensor; two tensors or a tensor and a scalar) take straight-line
+branches inside it, with the node's ``needs`` shared constants instead of a tuple per node.
 """
 
 from __future__ import annotations
