@@ -37,9 +37,10 @@ from ._creation import as_tensor, tensor
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
 from ._level import Level, find_level, suspended  # noqa: F401 (the core's entry point)
+from ._meta import ViewInfo, _version_box
 from ._opdef import REGISTRY, OpDef, register  # noqa: F401 (the core's entry point)
 from ._state import ACTIVE, GRAD
-from ._tensor import Tensor, ViewInfo, _new, _version_box, wrap
+from ._tensor import Tensor, _new, wrap
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)

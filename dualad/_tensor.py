@@ -29,7 +29,7 @@ import numpy as np
 from . import _dtypes
 from ._backend import CPU, Device, device_of, to_device
 from ._errors import TrackedConversionError
-from ._meta import AutogradMeta, ViewInfo, _version_box, get_meta  # noqa: F401 (re-exported)
+from ._meta import _version_box
 from ._state import GRAD
 
 _new = object.__new__
@@ -408,20 +408,19 @@ def _rebuild(data, requires_grad, device):
     return out
 
 
-def attach_members(cls: type, source: type, names=None) -> None:
+def attach_members(cls: type, source: type) -> None:
     """Copy the members written in the class body of ``source`` (methods, properties; all but
-    its dunder bookkeeping, unless ``names`` lists which) onto ``cls``: how a higher layer gives
-    Tensor the members that need it (see the module docstring)."""
+    its dunder bookkeeping) onto ``cls``: how a higher layer gives Tensor the members that need
+    it (see the module docstring)."""
     bookkeeping = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__"}
     for name, value in vars(source).items():
-        if (names is None and name not in bookkeeping) or (names is not None and name in names):
-            parts = (
-                (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value,)
-            )
-            for function in parts:  # tracebacks and help() say ``Tensor.backward``
-                if hasattr(function, "__qualname__"):
-                    function.__qualname__ = f"{cls.__name__}.{name}"
-            setattr(cls, name, value)
+        if name in bookkeeping:
+            continue
+        parts = (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value,)
+        for function in parts:  # tracebacks and help() say ``Tensor.backward``
+            if hasattr(function, "__qualname__"):
+                function.__qualname__ = f"{cls.__name__}.{name}"
+        setattr(cls, name, value)
 
 
 def wrap(data) -> Tensor:

@@ -672,11 +672,11 @@ def _slow_class(monkeypatch, module, name: str):
 def test_concurrent_hook_registration_on_a_fresh_leaf_keeps_every_hook(monkeypatch):
     # the hook tables of a leaf are made on first use: threads registering at once each made
     # one, and the hooks in the tables that lost never ran
-    import dualad._tensor
+    import dualad._meta
     import dualad.rev.hooks
 
     _slow_class(monkeypatch, dualad.rev.hooks, "HookDict")
-    _slow_class(monkeypatch, dualad._tensor, "AutogradMeta")
+    _slow_class(monkeypatch, dualad._meta, "AutogradMeta")
     for _ in range(10):
         x = dualad.tensor([1.0], requires_grad=True)
         ran: list = []
@@ -693,9 +693,9 @@ def test_concurrent_hook_registration_on_a_fresh_leaf_keeps_every_hook(monkeypat
 def test_first_concurrent_backward_with_slow_metadata_creation(monkeypatch):
     # the same race as above on .grad's metadata, made certain: every thread reaches the
     # creation of the fresh leaf's AutogradMeta before any finishes it
-    import dualad._tensor
+    import dualad._meta
 
-    _slow_class(monkeypatch, dualad._tensor, "AutogradMeta")
+    _slow_class(monkeypatch, dualad._meta, "AutogradMeta")
     for _ in range(10):
         x = dualad.tensor([1.0, 2.0], requires_grad=True)
         run_threads(lambda i, x=x: (x * float(i + 1)).sum().backward(), 4)

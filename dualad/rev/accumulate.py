@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 
+from .._meta import get_meta
 from .._state import GRAD
-from .._tensor import Tensor, get_meta
+from .._tensor import Tensor
 from ..ops import astype, clone, real, sum_to
 
 # Serialises .grad accumulation (leaves, retained grads): threads running backward passes into

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import weakref
 
+from .._meta import get_meta
 from .._state import LOCK
-from .._tensor import Tensor, get_meta
+from .._tensor import Tensor
 from .graph_task import current_graph_task
 from .node import HookDict, RemovableHandle, accumulator_of
 

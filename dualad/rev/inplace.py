@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import allocate_on, xp_of
+from .._meta import _version_box
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
-from .._tensor import Tensor, _new, _version_box, wrap
+from .._tensor import Tensor, _new, wrap
 from .._wrapper import unwrapped
 from ..ops import clone
 from ..ops.base import inverse_permutation

@@ -25,8 +25,9 @@ import itertools
 import weakref
 
 from .._creation import as_tensor, zeros_for
+from .._meta import get_meta
 from .._state import GRAD, LOCK
-from .._tensor import Tensor, _new, get_meta
+from .._tensor import Tensor, _new
 from ..ops import astype, real, sum_to
 from .accumulate import accumulate_into_leaf
 

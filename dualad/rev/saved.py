@@ -56,8 +56,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._backend import to_device
+from .._meta import AutogradMeta, _version_box
 from .._state import GRAD, MUTATION_WATCH, RECORD_HOOKS
-from .._tensor import AutogradMeta, Tensor, _new, _version_box, wrap
+from .._tensor import Tensor, _new, wrap
 from .node import _output_tensor, accumulator_of
 
 FREED_MESSAGE = (

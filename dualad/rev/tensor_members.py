@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import warnings
 
-from .._tensor import Tensor, attach_members, get_meta
+from .._meta import get_meta
+from .._tensor import Tensor, attach_members
 from .entry import backward
 from .hooks import (
     drop_retain_grad,
