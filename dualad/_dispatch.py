@@ -75,7 +75,7 @@ def _no_tape(*args, **kwargs):
     )
 
 
-# ``record_node(op, args, params, results)`` attaches a graph node to ``results``;
+# ``record_node(op, args, params, None, results)`` attaches a graph node to ``results``;
 # ``refresh_view(t)`` brings a view's grad_fn up to date after its base was written in place.
 # The core calls them as globals of this module (no attribute lookup on the hot path);
 # ``dualad.rev.record`` installs its own when imported.
@@ -188,14 +188,14 @@ def eager(op: OpDef, args: tuple, params: dict):
         if op.view:
             make_view(result, args[0], op, params)
         if record:
-            record_node(op, args, params, (result,))
+            record_node(op, args, params, result)
         return result
     results = tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)
     if op.view:
         for i, r in enumerate(results):
             make_view(r, args[0], op, params, multi_output=True, index=i)
     if record:
-        record_node(op, args, params, results)
+        record_node(op, args, params, None, results)
     return results
 
 
@@ -349,7 +349,7 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if x._rg and GRAD.enabled and differentiable:
-                record_node(op, (x,), EMPTY, (result,))  # (sets result._rg and ._node)
+                record_node(op, (x,), EMPTY, result)  # (sets result._rg and ._node)
             else:
                 result._rg = False
                 result._node = None
@@ -410,7 +410,7 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
             result._vc = None
             result._view = None
             if requires_grad and GRAD.enabled and differentiable:
-                record_node(op, (a, b), EMPTY, (result,))  # (sets result._rg and ._node)
+                record_node(op, (a, b), EMPTY, result)  # (sets result._rg and ._node)
             else:
                 result._rg = False
                 result._node = None
@@ -453,7 +453,7 @@ def apply1(op: OpDef, x, params: dict):
                 out = np.asarray(out)
             result = wrap(out)
             if x._rg and op.differentiable and GRAD.enabled:
-                record_node(op, (x,), params, (result,))
+                record_node(op, (x,), params, result)
             return result
         if not x._rg or not GRAD.enabled:
             return tuple(wrap(np.asarray(o) if type(o) in _NP_SCALAR_TYPES else o) for o in out)

@@ -261,9 +261,10 @@ def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, ca
                 and not anomaly
                 and (special is None or node not in special)
             ):
-                out = node._apply(grads, None, create_graph)
                 if release:
-                    node._release()
+                    out = node._apply_release(grads, None, create_graph)
+                else:
+                    out = node._apply(grads, None, create_graph)
             else:
                 out = careful.run(node, grads)
                 if out is _SKIP:

@@ -218,6 +218,14 @@ class Node:
     def _release(self) -> None:
         """Drop saved values (after a backward without retain_graph)."""
 
+    def _apply_release(self, grads: list, needs, create_graph: bool) -> tuple:
+        """``_apply``, then ``_release``: the engine's call per node of a backward without
+        retain_graph (op nodes that save one kind of value have it specialised, the release
+        inline: ``rev.op_node``)."""
+        out = self._apply(grads, needs, create_graph)
+        self._release()
+        return out
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 

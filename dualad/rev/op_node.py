@@ -210,6 +210,7 @@ class _PackedSaved:
 
     # the general one: it unpacks through the methods below (not the specialised ones)
     _apply = OpNode._apply
+    _apply_release = Node._apply_release
     _release_saved = OpNode._release
 
     def _unpack_args(self) -> tuple:
@@ -273,7 +274,10 @@ def _version_message(t: Tensor, index: int, node: Node, expected: int, output=Fa
 
 # The three ``_apply`` specialisations below are alike on purpose (same prologue and tail): each
 # is the per-node backward path of one kind of op, where a shared helper would add a Python call
-# per node; ``OpNode._apply`` is the general version.
+# per node; ``OpNode._apply`` is the general version. The two that save something are made twice
+# by a factory: as ``_apply``, and as ``_apply_release``, which drops what the node saved once
+# the VJP has returned (the engine's call per node when the graph is not retained: the release
+# inline instead of a second call).
 def _apply_unsaved(self, grads: list, needs, create_graph: bool) -> tuple:
     """``OpNode._apply`` of a one-output op that saved no tensor (add, sum, reshape, ...)."""
     args = self._args
@@ -282,42 +286,66 @@ def _apply_unsaved(self, grads: list, needs, create_graph: bool) -> tuple:
     return _validate(self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self)
 
 
-def _apply_saved_args(self, grads: list, needs, create_graph: bool) -> tuple:
-    """``OpNode._apply`` of a one-output op that saved its arguments only (mul, sin, ...)."""
-    args = self._args  # read before checking: see OpNode._unpack_args
-    if self._freed or args is None:
-        raise RuntimeError(_FREED_MESSAGE)
-    for arg, version in zip(args, self._versions):
-        if version is not None:
-            box = arg._vc
-            if (0 if box is None else box[0]) != version or not arg._rg:
-                self._unpack_args()  # raises if modified (or detached) in place since saved
-    if needs is None:
-        needs = self._needs
-    return _validate(self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self)
+def _saved_args_apply(release: bool):
+    def apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        """``OpNode._apply`` of a one-output op that saved its arguments only (mul, sin, ...)."""
+        args = self._args  # read before checking: see OpNode._unpack_args
+        if self._freed or args is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        for arg, version in zip(args, self._versions):
+            if version is not None:
+                box = arg._vc
+                if (0 if box is None else box[0]) != version or not arg._rg:
+                    self._unpack_args()  # raises if modified (or detached) in place since saved
+        if needs is None:
+            needs = self._needs
+        out = _validate(
+            self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self
+        )
+        if release:
+            self._freed = True  # first: see OpNode._unpack_args
+            self._args = None
+        return out
+
+    return apply
 
 
-def _apply_saved_output(self, grads: list, needs, create_graph: bool) -> tuple:
-    """``OpNode._apply`` of a one-output op that saved its output only (exp, tanh, ...)."""
-    out_data = self._out_data  # read before checking: see OpNode._unpack_args
-    if self._freed or out_data is None:
-        raise RuntimeError(_FREED_MESSAGE)
-    box, version, fw = self._out_versions[0]
-    if box[0] != version:
-        self._unpack_outputs()  # raises: modified in place since saved
-    y = _new(Tensor)  # _output_tensor(self, out_data[0], 0, box, fw) inline: per-node backward path
-    y._data = out_data[0]
-    y._rg = True
-    y._node = self
-    y._out_nr = 0
-    y._meta = None
-    y._fw = fw or None
-    y._vc = box
-    y._view = None
-    args = self._args
-    if needs is None:
-        needs = self._needs
-    return _validate(self._op.vjp((grads[0],), (y,), args, self._params, needs), args, needs, self)
+def _saved_output_apply(release: bool):
+    def apply(self, grads: list, needs, create_graph: bool) -> tuple:
+        """``OpNode._apply`` of a one-output op that saved its output only (exp, tanh, ...)."""
+        out_data = self._out_data  # read before checking: see OpNode._unpack_args
+        if self._freed or out_data is None:
+            raise RuntimeError(_FREED_MESSAGE)
+        box, version, fw = self._out_versions[0]
+        if box[0] != version:
+            self._unpack_outputs()  # raises: modified in place since saved
+        y = _new(Tensor)  # _output_tensor(self, out_data[0], 0, box, fw) inline: per-node path
+        y._data = out_data[0]
+        y._rg = True
+        y._node = self
+        y._out_nr = 0
+        y._meta = None
+        y._fw = fw or None
+        y._vc = box
+        y._view = None
+        args = self._args
+        if needs is None:
+            needs = self._needs
+        out = _validate(
+            self._op.vjp((grads[0],), (y,), args, self._params, needs), args, needs, self
+        )
+        if release:
+            self._freed = True
+            self._out_data = None
+        return out
+
+    return apply
+
+
+_apply_saved_args = _saved_args_apply(release=False)
+_apply_release_saved_args = _saved_args_apply(release=True)
+_apply_saved_output = _saved_output_apply(release=False)
+_apply_release_saved_output = _saved_output_apply(release=True)
 
 
 def _release_nothing(self) -> None:
@@ -346,12 +374,14 @@ def make_node_class(name: str, op=None) -> type:
             pass  # the general OpNode._apply
         elif op.save_args:
             namespace["_apply"] = _apply_saved_args
+            namespace["_apply_release"] = _apply_release_saved_args
             namespace["_release"] = _release_args
         elif op.save_out:
             namespace["_apply"] = _apply_saved_output
+            namespace["_apply_release"] = _apply_release_saved_output
             namespace["_release"] = _release_output
         else:
-            namespace["_apply"] = _apply_unsaved
+            namespace["_apply"] = namespace["_apply_release"] = _apply_unsaved
             namespace["_release"] = _release_nothing
     return type(name, (OpNode,), namespace)
 

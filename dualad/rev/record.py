@@ -46,7 +46,7 @@ def node_class(op: OpDef) -> type:
 _argmeta = ArgMeta.of
 
 
-def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
+def record_node(op: OpDef, args: tuple, params: dict, result, results: tuple | None = None) -> None:
     """Attach a graph node for ``op`` to ``results`` (they then require grad).
 
     Per argument the node keeps its edge (the node and output it came from, a leaf's
@@ -103,24 +103,32 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
         if op.save_args:
             masks = op.save_masks
             keep_a, keep_b = _BOTH if masks is None else masks[needs]
-            va = vb = None
-            # a's and b's blocks alike on purpose: unrolled for the two-argument hot path
-            if ta:
-                if keep_a:
-                    box = a._vc
-                    va = 0 if box is None else box[0]
-                else:
-                    a = _argmeta(a._data)
-            if tb:
-                if keep_b:
-                    box = b._vc
-                    vb = 0 if box is None else box[0]
-                else:
-                    b = _argmeta(b._data)
-            node._args = (a, b)
-            node._versions = (va, vb)
         else:
-            node._args = (_argmeta(a._data) if ta else a, _argmeta(b._data) if tb else b)
+            keep_a = keep_b = False
+        va = vb = None
+        # a's and b's blocks alike on purpose: unrolled for the two-argument hot path, with the
+        # shape/dtype stand-in made inline (ArgMeta.of's call costs more than its body)
+        if ta:
+            if keep_a:
+                box = a._vc
+                va = 0 if box is None else box[0]
+            else:
+                data = a._data
+                a = _new(ArgMeta)
+                a.shape = data.shape
+                a.dtype = data.dtype
+        if tb:
+            if keep_b:
+                box = b._vc
+                vb = 0 if box is None else box[0]
+            else:
+                data = b._data
+                b = _new(ArgMeta)
+                b.shape = data.shape
+                b.dtype = data.dtype
+        # (the caller's tuple when both are kept: no second tuple)
+        node._args = args if keep_a and keep_b else (a, b)
+        node._versions = (va, vb)
     else:
         needs = node._needs = tuple([isinstance(a, Tensor) and a._rg for a in args])
         node._edges = tuple([_edge(a) if rg else _NO_EDGE for a, rg in zip(args, needs)])
@@ -129,12 +137,16 @@ def record_node(op: OpDef, args: tuple, params: dict, results: tuple) -> None:
             _save_args(node, args, _ALL if masks is None else masks[needs])
         else:
             node._args = tuple([_argmeta(a._data) if isinstance(a, Tensor) else a for a in args])
-    if len(results) == 1:
-        r = results[0]
-        r._rg = True
-        r._node = node
+    if results is None:
+        result._rg = True
+        result._node = node
         node._nout = 1
         node._out_meta = None  # one output: its meta is only needed for multi-output nodes
+        if op.save_out:
+            node._save_outputs((result,))
+        if RECORD_HOOKS:
+            on_record(node, (result,))
+        return
     else:
         node._nout = len(results)
         nondiff = op.nondiff_outputs
