@@ -75,3 +75,4 @@ from . import fwd
 from .vmap.api import vmap
 from . import func
 from . import utils
+from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor

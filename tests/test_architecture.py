@@ -53,7 +53,7 @@ LAYERS = (
     (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
-        "dualad.testing.* dualad.utils.*",
+        "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.*",
     ),
 )
 MAX_LINES = 600

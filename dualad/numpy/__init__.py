@@ -1,0 +1,16 @@
+"""NumPy's namespace over dualad tensors: ``import dualad.numpy as np`` keeps NumPy code
+differentiable.
+
+Every name follows NumPy's signature and semantics (``axis``, ``keepdims``, ``dtype``, ``out``,
+NEP 50 promotion); arguments may be tensors of any level (requires-grad, dual, batched, inside
+``func.grad``), NumPy/CuPy arrays, Python scalars or lists, and results are tensors.
+Differentiable functions record derivatives like the dualad ops they are made of; functions
+without a derivative (``argsort``, ``isclose``, ``unique`` ...) return untracked results.
+``dualad.numpy.linalg`` and ``dualad.numpy.fft`` are NumPy's sub-namespaces; ``random`` passes
+through to NumPy's. The same implementations answer NumPy's own functions called on tensors
+(``np.sum(t)``, ``np.exp(t)``) through ``__array_function__`` and ``__array_ufunc__``.
+"""
+
+from __future__ import annotations
+
+# The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
