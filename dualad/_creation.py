@@ -26,117 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _tracked_values
 from ._backend import allocate_on
-from ._errors import TrackedConversionError
 from ._state import GRAD
 from ._tensor import (
     _PYTHON_SCALARS,
     Tensor,
-    _leaf_dtype,
     _python_scalar_dtype,
-    _scan,
     _to_array,
     tracking_level,
     wrap,
 )
-
-# ---------------------------------------------------------------------------------------------
-# tracked values: built with dualad ops, so that every level keeps differentiating them
-
-
-def _ops_missing(*args, **kwargs):
-    raise RuntimeError(
-        "dualad: building a tensor out of tracked values needs dualad.ops (import dualad)"
-    )
-
-
-# The three ops those builders use live a layer above this one; ``dualad.ops`` installs them
-# here when it is imported (``install_ops``). Plain data never needs them.
-stack = broadcast_to = cat = _ops_missing
-
-
-def install_ops(stack_fn, broadcast_to_fn, cat_fn) -> None:
-    """Install ``stack``, ``broadcast_to`` and ``cat`` (``dualad.ops`` calls this once)."""
-    global stack, broadcast_to, cat
-    stack, broadcast_to, cat = stack_fn, broadcast_to_fn, cat_fn
-
-
-def _holds_tracked(data) -> bool:
-    """Whether ``data`` is, or (nested in lists/tuples) holds, a tensor that an active level
-    tracks or a level's wrapper (whose array is not the value to use). Call only while
-    this thread has a level (``GRAD.levels``): otherwise nothing is tracked."""
-    if isinstance(data, Tensor):
-        return type(data) is not Tensor or tracking_level(data) is not None
-    if isinstance(data, (list, tuple)):
-        for kind in set(map(type, data)):
-            if (
-                kind not in _PYTHON_SCALARS
-                and issubclass(kind, (Tensor, list, tuple))
-                and any(_holds_tracked(item) for item in data if type(item) is kind)
-            ):
-                return True
-    return False
-
-
-def _first_tracked(data):
-    """The first tensor in ``data`` (nested lists/tuples) that ``_holds_tracked``."""
-    if isinstance(data, Tensor):
-        return data if _holds_tracked(data) else None
-    for item in data:
-        if isinstance(item, (Tensor, list, tuple)):
-            found = _first_tracked(item)
-            if found is not None:
-                return found
-    return None
-
-
-def _tracked_tensor(data, dtype, device) -> Tensor:
-    """``tensor(data)`` for data holding tracked values: a differentiable copy of a tensor, or
-    the nested sequence stacked with dualad ops (numbers and untracked tensors become constants
-    of the same dtype, detached as ``tensor`` detaches them). The dtype is inferred as for
-    plain data; the device, unless given, is that of the first tracked tensor."""
-    dtype = _dtypes.to_dtype(dtype)
-    if isinstance(data, Tensor):
-        out = data.to(dtype=dtype, device=device)
-        return out.clone() if out is data else out  # tensor() never aliases its input
-    if dtype is None:
-        leaf_dtypes: set = set()
-        _scan(data, leaf_dtypes)
-        dtype = _leaf_dtype(leaf_dtypes)  # as for plain data
-    if device is None:
-        device = _first_tracked(data).device
-
-    def build(item) -> Tensor:
-        if isinstance(item, Tensor):
-            if not _holds_tracked(item):
-                item = item.detach()
-            return item.to(dtype=dtype, device=device)
-        if isinstance(item, (list, tuple)):
-            parts = [build(part) for part in item]
-            if not parts:
-                return wrap(_to_array([], dtype, device, copy=False))
-            shapes = {tuple(part.shape) for part in parts}
-            if len(shapes) > 1:
-                raise ValueError(
-                    "dualad.tensor: cannot make a tensor from ragged data: its entries have "
-                    f"the shapes {sorted(shapes)}"
-                )
-            return stack(parts)
-        return wrap(_to_array(item, dtype, device, copy=True))
-
-    return build(data)
-
-
-def _tracked_argument(name: str, argument: str, value: Tensor, why: str):
-    """The error for a factory argument that must be a number but is a tracked tensor."""
-    level = tracking_level(value)
-    return TrackedConversionError(
-        f"dualad.{name}: {argument} is a tensor that {level.title} tracks, and {why}: taking "
-        "its value as a number would silently drop its derivative. Pass "
-        f"{argument}.detach() if the value is meant as a constant."
-    )
-
+from ._tracked_values import _holds_tracked, _tracked_argument, _tracked_tensor
 
 # ---------------------------------------------------------------------------------------------
 # tensor, as_tensor, from_numpy
@@ -317,7 +218,8 @@ def _filled(value: Tensor, shape: tuple, dtype, device) -> Tensor:
     """A new tensor of ``shape`` filled with the one-element tracked ``value``, differentiably
     (its derivative is the sum of the result's)."""
     value = value.reshape(()).to(dtype=dtype, device=device)
-    return broadcast_to(value, shape).clone()  # (clone: memory of its own, as full's)
+    # (clone: memory of its own, as full's)
+    return _tracked_values.broadcast_to(value, shape).clone()
 
 
 def _number_dtype(kind: str) -> np.dtype:
@@ -497,7 +399,7 @@ def _linspace_tracked(start, end, steps: int, dtype, device) -> Tensor:
     else:
         div = steps - 1
         ramp = wrap(allocate_on(device, lambda xp: xp.arange(div, dtype=work)))
-        values = cat([ramp * ((end - start) / div) + start, end.reshape((1,))])
+        values = _tracked_values.cat([ramp * ((end - start) / div) + start, end.reshape((1,))])
     return values.to(dtype=dtype)
 
 

@@ -41,6 +41,7 @@ from ._meta import ViewInfo, _version_box
 from ._opdef import REGISTRY, OpDef, register  # noqa: F401 (the core's entry point)
 from ._state import ACTIVE, GRAD
 from ._tensor import Tensor, _new, wrap
+from ._tracked_values import operand
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _NO_EDGE = (None, 0)
@@ -106,8 +107,19 @@ def as_arg(value):
     return as_tensor(value)
 
 
+def _operands(args: tuple) -> tuple:
+    """``args`` with each list/tuple operand that holds a tensor carrying a derivative stacked
+    (``_creation.operand``), before any level looks at them: a level sees only its own
+    wrappers, so one inside a list would otherwise reach an op as a constant."""
+    return tuple([operand(a) if type(a) is list or type(a) is tuple else a for a in args])
+
+
 def dispatch(op: OpDef, args: tuple, params: dict):
     """The slow path: levels, conversion of non-tensor arguments, graph recording."""
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            args = _operands(args)
+            break
     if ACTIVE:  # some thread has levels: look at this thread's
         levels = GRAD.levels
         if levels:
@@ -117,6 +129,10 @@ def dispatch(op: OpDef, args: tuple, params: dict):
 
 def dispatch_at(levels: list, op: OpDef, args: tuple, params: dict):
     """``dispatch`` given this thread's (non-empty) level stack ``levels``."""
+    for a in args:
+        if type(a) is list or type(a) is tuple:
+            args = _operands(args)
+            break
     if not params and len(levels) == 1:  # one level (forward mode's hot case)
         level = levels[0]
         alone = level.process_alone

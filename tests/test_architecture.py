@@ -40,7 +40,7 @@ LAYERS = (
     ("L1b tensor", "dualad._tensor"),
     ("L1c tensor: the level wrappers' base", "dualad._wrapper"),
     ("L2a core: ops and levels", "dualad._opdef dualad._level"),
-    ("L2b core: creation", "dualad._creation dualad._random"),
+    ("L2b core: creation", "dualad._tracked_values dualad._creation dualad._random"),
     ("L2c core: dispatch", "dualad._dispatch"),
     ("L3 ops", "dualad.ops.*"),
     ("L4a level: rev (the tape)", "dualad.rev.*"),

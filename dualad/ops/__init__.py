@@ -6,7 +6,8 @@ public op (other layers ``from ..ops import clone``; ``dualad`` exports ``__all_
 ``dualad._operators`` attaches the Tensor methods and operators (from ``dualad/__init__``).
 
 Inside ``ops/`` the modules form layers: a module imports only from the rows above it (and
-from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creation``)::
+from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creation``,
+``_tracked_values``)::
 
     _dims, _exports, _keys, _promotion      no ops: dims, export lists, index keys, dtypes
     base                                    reshape/view, permute/movedim/unsqueeze,
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from .. import _creation
+from .. import _tracked_values
 from . import (
     _helpers,
     activations,
@@ -95,4 +96,4 @@ __all__ = [name for module in MODULES for name in module.__all__]
 
 # tensors made of tracked values (dualad.tensor([x[0], 2 * x[1]]) inside a transform) are built
 # with these ops: the creation layer below asks for them
-_creation.install_ops(joining.stack, base.broadcast_to, joining.cat)
+_tracked_values.install_ops(joining.stack, base.broadcast_to, joining.cat)

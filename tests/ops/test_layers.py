@@ -10,7 +10,7 @@ import dualad.ops
 
 OPS = pathlib.Path(dualad.ops.__file__).parent
 # what ops/ may import outside itself: the layers below it
-BELOW = {"_backend", "_creation", "_dispatch", "_dtypes", "_state", "_tensor"}
+BELOW = {"_backend", "_creation", "_dispatch", "_dtypes", "_state", "_tensor", "_tracked_values"}
 
 
 def _imports(path: pathlib.Path):
