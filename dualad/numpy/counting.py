@@ -1,0 +1,122 @@
+"""NumPy's counting functions: ``bincount``, ``histogram``, ``histogram_bin_edges``.
+
+Counts are integers and carry no derivative. Two results do depend differentiably on the data,
+and keep their derivative here: ``bincount``'s weighted sums (linear in ``weights``: made of
+``index_add``), and the bin edges that ``histogram`` draws from the data's range (``bins`` an
+int and no ``range``: the edges run from ``a.min()`` to ``a.max()``, so they move with them).
+Estimated edges (``bins="auto"`` and the other strings) are given only for untracked data:
+their derivative is not implemented, and a silent zero would be wrong. ``weights`` of
+``histogram`` are not supported (TypeError, with the alternative).
+
+>>> import dualad, dualad.numpy as dnp
+>>> dnp.bincount(dualad.tensor([0, 2, 2]))
+tensor([1, 0, 2])
+>>> counts, edges = dnp.histogram(dualad.tensor([0.0, 1.0, 1.5, 4.0]), bins=2)
+>>> counts, edges
+(tensor([3, 1]), tensor([0., 2., 4.]))
+"""
+
+from __future__ import annotations
+
+import operator
+
+from .. import ops
+from .._creation import _is_tracked, arange, zeros
+from .._dispatch import REGISTRY, apply
+from .._tensor import Tensor
+from ..ops.counting import bincount_op, histogram_op
+from ._nondiff import arg, uses
+
+__all__ = ["bincount", "histogram", "histogram_bin_edges"]
+
+
+def _tracked(a) -> bool:
+    """Whether ``a`` carries a derivative or a batch (of eager autograd or of any level)."""
+    return a.requires_grad or _is_tracked(a)
+
+
+@uses(bincount_op, REGISTRY["index_add"])
+def bincount(x, /, weights=None, minlength=0):
+    """The number of occurrences of each value of the non-negative int 1-d ``x``; with
+    ``weights``, the sum of the weights of each value (float64, differentiable in them)."""
+    x = arg(x)
+    minlength = operator.index(minlength)
+    counts = apply(bincount_op, x, minlength=minlength)  # (NumPy's own checks of x too)
+    if weights is None:
+        return counts
+    weights = arg(weights)
+    if tuple(weights.shape) != tuple(x.shape):
+        raise ValueError("dualad.numpy.bincount: The weights and list don't have the same length.")
+    if weights.dtype.kind == "c":
+        raise TypeError(
+            "dualad.numpy.bincount: Cannot cast array data from dtype('complex128') to "
+            "dtype('float64') according to the rule 'safe' (complex weights)"
+        )
+    total = zeros(counts.shape[-1], dtype="float64", device=x.device)
+    return ops.index_add(total, 0, x, weights.astype("float64"))
+
+
+def _edges_from_range(a, n: int, dtype):
+    """NumPy's equal-width edges over ``a``'s range (``histogram``'s ``_get_outer_edges`` and
+    ``linspace``, step by step so the values are NumPy's), in dualad ops: differentiable in
+    ``a.min()`` and ``a.max()``, and batched under vmap."""
+    flat = ops.reshape(a, (-1,))
+    lo = ops.amin(flat).astype(dtype)
+    hi = ops.amax(flat).astype(dtype)
+    same = ops.eq(lo, hi)  # an empty range widens to one around the value, as NumPy's
+    lo, hi = ops.where(same, lo - 0.5, lo), ops.where(same, hi + 0.5, hi)
+    step = (hi - lo) / n
+    inner = arange(n, dtype=dtype, device=a.device) * step + lo
+    return ops.cat([inner, ops.reshape(hi, (1,))])
+
+
+def _counts_and_edges(a, bins, range, weights, name):
+    a = arg(a)
+    if weights is not None:
+        raise TypeError(
+            f"dualad.numpy.{name}: weights= is not supported (weighted counts are "
+            "differentiable in the weights, and dualad.numpy does not give that yet); use "
+            "dualad.numpy.bincount(bin_indices, weights) with bin_indices from digitize"
+        )
+    if range is not None:
+        lo, hi = range
+        range = (float(lo), float(hi))
+    if isinstance(bins, str):
+        if _tracked(a):
+            raise TypeError(
+                f"dualad.numpy.{name}: bins={bins!r} estimates the edges from data that is "
+                "tracked (requires grad, dual, batched or inside func.grad), and their "
+                "derivative is not implemented; pass bins as an int or as the edges"
+            )
+        return apply(histogram_op, a, bins=bins, range=range)
+    if isinstance(bins, (Tensor, list, tuple)) or getattr(bins, "ndim", 0):  # the edges
+        edges = arg(bins)
+        if edges.ndim != 1:
+            raise ValueError(f"dualad.numpy.{name}: `bins` must be 1d, when an array")
+        counts, _ = apply(histogram_op, a, edges, bins=None, range=range)
+        return counts, edges  # the given edges themselves, with whatever they carry
+    n = operator.index(bins)
+    if n < 1:
+        raise ValueError(f"dualad.numpy.{name}: `bins` must be positive, when an integer")
+    counts, edges = apply(histogram_op, a, bins=n, range=range)
+    if range is None and a.numel() > 0 and _tracked(a):
+        edges = _edges_from_range(a, n, edges.dtype)
+    return counts, edges
+
+
+@uses(histogram_op)
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """The counts of ``a``'s values in ``bins`` (an int: equal widths over ``range``, by
+    default ``a``'s; a 1-d array: the edges) and the edges, as NumPy's ``histogram``; with
+    ``density=True`` the counts divided by their total and the bin widths (float64)."""
+    counts, edges = _counts_and_edges(a, bins, range, weights, "histogram")
+    if density:
+        widths = (edges[1:] - edges[:-1]).astype("float64")
+        return counts / widths / counts.sum(), edges
+    return counts, edges
+
+
+@uses(histogram_op)
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """The edges ``histogram`` would use for ``a``."""
+    return _counts_and_edges(a, bins, range, weights, "histogram_bin_edges")[1]

@@ -1,0 +1,276 @@
+"""NumPy's predicates and metadata queries, not differentiable: the elementwise ``isclose``,
+``iscomplex``, ``isreal``, ``isposinf``, ``isneginf`` (untracked bool tensors), the whole-array
+answers ``allclose``, ``array_equal``, ``array_equiv`` (Python bools, as NumPy gives), and the
+metadata of tensors and dtypes: ``shape``, ``ndim``, ``size``, ``iscomplexobj``,
+``isrealobj``, ``isscalar``, ``may_share_memory``, ``shares_memory``, ``result_type``,
+``can_cast``, ``promote_types``, ``min_scalar_type``, ``common_type``, ``finfo``, ``iinfo``.
+
+A Python bool has one value, so inside ``vmap`` (where a tensor stands for every example)
+``allclose`` and the like of a batched tensor raise, saying to use the elementwise version.
+
+>>> import dualad, dualad.numpy as dnp
+>>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+>>> dnp.isclose(x, [1.0, 2.1])
+tensor([ True, False])
+>>> dnp.allclose(x, [1.0, 2.0]), dnp.shape(x)
+(True, (2,))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .._creation import ones_like, zeros_like
+from .._dispatch import apply
+from .._errors import TrackedConversionError
+from .._tensor import Tensor
+from ..ops.closeness import isclose_op
+from ._nondiff import arg, uses
+
+__all__ = [
+    "allclose",
+    "array_equal",
+    "array_equiv",
+    "can_cast",
+    "common_type",
+    "finfo",
+    "iinfo",
+    "iscomplex",
+    "iscomplexobj",
+    "isclose",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "isrealobj",
+    "isscalar",
+    "may_share_memory",
+    "min_scalar_type",
+    "ndim",
+    "promote_types",
+    "result_type",
+    "shape",
+    "shares_memory",
+    "size",
+]
+
+
+def value_only(fn):
+    """Mark a function that answers from values or metadata (no op, no derivative)."""
+    fn.differentiable = False
+    return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise predicates
+
+
+@uses(isclose_op)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True where ``|a - b| <= atol + rtol * |b|`` (NumPy's ``isclose``: not symmetric)."""
+    a = a if isinstance(a, (Tensor, int, float, complex)) else arg(a)
+    b = b if isinstance(b, (Tensor, int, float, complex)) else arg(b)
+    params = {"rtol": rtol, "atol": atol, "equal_nan": bool(equal_nan)}
+    return apply(isclose_op, a, b, **params)
+
+
+def iscomplex(x):
+    """True where ``x`` has a nonzero imaginary part (all False for real ``x``)."""
+    x = arg(x)
+    if x.dtype.kind == "c":
+        return ops.ne(ops.imag(x), 0)
+    return zeros_like(x, dtype=bool)
+
+
+def isreal(x):
+    """True where ``x`` has a zero imaginary part (all True for real ``x``)."""
+    x = arg(x)
+    if x.dtype.kind == "c":
+        return ops.eq(ops.imag(x), 0)
+    return ones_like(x, dtype=bool)
+
+
+def _infinite(x, name):
+    x = arg(x)
+    if x.dtype.kind == "c":
+        raise TypeError(
+            f"dualad.numpy.{name}: This operation is not supported for {x.dtype} values "
+            "because it would be ambiguous."
+        )
+    return x, ops.isinf(x), ops.signbit(x)
+
+
+def isposinf(x, out=None):
+    """True where ``x`` is +inf."""
+    _no_out("isposinf", out)
+    _, inf, negative = _infinite(x, "isposinf")
+    return ops.logical_and(inf, ops.logical_not(negative))
+
+
+def isneginf(x, out=None):
+    """True where ``x`` is -inf."""
+    _no_out("isneginf", out)
+    _, inf, negative = _infinite(x, "isneginf")
+    return ops.logical_and(inf, negative)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"dualad.numpy.{name}: out= is not supported; use the returned tensor")
+
+
+# ---------------------------------------------------------------------------------------------
+# whole-array answers: Python bools
+
+
+def _answer(result, name: str) -> bool:
+    """``bool(result)``, or inside vmap the error that says why there is no single answer."""
+    try:
+        return bool(result)
+    except TrackedConversionError as exc:
+        raise TrackedConversionError(
+            f"dualad.numpy.{name} returns one Python bool, but its argument is batched "
+            f"(inside vmap): use dualad.numpy.all of the elementwise test instead "
+            f"(all(isclose(a, b)) for allclose, all(a == b) for array_equal). {exc}"
+        ) from None
+
+
+@value_only
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether ``isclose(a, b)`` holds everywhere (a Python bool)."""
+    return _answer(ops.all(isclose(a, b, rtol, atol, equal_nan)), "allclose")
+
+
+@value_only
+def array_equal(a1, a2, equal_nan=False):
+    """Whether ``a1`` and ``a2`` have one shape and equal elements (NaNs equal with
+    ``equal_nan``); a Python bool."""
+    a1, a2 = arg(a1), arg(a2)
+    if tuple(a1.shape) != tuple(a2.shape):
+        return False
+    same = ops.eq(a1, a2)
+    if equal_nan and (a1.dtype.kind in "fc" or a2.dtype.kind in "fc"):
+        same = ops.logical_or(same, ops.logical_and(ops.isnan(a1), ops.isnan(a2)))
+    return _answer(ops.all(same), "array_equal")
+
+
+@value_only
+def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` broadcast together and are equal everywhere (a Python bool)."""
+    a1, a2 = arg(a1), arg(a2)
+    try:
+        np.broadcast_shapes(tuple(a1.shape), tuple(a2.shape))
+    except ValueError:
+        return False
+    return _answer(ops.all(ops.eq(a1, a2)), "array_equiv")
+
+
+# ---------------------------------------------------------------------------------------------
+# metadata: Python values, as NumPy's
+
+
+def _metadata(value):
+    """What NumPy's metadata functions read of a tensor: its dtype; anything else as given."""
+    return value.dtype if isinstance(value, Tensor) else value
+
+
+@value_only
+def shape(a):
+    """The shape of ``a`` (a tuple; a tensor's logical shape inside transforms)."""
+    return tuple(a.shape) if isinstance(a, Tensor) else np.shape(a)
+
+
+@value_only
+def ndim(a):
+    """The number of dimensions of ``a``."""
+    return a.ndim if isinstance(a, Tensor) else np.ndim(a)
+
+
+@value_only
+def size(a, axis=None):
+    """The number of elements of ``a`` (along ``axis``: that dim's length)."""
+    if not isinstance(a, Tensor):
+        return np.size(a, axis)
+    if axis is None:
+        return a.numel()
+    return int(np.prod([a.shape[i] for i in np.atleast_1d(axis)] if a.ndim else [], dtype=int))
+
+
+@value_only
+def iscomplexobj(x):
+    """Whether ``x`` has a complex dtype (whatever its values)."""
+    return (isinstance(x, Tensor) and x.dtype.kind == "c") or np.iscomplexobj(_metadata(x))
+
+
+@value_only
+def isrealobj(x):
+    """Whether ``x`` has no complex dtype."""
+    return not iscomplexobj(x)
+
+
+@value_only
+def isscalar(element):
+    """Whether ``element`` is a scalar (a tensor, even 0-d, is not: as NumPy's 0-d arrays)."""
+    return False if isinstance(element, Tensor) else np.isscalar(element)
+
+
+def _memory(value):
+    while isinstance(value, Tensor) and type(value) is not Tensor:
+        value = value._value  # a level's wrapper: the value one level down holds the memory
+    return value._data if isinstance(value, Tensor) else value
+
+
+@value_only
+def may_share_memory(a, b, /, max_work=0):
+    """Whether ``a`` and ``b`` might share memory (NumPy's bounds check on their arrays)."""
+    return bool(np.may_share_memory(_memory(a), _memory(b), max_work=max_work))
+
+
+@value_only
+def shares_memory(a, b, /, max_work=-1):
+    """Whether ``a`` and ``b`` share memory (NumPy's exact check on their arrays)."""
+    return bool(np.shares_memory(_memory(a), _memory(b), max_work=max_work))
+
+
+@value_only
+def result_type(*arrays_and_dtypes):
+    """The dtype NumPy's promotion gives these arguments (NEP 50: Python scalars are weak)."""
+    return np.result_type(*(_metadata(a) for a in arrays_and_dtypes))
+
+
+@value_only
+def can_cast(from_, to, casting="safe"):
+    """Whether ``from_`` (a tensor's dtype, or a dtype) casts to ``to`` under ``casting``."""
+    return np.can_cast(_metadata(from_), to, casting=casting)
+
+
+@value_only
+def promote_types(type1, type2):
+    """The smallest dtype both dtypes cast to safely."""
+    return np.promote_types(_metadata(type1), _metadata(type2))
+
+
+@value_only
+def min_scalar_type(a, /):
+    """The smallest dtype that holds the scalar ``a`` (a tensor: its dtype)."""
+    return np.min_scalar_type(_metadata(a))
+
+
+@value_only
+def common_type(*arrays):
+    """The inexact scalar type common to the arrays (float64 for integers)."""
+    return np.common_type(
+        *(np.empty(0, _metadata(a)) if isinstance(a, Tensor) else a for a in arrays)
+    )
+
+
+@value_only
+def finfo(dtype):
+    """Machine limits of a floating dtype (a tensor: its dtype)."""
+    return np.finfo(_metadata(dtype))
+
+
+@value_only
+def iinfo(int_type):
+    """Machine limits of an integer dtype (a tensor: its dtype)."""
+    return np.iinfo(_metadata(int_type))
