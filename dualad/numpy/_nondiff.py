@@ -45,12 +45,15 @@ def no_out(name: str, out) -> None:
         )
 
 
-def uses(*ops):
+def uses(*ops, differentiable=None):
     """Mark a function with the registered ops it runs (``fn.ops``), so the coverage table
-    tells their rules; a function of no op of its own says nothing."""
+    tells their rules, and with ``differentiable=False`` where its result never carries a
+    derivative although some of those ops could (``iscomplex`` compares ``imag``)."""
 
     def mark(fn):
         fn.ops = ops
+        if differentiable is not None:
+            fn.differentiable = differentiable
         return fn
 
     return mark

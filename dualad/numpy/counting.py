@@ -104,7 +104,13 @@ def _counts_and_edges(a, bins, range, weights, name):
     return counts, edges
 
 
-@uses(histogram_op)
+# the edges drawn from the data's range are made of these (differentiable) ops
+_EDGE_OPS = tuple(
+    REGISTRY[name] for name in ("amin", "amax", "where", "sub", "div", "mul", "add", "cat")
+)
+
+
+@uses(histogram_op, *_EDGE_OPS)
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """The counts of ``a``'s values in ``bins`` (an int: equal widths over ``range``, by
     default ``a``'s; a 1-d array: the edges) and the edges, as NumPy's ``histogram``; with
@@ -116,7 +122,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return counts, edges
 
 
-@uses(histogram_op)
+@uses(histogram_op, *_EDGE_OPS)
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges ``histogram`` would use for ``a``."""
     return _counts_and_edges(a, bins, range, weights, "histogram_bin_edges")[1]

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import ops
 from .._creation import ones_like, zeros_like
-from .._dispatch import apply
+from .._dispatch import REGISTRY, apply
 from .._errors import TrackedConversionError
 from .._tensor import Tensor
 from ..ops.closeness import isclose_op
@@ -74,6 +74,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return apply(isclose_op, a, b, **params)
 
 
+@uses(REGISTRY["imag"], REGISTRY["ne"], differentiable=False)
 def iscomplex(x):
     """True where ``x`` has a nonzero imaginary part (all False for real ``x``)."""
     x = arg(x)
@@ -82,6 +83,7 @@ def iscomplex(x):
     return zeros_like(x, dtype=bool)
 
 
+@uses(REGISTRY["imag"], REGISTRY["eq"], differentiable=False)
 def isreal(x):
     """True where ``x`` has a zero imaginary part (all True for real ``x``)."""
     x = arg(x)
@@ -100,6 +102,10 @@ def _infinite(x, name):
     return x, ops.isinf(x), ops.signbit(x)
 
 
+_INFINITY_OPS = tuple(REGISTRY[name] for name in ("isinf", "signbit", "logical_and", "logical_not"))
+
+
+@uses(*_INFINITY_OPS, differentiable=False)
 def isposinf(x, out=None):
     """True where ``x`` is +inf."""
     _no_out("isposinf", out)
@@ -107,6 +113,7 @@ def isposinf(x, out=None):
     return ops.logical_and(inf, ops.logical_not(negative))
 
 
+@uses(*_INFINITY_OPS, differentiable=False)
 def isneginf(x, out=None):
     """True where ``x`` is -inf."""
     _no_out("isneginf", out)
