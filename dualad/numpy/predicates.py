@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from .._creation import ones_like, zeros_like
+from .._creation import zeros_like
 from .._dispatch import REGISTRY, apply
 from .._errors import TrackedConversionError
 from .._tensor import Tensor
@@ -83,13 +83,10 @@ def iscomplex(x):
     return zeros_like(x, dtype=bool)
 
 
-@uses(REGISTRY["imag"], REGISTRY["eq"], differentiable=False)
+@uses(REGISTRY["imag"], REGISTRY["ne"], REGISTRY["logical_not"], differentiable=False)
 def isreal(x):
     """True where ``x`` has a zero imaginary part (all True for real ``x``)."""
-    x = arg(x)
-    if x.dtype.kind == "c":
-        return ops.eq(ops.imag(x), 0)
-    return ones_like(x, dtype=bool)
+    return ops.logical_not(iscomplex(x))
 
 
 def _infinite(x, name):
