@@ -3,7 +3,8 @@
 answers ``allclose``, ``array_equal``, ``array_equiv`` (Python bools, as NumPy gives), and the
 metadata of tensors and dtypes: ``shape``, ``ndim``, ``size``, ``iscomplexobj``,
 ``isrealobj``, ``isscalar``, ``may_share_memory``, ``shares_memory``, ``result_type``,
-``can_cast``, ``promote_types``, ``min_scalar_type``, ``common_type``, ``finfo``, ``iinfo``.
+``can_cast``, ``promote_types``, ``min_scalar_type``, ``common_type``, ``finfo``, ``iinfo``,
+``issubdtype``, ``isdtype``, ``iterable``.
 
 A Python bool has one value, so inside ``vmap`` (where a tensor stands for every example)
 ``allclose`` and the like of a batched tensor raise, saying to use the elementwise version.
@@ -39,11 +40,14 @@ __all__ = [
     "iscomplex",
     "iscomplexobj",
     "isclose",
+    "isdtype",
     "isneginf",
     "isposinf",
     "isreal",
     "isrealobj",
     "isscalar",
+    "issubdtype",
+    "iterable",
     "may_share_memory",
     "min_scalar_type",
     "ndim",
@@ -278,3 +282,24 @@ def finfo(dtype):
 def iinfo(int_type):
     """Machine limits of an integer dtype (a tensor: its dtype)."""
     return np.iinfo(_metadata(int_type))
+
+
+@value_only
+def issubdtype(arg1, arg2):
+    """Whether dtype ``arg1`` is lower in NumPy's type hierarchy than ``arg2`` (a tensor: its
+    dtype)."""
+    return np.issubdtype(_metadata(arg1), _metadata(arg2))
+
+
+@value_only
+def isdtype(dtype, kind):
+    """Whether ``dtype`` is of ``kind`` (the Array API's kinds: "real floating", ...)."""
+    return np.isdtype(_metadata(dtype), kind)
+
+
+@value_only
+def iterable(y):
+    """Whether ``y`` can be iterated over (a 0-d tensor cannot, as a 0-d array)."""
+    if isinstance(y, Tensor):
+        return y.ndim > 0
+    return np.iterable(y)

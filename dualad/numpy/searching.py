@@ -1,6 +1,8 @@
 """NumPy's sorting indices and searching functions, not differentiable (integer results):
 ``argsort``, ``argpartition``, ``lexsort``, ``searchsorted``, ``digitize``, ``argmax``,
-``argmin``, ``nonzero``, ``flatnonzero``, ``argwhere``, ``count_nonzero``.
+``argmin``, ``nanargmax``, ``nanargmin``, ``nonzero``, ``flatnonzero``, ``argwhere``,
+``count_nonzero``, and the flat/multi-index conversions ``unravel_index``,
+``ravel_multi_index``.
 
 They take tensors of every level and return untracked tensors (under ``vmap`` batched per
 example), with NumPy's signatures, values, dtypes and shapes.
@@ -15,14 +17,21 @@ tensor([3, 1, 2])
 
 from __future__ import annotations
 
+import operator
+
 from .. import ops
 from .._dispatch import REGISTRY, apply
+from .._tensor import Tensor
 from ..ops.searching import (
     argpartition_op,
     argsort_op,
     digitize_op,
     lexsort_op,
+    nanargmax_op,
+    nanargmin_op,
+    ravel_multi_index_op,
     searchsorted_op,
+    unravel_index_op,
 )
 from ._nondiff import arg, axis_index, axis_tuple, no_out, uses
 
@@ -36,8 +45,12 @@ __all__ = [
     "digitize",
     "flatnonzero",
     "lexsort",
+    "nanargmax",
+    "nanargmin",
     "nonzero",
+    "ravel_multi_index",
     "searchsorted",
+    "unravel_index",
 ]
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -153,6 +166,52 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
 def argmin(a, axis=None, out=None, *, keepdims=False):
     """The index of the minimum along ``axis`` (of the flattened array by default)."""
     return _arg_extremum(ops.argmin, a, axis, out, keepdims, "argmin")
+
+
+def _nan_arg_extremum(op, a, axis, out, keepdims, name):
+    no_out(name, out)
+    a = arg(a)
+    if axis is None:
+        result = apply(op, ops.reshape(a, (-1,)), axis=0)
+        return ops.reshape(result, (1,) * a.ndim) if keepdims else result
+    if a.ndim == 0:
+        axis_index(axis, 1)
+        return apply(op, ops.reshape(a, (1,)), axis=0)
+    axis = axis_index(axis, a.ndim)
+    result = apply(op, a, axis=axis)
+    return ops.unsqueeze(result, axis) if keepdims else result
+
+
+@uses(nanargmax_op)
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
+    """The index of the maximum along ``axis`` ignoring NaNs (ValueError for an all-NaN
+    slice, as NumPy)."""
+    return _nan_arg_extremum(nanargmax_op, a, axis, out, keepdims, "nanargmax")
+
+
+@uses(nanargmin_op)
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
+    """The index of the minimum along ``axis`` ignoring NaNs."""
+    return _nan_arg_extremum(nanargmin_op, a, axis, out, keepdims, "nanargmin")
+
+
+@uses(unravel_index_op)
+def unravel_index(indices, shape, order="C"):
+    """The coordinates in an array of ``shape`` of the flat ``indices``: one int tensor per
+    dim, each of ``indices``'s shape."""
+    shape = (operator.index(shape),) if hasattr(shape, "__index__") else tuple(shape)
+    coordinates = apply(unravel_index_op, arg(indices), shape=shape, order=order)
+    return tuple(coordinates[d] for d in range(len(shape)))
+
+
+@uses(ravel_multi_index_op)
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """The flat indices of the coordinates ``multi_index`` (a sequence of int arrays, one per
+    dim, broadcast together) in an array of shape ``dims``."""
+    index = tuple(i if isinstance(i, (int, Tensor)) else arg(i) for i in multi_index)
+    mode = mode if isinstance(mode, str) else tuple(mode)
+    dims = (operator.index(dims),) if hasattr(dims, "__index__") else tuple(dims)
+    return apply(ravel_multi_index_op, *index, dims=dims, mode=mode, order=order)
 
 
 @uses(REGISTRY["nonzero"])

@@ -1,5 +1,6 @@
 """Sorting indices and searching (no gradient: integer outputs): ``argsort``, ``argpartition``,
-``lexsort``, ``searchsorted``, ``digitize``; and ``rowwise_batch``, the batching rule of ops
+``lexsort``, ``searchsorted``, ``digitize``, ``nanargmax``, ``nanargmin``, ``unravel_index``,
+``ravel_multi_index``; and ``rowwise_batch``, the batching rule of ops
 that take a per-example table (the sorted array of ``searchsorted``, the bins of ``digitize``,
 the test set of ``isin``).
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from .._dispatch import OpDef, dispatch, register
 from . import _batching as batching
+from .base import move_bdim_to_front
 
 # ---------------------------------------------------------------------------------------------
 # batching rules
@@ -90,7 +92,29 @@ def _lexsort_impl(xp, *keys, axis):
     return xp.lexsort(keys, axis=axis)
 
 
+def _unravel_batch(op, args, bdims, params):
+    # the coordinates are stacked in front of the indices' shape: the batch comes after them
+    return dispatch(op, (move_bdim_to_front(args[0], bdims[0]),), params), 1
+
+
 argsort_op = nondiff_op("argsort", _argsort_impl, axis_batch)
+nanargmax_op = nondiff_op(
+    "nanargmax", lambda xp, x, *, axis: xp.nanargmax(x, axis=axis), axis_batch
+)
+nanargmin_op = nondiff_op(
+    "nanargmin", lambda xp, x, *, axis: xp.nanargmin(x, axis=axis), axis_batch
+)
+# unravel_index's coordinates as one array (one row per dim: one output, whatever the rank)
+unravel_index_op = nondiff_op(
+    "unravel_index",
+    lambda xp, i, *, shape, order: xp.stack(xp.unravel_index(i, shape, order=order)),
+    _unravel_batch,
+)
+ravel_multi_index_op = nondiff_op(
+    "ravel_multi_index",
+    lambda xp, *index, dims, mode, order: xp.ravel_multi_index(index, dims, mode=mode, order=order),
+    batching.elementwise,
+)
 argpartition_op = nondiff_op("argpartition", _argpartition_impl, axis_batch)
 lexsort_op = nondiff_op("lexsort", _lexsort_impl, axis_batch)
 

@@ -68,6 +68,36 @@ def _digitize_samples(rng, dtype):
     ]
 
 
+def _nanarg_samples(rng, dtype):
+    # a NaN in every row, never a row of NaNs (NumPy raises there)
+    x = uniform(rng, (3, 4), dtype)
+    x[np.arange(3), rng.integers(0, 4, 3)] = np.nan
+    return [
+        SampleInput((x,)),
+        SampleInput((x,), {"axis": 1, "keepdims": True}, note="axis 1"),
+        SampleInput((x.T.copy(),), {"axis": 0}, note="axis 0"),
+    ]
+
+
+def _unravel_samples(rng, dtype):
+    return [
+        SampleInput((rng.integers(0, 12, (2, 3)), (3, 4)), diff=()),
+        SampleInput((rng.integers(0, 24, (5,)), (2, 3, 4)), {"order": "F"}, (), "F"),
+    ]
+
+
+def _ravel_samples(rng, dtype):
+    return [
+        # (diff=(0,): the index arrays in the tuple become tensors, int ones untracked)
+        SampleInput(((rng.integers(0, 3, (2, 3)), rng.integers(0, 4, (3,))), (3, 4))),
+        SampleInput(
+            ((rng.integers(-4, 8, (5,)), rng.integers(0, 4, (5,))), (3, 4)),
+            {"mode": ("wrap", "clip")},
+            note="modes",
+        ),
+    ]
+
+
 def _isclose_samples(rng, dtype):
     a = uniform(rng, (2, 3), dtype)
     b = a + np.asarray(rng.choice([0.0, 1e-9, 1e-3, np.nan], (2, 3)), dtype=dtype)
@@ -160,6 +190,10 @@ OPS = [
     _nondiff("lexsort", _lexsort_samples),
     _nondiff("searchsorted", _searchsorted_samples),
     _nondiff("digitize", _digitize_samples),
+    _nondiff("nanargmax", _nanarg_samples),
+    _nondiff("nanargmin", _nanarg_samples),
+    _nondiff("unravel_index", _unravel_samples),
+    _nondiff("ravel_multi_index", _ravel_samples),
     _nondiff("isclose", _isclose_samples),
     _nondiff("unique", _unique_samples, ("unique", "unique_values")),
     _nondiff("unique_values", _unique_values_samples, ref=lambda x: np.sort(np.unique_values(x))),
