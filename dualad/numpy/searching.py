@@ -1,8 +1,8 @@
 """NumPy's sorting indices and searching functions, not differentiable (integer results):
 ``argsort``, ``argpartition``, ``lexsort``, ``searchsorted``, ``digitize``, ``argmax``,
 ``argmin``, ``nanargmax``, ``nanargmin``, ``nonzero``, ``flatnonzero``, ``argwhere``,
-``count_nonzero``, and the flat/multi-index conversions ``unravel_index``,
-``ravel_multi_index``.
+``count_nonzero``, the flat/multi-index conversions ``unravel_index``,
+``ravel_multi_index``, and the bit packing ``packbits``, ``unpackbits``.
 
 They take tensors of every level and return untracked tensors (under ``vmap`` batched per
 example), with NumPy's signatures, values, dtypes and shapes.
@@ -29,8 +29,10 @@ from ..ops.searching import (
     lexsort_op,
     nanargmax_op,
     nanargmin_op,
+    packbits_op,
     ravel_multi_index_op,
     searchsorted_op,
+    unpackbits_op,
     unravel_index_op,
 )
 from ._nondiff import arg, axis_index, axis_tuple, no_out, uses
@@ -48,8 +50,10 @@ __all__ = [
     "nanargmax",
     "nanargmin",
     "nonzero",
+    "packbits",
     "ravel_multi_index",
     "searchsorted",
+    "unpackbits",
     "unravel_index",
 ]
 
@@ -212,6 +216,30 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     mode = mode if isinstance(mode, str) else tuple(mode)
     dims = (operator.index(dims),) if hasattr(dims, "__index__") else tuple(dims)
     return apply(ravel_multi_index_op, *index, dims=dims, mode=mode, order=order)
+
+
+def _bitorder(name, bitorder):
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"dualad.numpy.{name}: 'order' must be either 'little' or 'big'")
+    return bitorder
+
+
+@uses(packbits_op)
+def packbits(a, /, axis=None, bitorder="big"):
+    """The elements of the int or bool ``a`` as bits (nonzero: 1) packed into uint8, along
+    ``axis`` (``None``: the flattened array), padded with zero bits."""
+    a, axis = _along(a, axis)
+    return apply(packbits_op, a, axis=axis, bitorder=_bitorder("packbits", bitorder))
+
+
+@uses(unpackbits_op)
+def unpackbits(a, /, axis=None, count=None, bitorder="big"):
+    """The bits of the uint8 ``a`` as a uint8 array of 0s and 1s along ``axis`` (``None``: the
+    flattened array); ``count`` bits kept (negative: that many dropped)."""
+    a, axis = _along(a, axis)
+    count = None if count is None else operator.index(count)
+    bitorder = _bitorder("unpackbits", bitorder)
+    return apply(unpackbits_op, a, axis=axis, count=count, bitorder=bitorder)
 
 
 @uses(REGISTRY["nonzero"])

@@ -1,6 +1,6 @@
 """Sorting indices and searching (no gradient: integer outputs): ``argsort``, ``argpartition``,
 ``lexsort``, ``searchsorted``, ``digitize``, ``nanargmax``, ``nanargmin``, ``unravel_index``,
-``ravel_multi_index``; and ``rowwise_batch``, the batching rule of ops
+``ravel_multi_index``, ``packbits``, ``unpackbits``; and ``rowwise_batch``, the batching rule of ops
 that take a per-example table (the sorted array of ``searchsorted``, the bins of ``digitize``,
 the test set of ``isin``).
 
@@ -109,6 +109,18 @@ unravel_index_op = nondiff_op(
     "unravel_index",
     lambda xp, i, *, shape, order: xp.stack(xp.unravel_index(i, shape, order=order)),
     _unravel_batch,
+)
+packbits_op = nondiff_op(
+    "packbits",
+    lambda xp, x, *, axis, bitorder: xp.packbits(x, axis=axis, bitorder=bitorder),
+    axis_batch,
+)
+unpackbits_op = nondiff_op(
+    "unpackbits",
+    lambda xp, x, *, axis, count, bitorder: xp.unpackbits(
+        x, axis=axis, count=count, bitorder=bitorder
+    ),
+    axis_batch,
 )
 ravel_multi_index_op = nondiff_op(
     "ravel_multi_index",

@@ -98,6 +98,25 @@ def _ravel_samples(rng, dtype):
     ]
 
 
+def _packbits_samples(rng, dtype):
+    return [
+        SampleInput((rng.integers(0, 2, (3, 10)).astype(bool),), diff=()),
+        SampleInput((rng.integers(0, 3, (3, 10)),), {"axis": -1, "bitorder": "little"}, ()),
+        SampleInput((rng.integers(0, 2, (10, 3)),), {"axis": 0}, (), "axis 0"),
+    ]
+
+
+def _unpackbits_samples(rng, dtype):
+    def uint8(shape):
+        return rng.integers(0, 256, shape).astype(np.uint8)
+
+    return [
+        SampleInput((uint8((2, 3)),), diff=()),
+        SampleInput((uint8((2, 3)),), {"axis": 1, "count": 20}, (), "count"),
+        SampleInput((uint8((4, 2)),), {"axis": 0, "count": -3, "bitorder": "little"}, ()),
+    ]
+
+
 def _isclose_samples(rng, dtype):
     a = uniform(rng, (2, 3), dtype)
     b = a + np.asarray(rng.choice([0.0, 1e-9, 1e-3, np.nan], (2, 3)), dtype=dtype)
@@ -194,6 +213,8 @@ OPS = [
     _nondiff("nanargmin", _nanarg_samples),
     _nondiff("unravel_index", _unravel_samples),
     _nondiff("ravel_multi_index", _ravel_samples),
+    _nondiff("packbits", _packbits_samples),
+    _nondiff("unpackbits", _unpackbits_samples),
     _nondiff("isclose", _isclose_samples),
     _nondiff("unique", _unique_samples, ("unique", "unique_values")),
     _nondiff("unique_values", _unique_values_samples, ref=lambda x: np.sort(np.unique_values(x))),
