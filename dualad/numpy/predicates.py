@@ -27,7 +27,7 @@ from .._dispatch import REGISTRY, apply
 from .._errors import TrackedConversionError
 from .._tensor import Tensor
 from ..ops.closeness import isclose_op
-from ._nondiff import arg, uses
+from ._nondiff import arg, no_out, uses
 
 __all__ = [
     "allclose",
@@ -109,7 +109,7 @@ _INFINITY_OPS = tuple(REGISTRY[name] for name in ("isinf", "signbit", "logical_a
 @uses(*_INFINITY_OPS, differentiable=False)
 def isposinf(x, out=None):
     """True where ``x`` is +inf."""
-    _no_out("isposinf", out)
+    no_out("isposinf", out)
     _, inf, negative = _infinite(x, "isposinf")
     return ops.logical_and(inf, ops.logical_not(negative))
 
@@ -117,14 +117,9 @@ def isposinf(x, out=None):
 @uses(*_INFINITY_OPS, differentiable=False)
 def isneginf(x, out=None):
     """True where ``x`` is -inf."""
-    _no_out("isneginf", out)
+    no_out("isneginf", out)
     _, inf, negative = _infinite(x, "isneginf")
     return ops.logical_and(inf, negative)
-
-
-def _no_out(name, out):
-    if out is not None:
-        raise TypeError(f"dualad.numpy.{name}: out= is not supported; use the returned tensor")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -73,8 +73,8 @@ def _along(a, axis):
 
 def _no_order(name, order):
     if order is not None:
-        raise TypeError(
-            f"dualad.numpy.{name}: order= (fields of structured arrays) is not supported"
+        raise ValueError(  # (NumPy's class: tensors have no fields)
+            f"dualad.numpy.{name}: Cannot specify order when the array has no fields."
         )
 
 
