@@ -1,4 +1,5 @@
-"""NumPy's counting functions: ``bincount``, ``histogram``, ``histogram_bin_edges``.
+"""NumPy's counting functions: ``bincount``, ``histogram``, ``histogram_bin_edges``,
+``histogramdd``, ``histogram2d``.
 
 Counts are integers and carry no derivative. Two results do depend differentiably on the data,
 and keep their derivative here: ``bincount``'s weighted sums (linear in ``weights``: made of
@@ -18,16 +19,19 @@ tensor([1, 0, 2])
 
 from __future__ import annotations
 
+import builtins
 import operator
 
+import numpy as np
+
 from .. import ops
-from .._creation import _is_tracked, arange, zeros
+from .._creation import _is_tracked, arange, as_tensor, zeros
 from .._dispatch import REGISTRY, apply
 from .._tensor import Tensor
-from ..ops.counting import bincount_op, histogram_op
+from ..ops.counting import bincount_op, histogram_op, histogramdd_op
 from ._nondiff import arg, uses
 
-__all__ = ["bincount", "histogram", "histogram_bin_edges"]
+__all__ = ["bincount", "histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 
 
 def _tracked(a) -> bool:
@@ -126,3 +130,82 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges ``histogram`` would use for ``a``."""
     return _counts_and_edges(a, bins, range, weights, "histogram_bin_edges")[1]
+
+
+def _ndim(value) -> int:
+    """The rank of ``bins``: a tensor's own (no conversion), else NumPy's."""
+    return value.ndim if isinstance(value, Tensor) else np.ndim(value)
+
+
+def _outer_edges(column, bins, bounds, i):
+    """The edges of one dimension of ``histogramdd`` (NumPy's rules and errors), and whether
+    they are drawn from the data's range."""
+    if _ndim(bins) != 0:
+        edges = arg(bins)
+        if edges.ndim != 1:
+            raise ValueError(f"dualad.numpy.histogramdd: `bins[{i}]` must be a scalar or 1d array")
+        return edges, False
+    if bins < 1:
+        raise ValueError(f"dualad.numpy.histogramdd: `bins[{i}]` must be positive, when an integer")
+    n = operator.index(bins)
+    dtype = column.dtype if column.dtype.kind in "fc" else np.dtype("float64")
+    if bounds is None and column.numel() > 0:
+        return _edges_from_range(column, n, dtype), True  # (the op checks they are finite)
+    lo, hi = (0.0, 1.0) if bounds is None else (float(bounds[0]), float(bounds[1]))
+    if lo > hi:
+        raise ValueError("max must be larger than min in range parameter.")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return as_tensor(np.linspace(lo, hi, n + 1), device=column.device), False
+
+
+@uses(histogramdd_op, *_EDGE_OPS)
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """The counts (float64) of the ``(N, D)`` ``sample`` (or a sequence of ``D`` 1-d arrays) in
+    the bins of each dimension, and the edges (a list), as NumPy's ``histogramdd``; ``bins`` and
+    ``range`` per dimension or one for all. Edges drawn from the data's range are
+    differentiable, as ``histogram``'s."""
+    if weights is not None:
+        raise TypeError(
+            "dualad.numpy.histogramdd: weights= is not supported (weighted counts are "
+            "differentiable in the weights, and dualad.numpy does not give that yet)"
+        )
+    if isinstance(sample, (list, tuple)):
+        sample = ops.stack([ops.reshape(arg(s), (-1,)) for s in sample], -1)
+    sample = arg(sample)
+    if sample.ndim < 2:
+        sample = ops.reshape(sample, (-1, 1))
+    dims = sample.shape[-1]
+    per_dim = isinstance(bins, (list, tuple)) or getattr(bins, "ndim", 0) > 0
+    if per_dim and len(bins) != dims:
+        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
+    if range is not None and len(range) != dims:
+        raise ValueError("range argument must have one entry per dimension")
+    columns = [sample[:, i] for i in builtins.range(dims)]
+    edges, drawn = zip(
+        *(
+            _outer_edges(c, bins[i] if per_dim else bins, None if range is None else range[i], i)
+            for i, c in enumerate(columns)
+        )
+    )
+    counts = apply(histogramdd_op, sample, *edges, drawn=drawn)
+    if density:
+        total = counts.sum()
+        for i, e in enumerate(edges):
+            shape = [1] * dims
+            shape[i] = e.shape[0] - 1
+            counts = counts / ops.reshape(e[1:] - e[:-1], tuple(shape))
+        counts = counts / total
+    return counts, list(edges)
+
+
+@uses(histogramdd_op, *_EDGE_OPS)
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """``histogramdd`` of the points ``(x, y)``: ``(counts, x_edges, y_edges)``."""
+    per_axis = isinstance(bins, (list, tuple)) and len(bins) in (1, 2)
+    if not per_axis and _ndim(bins) == 1:
+        bins = [bins, bins]  # one array of edges for both
+    counts, edges = histogramdd([x, y], bins, range, density, weights)
+    return counts, edges[0], edges[1]

@@ -151,6 +151,16 @@ CASES = [
     ("histogram", (A,), {"bins": [-2.0, 0.0, 2.0], "density": True}),
     ("histogram", (A,), {"bins": 5, "density": True}),
     ("histogram", (np.ones(4),), {"bins": 2}),
+    ("histogramdd", (A,), {}),
+    ("histogramdd", (B.reshape(8, 3),), {"bins": (2, 3, 4)}),
+    ("histogramdd", (A.astype("float32"),), {"bins": [2, [-1.0, 0.0, 2.0], 3, 2]}),
+    ("histogramdd", ((V, _grid((7,))),), {"bins": 3, "range": [(-1, 1), None]}),
+    ("histogramdd", (A,), {"bins": 2, "density": True}),
+    ("histogramdd", (INTS,), {"bins": 3}),
+    ("histogram2d", (V, _grid((7,))), {}),
+    ("histogram2d", (V, _grid((7,))), {"bins": [2, 3], "range": [(-2, 2), (0, 0)]}),
+    ("histogram2d", (V, _grid((7,))), {"bins": np.array([-1.0, 0.0, 1.0])}),
+    ("histogram2d", (V, _grid((7,))), {"bins": 4, "density": True}),
     ("histogram_bin_edges", (A,), {"bins": 6}),
     ("histogram_bin_edges", (A,), {"bins": 3, "range": (0, 1)}),
     # predicates
@@ -207,7 +217,16 @@ CASES = [
 
 # functions whose results stay in the graph (zero derivatives, or derivatives of the weights
 # and of data-drawn bin edges): compared by value, the tracking checked elsewhere
-TRACKED = {"round", "around", "fix", "bincount", "histogram", "histogram_bin_edges"}
+TRACKED = {
+    "round",
+    "around",
+    "fix",
+    "bincount",
+    "histogram",
+    "histogram_bin_edges",
+    "histogramdd",
+    "histogram2d",
+}
 
 
 def _case_id(case):
@@ -225,6 +244,8 @@ def test_matches_numpy(case):
         got = _detached(got)
     if name.startswith("unique_"):  # NumPy's named tuples against ours
         ref, got = tuple(ref), tuple(got)
+    if name == "histogramdd":  # (counts, [edges ...])
+        ref, got = (ref[0], *ref[1]), (got[0], *got[1])
     if isinstance(ref, (np.dtype, type)):
         assert got == ref
     else:
@@ -235,7 +256,7 @@ def test_matches_numpy(case):
 
 
 def _detached(value):
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return tuple(_detached(v) for v in value)
     return value.detach() if isinstance(value, Tensor) else value
 
@@ -288,6 +309,11 @@ def test_finfo_iinfo_and_memory_queries():
         (lambda: dnp.histogram(dualad.tensor(A), bins=0), ValueError),
         (lambda: dnp.histogram(dualad.tensor(A), range=(1, 0)), ValueError),
         (lambda: dnp.histogram(dualad.tensor(NANS)), ValueError),
+        (lambda: dnp.histogramdd(dualad.tensor(NANS)), ValueError),
+        (lambda: dnp.histogramdd(dualad.tensor(A), bins=[2, 3]), ValueError),
+        (lambda: dnp.histogramdd(dualad.tensor(A), range=[(0, 1)]), ValueError),
+        (lambda: dnp.histogramdd(dualad.tensor(A), bins=[0, 1, 1, 1]), ValueError),
+        (lambda: dnp.histogramdd(dualad.tensor(A), weights=A[:, 0]), TypeError),
         (lambda: dnp.histogram(dualad.tensor(A, requires_grad=True), bins="auto"), TypeError),
         (lambda: dnp.isposinf(dualad.tensor([1j])), TypeError),
         (lambda: dnp.nonzero(dualad.tensor(1.0)), ValueError),

@@ -55,10 +55,17 @@ VMAP_CASES = [
     ("histogram", lambda x: dnp.histogram(x, bins=3), [(8,)]),
     ("histogram range", lambda x: dnp.histogram(x, 4, range=(-1, 1), density=True), [(8,)]),
     ("histogram edges", lambda x, e: dnp.histogram(x, bins=dnp_sort(e))[0], [(8,), (4,)]),
+    ("histogramdd", lambda s: _flat(dnp.histogramdd(s, bins=(2, 3))), [(6, 2)]),
+    ("histogram2d", lambda x, y: dnp.histogram2d(x, y, bins=3, density=True), [(5,), (5,)]),
     ("iscomplex", lambda x: dnp.iscomplex(x), [(3,)]),
     ("isposinf", lambda x: _positive_infinities(x), [(4,)]),
     ("round", lambda x: dnp.round(x * 1.37, 1), [(3,)]),
 ]
+
+
+def _flat(result):
+    counts, edges = result
+    return (counts, *edges)
 
 
 def _positive_infinities(x):
@@ -213,6 +220,14 @@ def test_histogram_edges_drawn_from_the_data_move_with_its_min_and_max():
     # a given range or given edges do not depend on the data
     fixed = dnp.histogram(dualad.tensor([0.0, 3.0], requires_grad=True), 2, range=(0, 3))[1]
     assert not fixed.requires_grad
+
+
+def test_histogramdd_edges_drawn_from_the_data_are_differentiable():
+    sample = dualad.tensor([[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]])
+    jac = func.jacrev(lambda s: dnp.histogramdd(s, bins=2)[1][1])(sample).numpy()
+    expected = np.zeros((3, 3, 2))  # dim 1: min -1 (row 1), max 3 (row 2)
+    expected[:, 1, 1], expected[:, 2, 1] = [1.0, 0.5, 0.0], [0.0, 0.5, 1.0]
+    np.testing.assert_allclose(jac, expected, atol=1e-12)
 
 
 def test_round_and_fix_have_zero_derivatives():

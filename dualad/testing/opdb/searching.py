@@ -199,6 +199,19 @@ def _nondiff(name, samples, ops=None, fn=None, ref=None) -> OpInfo:
     )
 
 
+def _histogramdd_samples(rng, dtype):
+    return [
+        SampleInput((uniform(rng, (10, 2), dtype),), {"bins": 3, "range": [(-2, 2), (-1, 1)]}),
+        SampleInput((uniform(rng, (8, 3), dtype), [2, np.array([-1.0, 0.0, 1.0]), 4])),
+        # (no density here: with edges from the data it is differentiable, tested elsewhere)
+        SampleInput((uniform(rng, (9, 2), dtype), (2, 3)), note="per dim"),
+    ]
+
+
+def _histogramdd_counts(sample, bins=10, range=None, density=None):
+    return dnp.histogramdd(sample, bins, range, density)[0]
+
+
 def _histogram_counts(a, bins=10, range=None, density=None):
     return dnp.histogram(a, bins, range, density)[0]
 
@@ -230,5 +243,11 @@ OPS = [
         _histogram_samples,
         fn=_histogram_counts,
         ref=lambda a, bins=10, range=None, density=None: np.histogram(a, bins, range, density)[0],
+    ),
+    _nondiff(
+        "histogramdd",
+        _histogramdd_samples,
+        fn=_histogramdd_counts,
+        ref=lambda s, bins=10, range=None, density=None: np.histogramdd(s, bins, range, density)[0],
     ),
 ]
