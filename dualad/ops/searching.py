@@ -69,6 +69,18 @@ def per_row(xp, fn, rows: int, *arrays):
     return xp.stack(results)
 
 
+def options(**given):
+    """The keyword arguments that differ from their defaults (None, or the second item of a
+    ``(value, default)`` pair): an impl passes NumPy's newer options only when they are used,
+    so that array modules without them (CuPy) still run the common calls."""
+    out = {}
+    for key, value in given.items():
+        value, default = value if isinstance(value, tuple) else (value, None)
+        if value != default:
+            out[key] = value
+    return out
+
+
 def nondiff_op(name: str, impl, batch, *, nout: int = 1) -> OpDef:
     """Register a non-differentiable op (no VJP, no JVP: its outputs never require grad)."""
     return register(OpDef(name, impl, batch=batch, differentiable=False, nout=nout))
@@ -79,13 +91,11 @@ def nondiff_op(name: str, impl, batch, *, nout: int = 1) -> OpDef:
 
 
 def _argsort_impl(xp, x, *, axis, kind, stable):
-    if stable is None:
-        return xp.argsort(x, axis=axis, kind=kind)
-    return xp.argsort(x, axis=axis, kind=kind, stable=stable)
+    return xp.argsort(x, axis=axis, **options(kind=kind, stable=stable))
 
 
 def _argpartition_impl(xp, x, *, kth, axis, kind):
-    return xp.argpartition(x, kth, axis=axis, kind=kind)
+    return xp.argpartition(x, kth, axis=axis, **options(kind=(kind, "introselect")))
 
 
 def _lexsort_impl(xp, *keys, axis):

@@ -10,7 +10,7 @@ and has a batching rule.
 
 from __future__ import annotations
 
-from .searching import nondiff_op, per_row, rowwise_batch
+from .searching import nondiff_op, options, per_row, rowwise_batch
 
 
 def _unique_impl(xp, x, *, axis, equal_nan):
@@ -28,12 +28,12 @@ def _unique_impl(xp, x, *, axis, equal_nan):
 
 
 def _unique_values_impl(xp, x, *, equal_nan, sorted):
-    return xp.unique(x, equal_nan=equal_nan, sorted=sorted)
+    return xp.unique(x, **options(equal_nan=(equal_nan, True), sorted=(sorted, True)))
 
 
 def _isin_impl(xp, element, test_elements, *, assume_unique, invert, kind, rows=0):
     def isin(e, t):
-        return xp.isin(e, t, assume_unique=assume_unique, invert=invert, kind=kind)
+        return xp.isin(e, t, assume_unique=assume_unique, invert=invert, **options(kind=kind))
 
     return per_row(xp, isin, rows, element, test_elements)
 
