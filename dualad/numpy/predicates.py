@@ -4,7 +4,8 @@ answers ``allclose``, ``array_equal``, ``array_equiv`` (Python bools, as NumPy g
 metadata of tensors and dtypes: ``shape``, ``ndim``, ``size``, ``iscomplexobj``,
 ``isrealobj``, ``isscalar``, ``may_share_memory``, ``shares_memory``, ``result_type``,
 ``can_cast``, ``promote_types``, ``min_scalar_type``, ``common_type``, ``finfo``, ``iinfo``,
-``issubdtype``, ``isdtype``, ``iterable``.
+``issubdtype``, ``isdtype``, ``iterable``, ``isfortran``, ``broadcast_shapes``, ``mintypecode``,
+``typename``, ``binary_repr``, ``base_repr``.
 
 A Python bool has one value, so inside ``vmap`` (where a tensor stands for every example)
 ``allclose`` and the like of a batched tensor raise, saying to use the elementwise version.
@@ -18,6 +19,8 @@ tensor([ True, False])
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -33,6 +36,9 @@ __all__ = [
     "allclose",
     "array_equal",
     "array_equiv",
+    "base_repr",
+    "binary_repr",
+    "broadcast_shapes",
     "can_cast",
     "common_type",
     "finfo",
@@ -41,6 +47,7 @@ __all__ = [
     "iscomplexobj",
     "isclose",
     "isdtype",
+    "isfortran",
     "isneginf",
     "isposinf",
     "isreal",
@@ -50,12 +57,14 @@ __all__ = [
     "iterable",
     "may_share_memory",
     "min_scalar_type",
+    "mintypecode",
     "ndim",
     "promote_types",
     "result_type",
     "shape",
     "shares_memory",
     "size",
+    "typename",
 ]
 
 
@@ -298,3 +307,42 @@ def iterable(y):
     if isinstance(y, Tensor):
         return y.ndim > 0
     return np.iterable(y)
+
+
+@value_only
+def isfortran(a):
+    """Whether ``a``'s memory is Fortran-ordered and not also C-ordered (the memory of a
+    level's wrapper: its value's, one level down)."""
+    return bool(np.isfortran(_memory(a)))
+
+
+@value_only
+def broadcast_shapes(*args):
+    """The shape the given shapes broadcast to (ValueError when they do not)."""
+    return np.broadcast_shapes(*args)
+
+
+@value_only
+def mintypecode(typechars, typeset="GDFgdf", default="d"):
+    """The character of the smallest safe type of ``typeset`` for ``typechars`` (type
+    characters, or arrays and tensors: their dtypes' characters)."""
+    chars = [t.dtype.char if isinstance(t, Tensor) else t for t in typechars]
+    return np.mintypecode(chars, typeset, default)
+
+
+@value_only
+def typename(char):
+    """The description of a type character."""
+    return np.typename(char)
+
+
+@value_only
+def binary_repr(num, width=None):
+    """The binary string of the integer ``num`` (two's complement with ``width``)."""
+    return np.binary_repr(operator.index(num), width)
+
+
+@value_only
+def base_repr(number, base=2, padding=0):
+    """The string of the integer ``number`` in ``base``."""
+    return np.base_repr(operator.index(number), base, padding)

@@ -204,6 +204,12 @@ CASES = [
     ("isdtype", (INTS.dtype, "integral"), {}),
     ("iterable", (A,), {}),
     ("iterable", (np.array(1.0),), {}),
+    ("broadcast_shapes", ((2, 1), (3,)), {}),
+    ("mintypecode", (["f", "d"],), {}),
+    ("typename", ("d",), {}),
+    ("binary_repr", (np.int64(-5),), {"width": 8}),
+    ("base_repr", (255,), {"base": 16, "padding": 2}),
+    ("isfortran", (A,), {}),
     ("min_scalar_type", (10,), {}),
     ("common_type", (INTS, A.astype("float32")), {}),
     # rounding that is not a ufunc (piecewise constant: tested for values here)
@@ -285,6 +291,7 @@ def test_finfo_iinfo_and_memory_queries():
     assert dnp.iinfo(dualad.tensor(INTS)).max == np.iinfo(INTS.dtype).max
     assert dnp.may_share_memory(t, t[1:]) and dnp.shares_memory(t, t[0])
     assert not dnp.shares_memory(t, dualad.tensor(A))
+    assert dnp.isfortran(t.T) == np.isfortran(A.T) is True  # a transposed view
 
 
 @pytest.mark.parametrize(
