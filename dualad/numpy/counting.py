@@ -6,8 +6,8 @@ and keep their derivative here: ``bincount``'s weighted sums (linear in ``weight
 ``index_add``), and the bin edges that ``histogram`` draws from the data's range (``bins`` an
 int and no ``range``: the edges run from ``a.min()`` to ``a.max()``, so they move with them).
 Estimated edges (``bins="auto"`` and the other strings) are given only for untracked data:
-their derivative is not implemented, and a silent zero would be wrong. ``weights`` of
-``histogram`` are not supported (TypeError, with the alternative).
+their derivative is not implemented, and a silent zero would be wrong. ``histogram``'s
+``weights`` give the sums of the weights per bin, differentiable in them (``index_add``).
 
 >>> import dualad, dualad.numpy as dnp
 >>> dnp.bincount(dualad.tensor([0, 2, 2]))
@@ -30,6 +30,7 @@ from .._dispatch import REGISTRY, apply
 from .._tensor import Tensor
 from ..ops.counting import bincount_op, histogram_op, histogramdd_op
 from ._nondiff import arg, uses
+from .searching import searchsorted
 
 __all__ = ["bincount", "histogram", "histogram2d", "histogram_bin_edges", "histogramdd"]
 
@@ -77,11 +78,14 @@ def _edges_from_range(a, n: int, dtype):
 def _counts_and_edges(a, bins, range, weights, name):
     a = arg(a)
     if weights is not None:
-        raise TypeError(
-            f"dualad.numpy.{name}: weights= is not supported (weighted counts are "
-            "differentiable in the weights, and dualad.numpy does not give that yet); use "
-            "dualad.numpy.bincount(bin_indices, weights) with bin_indices from digitize"
-        )
+        if isinstance(bins, str):
+            raise TypeError(
+                f"dualad.numpy.{name}: Automated estimation of the number of bins is not "
+                "supported for weighted data"
+            )
+        weights = arg(weights)
+        if tuple(weights.shape) != tuple(a.shape):
+            raise ValueError(f"dualad.numpy.{name}: weights should have the same shape as a.")
     if range is not None:
         lo, hi = range
         range = (float(lo), float(hi))
@@ -98,6 +102,8 @@ def _counts_and_edges(a, bins, range, weights, name):
         if edges.ndim != 1:
             raise ValueError(f"dualad.numpy.{name}: `bins` must be 1d, when an array")
         counts, _ = apply(histogram_op, a, edges, bins=None, range=range)
+        if weights is not None:
+            counts = _weighted_counts(a, edges, weights)
         return counts, edges  # the given edges themselves, with whatever they carry
     n = operator.index(bins)
     if n < 1:
@@ -105,12 +111,32 @@ def _counts_and_edges(a, bins, range, weights, name):
     counts, edges = apply(histogram_op, a, bins=n, range=range)
     if range is None and a.numel() > 0 and _tracked(a):
         edges = _edges_from_range(a, n, edges.dtype)
+    if weights is not None:
+        counts = _weighted_counts(a, edges, weights)
     return counts, edges
 
 
-# the edges drawn from the data's range are made of these (differentiable) ops
+def _weighted_counts(a, edges, weights):
+    """The sum of the weights of the values in each bin (``edges[k] <= a < edges[k + 1]``, the
+    last bin closed; values outside dropped): NumPy's assignment, as a sum that is
+    differentiable in the weights (``index_add``). Accumulated in float64 (complex128) and
+    cast to the weights' dtype, as NumPy's ``bincount`` does."""
+    n = edges.shape[0] - 1
+    flat = ops.reshape(a, (-1,))
+    index = searchsorted(edges, flat, side="right") - 1
+    index = ops.where(ops.eq(flat, edges[-1]), n - 1, index)
+    inside = ops.logical_and(ops.ge(index, 0), ops.lt(index, n))
+    index = ops.where(inside, index, n)  # the values outside go to a slot dropped below
+    wide = "complex128" if weights.dtype.kind == "c" else "float64"
+    values = ops.reshape(weights, (-1,)).astype(wide)
+    total = ops.index_add(zeros(n + 1, dtype=wide, device=a.device), 0, index, values)
+    return total[:n].astype(weights.dtype)
+
+
+# the edges drawn from the data's range, and the weighted counts, are made of these ops
 _EDGE_OPS = tuple(
-    REGISTRY[name] for name in ("amin", "amax", "where", "sub", "div", "mul", "add", "cat")
+    REGISTRY[name]
+    for name in ("amin", "amax", "where", "sub", "div", "mul", "add", "cat", "index_add")
 )
 
 

@@ -151,6 +151,11 @@ CASES = [
     ("histogram", (A,), {"bins": [-2.0, 0.0, 2.0], "density": True}),
     ("histogram", (A,), {"bins": 5, "density": True}),
     ("histogram", (np.ones(4),), {"bins": 2}),
+    # weighted: NumPy's bincount sums (float64, cast back) in the same order: exact
+    ("histogram", (A,), {"bins": 3, "weights": _grid((3, 4))}),
+    ("histogram", (A,), {"bins": 4, "range": (-1, 1), "weights": _grid((3, 4), "float32")}),
+    ("histogram", (V,), {"weights": _grid((7,)) + 1j * _grid((7,)), "density": True}),
+    ("histogram", (V,), {"bins": 2, "weights": INTS[:7]}),
     ("histogramdd", (A,), {}),
     ("histogramdd", (B.reshape(8, 3),), {"bins": (2, 3, 4)}),
     ("histogramdd", (A.astype("float32"),), {"bins": [2, [-1.0, 0.0, 2.0], 3, 2]}),
@@ -312,7 +317,8 @@ def test_finfo_iinfo_and_memory_queries():
         (lambda: dnp.bincount(dualad.tensor([0, -1])), ValueError),
         (lambda: dnp.bincount(dualad.tensor([0.5])), TypeError),
         (lambda: dnp.bincount(dualad.tensor([0, 1]), weights=[1.0]), ValueError),
-        (lambda: dnp.histogram(dualad.tensor(A), weights=A), TypeError),
+        (lambda: dnp.histogram(dualad.tensor(A), weights=A[0]), ValueError),
+        (lambda: dnp.histogram(dualad.tensor(A), bins="auto", weights=A), TypeError),
         (lambda: dnp.histogram(dualad.tensor(A), bins=0), ValueError),
         (lambda: dnp.histogram(dualad.tensor(A), range=(1, 0)), ValueError),
         (lambda: dnp.histogram(dualad.tensor(NANS)), ValueError),
@@ -333,6 +339,17 @@ def test_finfo_iinfo_and_memory_queries():
 def test_bad_input_raises_numpys_exception_class(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_weighted_histogram_with_given_edges_is_numpys_up_to_rounding():
+    """With given edges NumPy sums the weights as differences of a cumulative sum: the same
+    sums, rounded differently."""
+    weights = RNG.normal(size=(3, 4))
+    edges = np.array([-2.0, -0.5, 0.0, 1.0, 2.0])
+    got = dnp.histogram(dualad.tensor(A), edges, weights=dualad.tensor(weights))
+    ref = np.histogram(A, edges, weights=weights)
+    assert got[0].dtype == ref[0].dtype
+    np.testing.assert_allclose(got[0].numpy(), ref[0], rtol=1e-12, atol=1e-12)
 
 
 def test_estimated_bins_work_on_untracked_data():

@@ -55,6 +55,7 @@ VMAP_CASES = [
     ("histogram", lambda x: dnp.histogram(x, bins=3), [(8,)]),
     ("histogram range", lambda x: dnp.histogram(x, 4, range=(-1, 1), density=True), [(8,)]),
     ("histogram edges", lambda x, e: dnp.histogram(x, bins=dnp_sort(e))[0], [(8,), (4,)]),
+    ("histogram weights", lambda x, w: dnp.histogram(x, 3, weights=w), [(8,), (8,)]),
     ("histogramdd", lambda s: _flat(dnp.histogramdd(s, bins=(2, 3))), [(6, 2)]),
     ("histogram2d", lambda x, y: dnp.histogram2d(x, y, bins=3, density=True), [(5,), (5,)]),
     ("iscomplex", lambda x: dnp.iscomplex(x), [(3,)]),
@@ -205,6 +206,14 @@ def test_weighted_bincount_is_differentiable_in_the_weights():
     np.testing.assert_array_equal(jac.numpy(), np.eye(3)[x.numpy()].T)
     _, tangent = func.jvp(lambda w: dnp.bincount(x, w), (dualad.ones(4),), (dualad.ones(4),))
     np.testing.assert_array_equal(tangent.numpy(), [1.0, 1.0, 2.0])
+
+
+def test_weighted_histogram_is_differentiable_in_the_weights():
+    x = dualad.tensor([0.0, 1.0, 2.0, 3.0, 9.0])
+    jac = func.jacrev(lambda w: dnp.histogram(x, 2, range=(0, 3), weights=w)[0])(dualad.ones(5))
+    np.testing.assert_array_equal(jac.numpy(), [[1, 1, 0, 0, 0], [0, 0, 1, 1, 0]])
+    _, tangent = func.jvp(lambda w: dnp.histogram(x, 3, weights=w)[0], (dualad.ones(5),), (x,))
+    np.testing.assert_array_equal(tangent.numpy(), [3.0, 3.0, 9.0])  # edges 0, 3, 6, 9
 
 
 def test_histogram_edges_drawn_from_the_data_move_with_its_min_and_max():
