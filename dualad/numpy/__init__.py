@@ -14,3 +14,8 @@ through to NumPy's. The same implementations answer NumPy's own functions called
 from __future__ import annotations
 
 # The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
+from .counting import *  # noqa: F403
+from .predicates import *  # noqa: F403
+from .rounding import *  # noqa: F403
+from .searching import *  # noqa: F403
+from .sets import *  # noqa: F403

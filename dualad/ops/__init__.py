@@ -20,6 +20,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     _reducing, indexing, views
     extrema, linalg, norms, reductions, scans
     moments, mutation, products, reordering
+    closeness, searching                    non-differentiable ops of dualad.numpy
+    counting, sets                          (with searching's shared batching rules)
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from . import (
     arithmetic,
     base,
     casts,
+    closeness,
     comparison,
     complex_parts,
+    counting,
     diagonals,
     einsums,
     exp_log,
@@ -52,6 +56,8 @@ from . import (
     reordering,
     rounding,
     scans,
+    searching,
+    sets,
     slicing,
     special,
     tensor_index,

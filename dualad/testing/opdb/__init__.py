@@ -162,4 +162,13 @@ def all_ops() -> list[OpInfo]:
     return infos
 
 
-FAMILIES = ("elementwise", "reductions", "shape", "indexing", "linalg", "nn", "forward")
+FAMILIES = (
+    "elementwise",
+    "reductions",
+    "shape",
+    "indexing",
+    "linalg",
+    "nn",
+    "forward",
+    "searching",
+)
