@@ -1,0 +1,81 @@
+"""Shared helpers of ``dualad.array_api``: argument conversion and the bridge to NumPy for the
+few functions that have no derivative (argsort, searchsorted, unique's indices, bit shifts).
+
+Differentiable functions are made of dualad ops only, so they record derivatives under every
+level. A function without a derivative computes on the values of its arguments and returns an
+untracked tensor; where an argument is tracked by a level that cannot be left (``vmap``, a
+``func.grad`` tape, a dual level) it raises ``TrackedConversionError`` naming the level, never a
+silently constant result.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .._backend import xp_of
+from .._creation import as_tensor
+from .._errors import TrackedConversionError
+from .._state import GRAD
+from .._tensor import Tensor, wrap
+
+PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+def tensor_arg(name: str, x) -> Tensor:
+    """``x`` as a tensor: tensors as they are, arrays and Python data converted."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"dualad.array_api.{name}: expected an array, got {type(x).__name__}")
+    return as_tensor(x)
+
+
+def operand(x):
+    """An elementwise operand: tensors and Python scalars as they are (NEP 50 weak scalars),
+    anything else (arrays, lists) converted to a tensor."""
+    if isinstance(x, Tensor) or type(x) in PYTHON_SCALARS:
+        return x
+    return tensor_arg("elementwise function", x)
+
+
+def axis_tuple(axis, ndim: int):
+    """``axis`` (None, an int or a tuple) as a tuple of non-negative axes (None: all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
+    out = tuple(np.lib.array_utils.normalize_axis_tuple(axes, ndim))
+    return out
+
+
+def values(name: str, x, *, derivative_dropped_ok: bool = True):
+    """The array behind ``x`` for a function dualad cannot differentiate.
+
+    ``derivative_dropped_ok``: the result is an index, a count or a constant whose derivative
+    is zero where it exists (argsort, unique's counts), so an eager tensor that requires grad
+    is read without its graph. Otherwise (nextafter) such a tensor raises: its derivative
+    exists and dualad has none.
+    """
+    if not isinstance(x, Tensor):
+        return x if type(x) in PYTHON_SCALARS else np.asarray(x)
+    if GRAD.levels:
+        x._refuse_if_tracked("array")
+    if x.requires_grad and not derivative_dropped_ok:
+        raise TrackedConversionError(
+            f"dualad.array_api.{name}: dualad has no derivative of {name}, and its argument "
+            "requires grad. Call .detach() on the argument if a constant result is meant."
+        )
+    return x.detach()._data
+
+
+def untracked(name: str, fn, *args, derivative_dropped_ok: bool = True, **kwargs) -> Tensor:
+    """``fn(xp, *arrays, **kwargs)`` on the values of ``args``, as an untracked tensor."""
+    arrays = [values(name, a, derivative_dropped_ok=derivative_dropped_ok) for a in args]
+    xp = np
+    for a in arrays:
+        if not isinstance(a, (np.ndarray, *PYTHON_SCALARS)):
+            xp = xp_of(a)
+            break
+    out = fn(xp, *arrays, **kwargs)
+    return wrap(xp.asarray(out))
