@@ -38,7 +38,14 @@ def _shape(shape) -> tuple:
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` without ``stop``)."""
-    return _c.arange(start, stop, step, dtype=_opt_dtype("arange", dtype), device=device)
+    dtype = _opt_dtype("arange", dtype)
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        kinds = {type(v) for v in (start, stop, step)}
+        dtype = get_default_dtype() if float in kinds else np.dtype("int64")
+    # NumPy's arange (an empty result where the step points away from stop; dualad's raises)
+    return _c.as_tensor(np.arange(start, stop, step, dtype=dtype), device=device)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:

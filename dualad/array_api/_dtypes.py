@@ -45,6 +45,8 @@ _ALL = (
     float32, float64, complex64, complex128,
 )  # fmt: skip
 _NAMES = {dt.name: dt for dt in _ALL}
+# the categories between which the standard's promotion table has no entry
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 2}
 # the standard's kinds (isdtype, __array_namespace_info__().dtypes(kind=...))
 _KINDS = {
     "bool": lambda d: d.kind == "b",
@@ -92,8 +94,13 @@ def astype(x, dtype, /, *, copy: builtins.bool = True, device=None) -> Tensor:
 
 
 def can_cast(from_, to, /) -> builtins.bool:
-    """Whether ``from_`` (a dtype or an array) casts to ``to`` under the promotion rules."""
-    return builtins.bool(np.can_cast(_dtype_of("can_cast", from_), _dtype("can_cast", to)))
+    """Whether ``from_`` (a dtype or an array) casts to ``to`` under the standard's promotion
+    table: within bool, within the integers, within the real and complex floating dtypes;
+    never across those (NumPy's ``can_cast`` allows int to float)."""
+    a, b = _dtype_of("can_cast", from_), _dtype("can_cast", to)
+    if _CATEGORY[a.kind] != _CATEGORY[b.kind]:
+        return False
+    return np.promote_types(a, b) == b
 
 
 def result_type(*arrays_and_dtypes) -> np.dtype:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import ops
 from .._tensor import Tensor
-from ._common import operand, tensor_arg, untracked
+from ._common import PYTHON_SCALARS, operand, tensor_arg, untracked
 
 
 def _unary(name: str, op):
@@ -152,9 +152,12 @@ def real(x, /) -> Tensor:
 
 
 def imag(x, /) -> Tensor:
-    """The imaginary part (zeros for real ``x``)."""
+    """The imaginary part of complex ``x`` (TypeError for real ``x``, as the standard's
+    reference implementation)."""
     x = tensor_arg("imag", x)
-    return ops.imag(x) if x.dtype.kind == "c" else ops.zeros_like(x)
+    if x.dtype.kind != "c":
+        raise TypeError(f"dualad.array_api.imag: x must be complex, not {x.dtype}")
+    return ops.imag(x)
 
 
 def conj(x, /) -> Tensor:
@@ -169,6 +172,8 @@ def clip(x, /, min=None, max=None) -> Tensor:
     x = tensor_arg("clip", x)
     if min is None and max is None:
         return ops.clone(x)
+    if type(min) in PYTHON_SCALARS and type(max) in PYTHON_SCALARS and min > max:
+        raise ValueError(f"dualad.array_api.clip: min ({min}) is larger than max ({max})")
     out = ops.clip(x, min, max)
     return out if out.dtype == x.dtype else ops.astype(out, x.dtype)
 

@@ -14,6 +14,7 @@ gather op).
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -115,13 +116,26 @@ def reshape(x, /, shape, *, copy=None) -> Tensor:
     """``x`` in ``shape`` (one ``-1`` allowed). ``copy=True`` copies; ``copy=False`` raises
     ValueError where a view is impossible (dualad copies then)."""
     x = tensor_arg("reshape", x)
-    shape = tuple(shape)
+    shape = _check_shape(x.numel(), tuple(shape))
     out = ops.reshape(x, shape)
     if copy:
         return ops.clone(out)
-    if copy is False and type(x) is Tensor and x.ndim > 1 and x.size and not _viewable(x):
+    if copy is False and type(x) is Tensor and x.ndim > 1 and x.numel() and not _viewable(x):
         raise ValueError("dualad.array_api.reshape: copy=False, but the reshape needs a copy")
     return out
+
+
+def _check_shape(size: int, shape: tuple) -> tuple:
+    # NumPy's rules and its ValueError (dualad's reshape raises PyTorch's RuntimeError)
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    known = math.prod(n for n in shape if n != -1)
+    if len(unknown) > 1 or builtins.any(n < -1 for n in shape):
+        raise ValueError(f"dualad.array_api.reshape: invalid shape {shape}")
+    if (unknown and (known == 0 or size % known)) or (not unknown and known != size):
+        raise ValueError(
+            f"dualad.array_api.reshape: cannot reshape an array of size {size} into shape {shape}"
+        )
+    return shape
 
 
 def _viewable(x) -> builtins.bool:

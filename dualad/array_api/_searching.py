@@ -28,7 +28,7 @@ from ._common import axis_tuple, operand, tensor_arg, untracked
 
 def _arg_extremum(name: str, op, x, axis, keepdims) -> Tensor:
     x = tensor_arg(name, x)
-    if x.size == 0:
+    if x.numel() == 0:
         raise ValueError(f"dualad.array_api.{name}: attempt to get {name} of an empty sequence")
     if axis is None:
         out = op(ops.reshape(x, (-1,)), axis=0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 
 from .. import ops
+from .._creation import full
 from .._tensor import Tensor
 from ._common import axis_tuple, tensor_arg
 from ._dtypes import _dtype, int64, uint64
@@ -35,7 +36,16 @@ def _accumulation_dtype(name: str, x, dtype):
 def _reduce(name: str, op, x, axis, keepdims, **kwargs) -> Tensor:
     x = tensor_arg(name, x)
     axes = axis_tuple(axis, x.ndim)
-    return op(x, axis=axes, keepdims=keepdims, **kwargs) if axes else _noop(op, x, kwargs)
+    if not axes:
+        return _noop(op, x, kwargs)
+    dtype = kwargs.get("dtype")
+    if dtype is not None and dtype.kind == "u":
+        # dualad's sum/prod with an unsigned dtype= leave a NumPy scalar as a 0-d result's data
+        # (a bug of ops/reductions): accumulate in the signed dtype and cast back (same bits)
+        signed = ops.astype(x, int64) if x.dtype != dtype else x
+        out = op(signed, axis=axes, keepdims=keepdims)
+        return ops.astype(out, dtype)
+    return op(x, axis=axes, keepdims=keepdims, **kwargs)
 
 
 def _noop(op, x, kwargs) -> Tensor:
@@ -112,7 +122,7 @@ def _cumulative(name: str, op, x, axis, dtype, include_initial, initial) -> Tens
     if include_initial:
         shape = list(out.shape)
         shape[axis] = 1
-        first = ops.full(tuple(shape), initial, dtype=out.dtype, device=out.device)
+        first = full(tuple(shape), initial, dtype=out.dtype, device=out.device)
         out = ops.concat([first, out], axis=axis)
     return out
 
@@ -144,6 +154,8 @@ def any(x, /, *, axis=None, keepdims: builtins.bool = False) -> Tensor:
 def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tensor:
     """The ``n``-th forward difference along ``axis`` (``prepend``/``append`` joined first)."""
     x = tensor_arg("diff", x)
+    if x.dtype.kind == "b":
+        raise TypeError("dualad.array_api.diff: x must have a numeric dtype, not bool")
     if x.ndim == 0:
         raise ValueError("dualad.array_api.diff: x must have at least one dimension")
     (axis,) = axis_tuple(axis, x.ndim)
@@ -153,9 +165,9 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> Tens
     x = ops.concat(parts, axis=axis) if len(parts) > 1 else x
     for _ in range(n):
         length = x.shape[axis]
-        upper = ops.narrow(x, axis, 1, builtins.max(length - 1, 0))
+        upper = ops.narrow(x, axis, builtins.min(length, 1), builtins.max(length - 1, 0))
         lower = ops.narrow(x, axis, 0, builtins.max(length - 1, 0))
-        x = ops.not_equal(upper, lower) if x.dtype.kind == "b" else ops.sub(upper, lower)
+        x = ops.sub(upper, lower)
     return x
 
 

@@ -14,6 +14,7 @@ tensor(5., grad_fn=<LinalgVectorNormBackward0>)
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from .. import ops
 from .._tensor import Tensor
 from ._common import axis_tuple, tensor_arg
+from ._statistical import sum as _sum
 
 
 def matmul(x1, x2, /) -> Tensor:
@@ -58,7 +60,9 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
         )
     if a.dtype.kind == "c":
         a = ops.conj(a)
-    return ops.sum(ops.mul(a, b), axis=axis)
+    product = ops.mul(a, b)
+    # the standard keeps the promoted dtype (dualad's sum would widen integers to int64)
+    return ops.astype(ops.sum(product, axis=axis), product.dtype)
 
 
 def outer(x1, x2, /) -> Tensor:
@@ -82,9 +86,7 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     x = tensor_arg("trace", x)
     if x.ndim < 2:
         raise ValueError("dualad.array_api.linalg.trace: x must be at least 2-d")
-    if dtype is None and x.dtype.kind in "iub":
-        dtype = "uint64" if x.dtype.kind == "u" else "int64"
-    return ops.sum(ops.diagonal(x, offset, -2, -1), axis=-1, dtype=dtype)
+    return _sum(ops.diagonal(x, offset, -2, -1), axis=-1, dtype=dtype)
 
 
 def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
@@ -109,6 +111,14 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     axes = axis_tuple(axis, x.ndim)
     if not axes:
         return ops.abs(x)
+    if x.numel() == 0 and ord in (math.inf, -math.inf):
+        # dualad's norm refuses every empty x for inf norms; only an empty reduction has no
+        # identity (and raises in amax/amin)
+        if ord > 0 and builtins.any(x.shape[a] == 0 for a in axes):
+            # NumPy's convention: the largest |x| of no elements is 0 (the smallest: an error)
+            return ops.sum(ops.abs(x), axis=axes, keepdims=keepdims)
+        pick = ops.amax if ord > 0 else ops.amin
+        return pick(ops.abs(x), axis=axes, keepdims=keepdims)
     return ops.norm(x, ord, axes, keepdims)
 
 
