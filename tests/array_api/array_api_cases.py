@@ -330,7 +330,7 @@ def _searchsorted(draw):
 
 
 def _creation_shape(draw):
-    return (draw(shapes),), {"dtype": draw(st.sampled_from((None,) + ALL))}
+    return (draw(shapes),), {"dtype": draw(st.sampled_from((None, *ALL)))}
 
 
 def _full(draw):
@@ -340,7 +340,7 @@ def _full(draw):
 
 def _like(draw):
     (x,) = _call_arrays(draw, ALL, 1)
-    return (x,), {"dtype": draw(st.sampled_from((None,) + ALL))}
+    return (x,), {"dtype": draw(st.sampled_from((None, *ALL)))}
 
 
 def _full_like(draw):
@@ -365,7 +365,7 @@ def _linspace(draw):
 def _eye(draw):
     return (draw(st.integers(0, 4)), draw(st.one_of(st.none(), st.integers(0, 4)))), {
         "k": draw(st.integers(-3, 3)),
-        "dtype": draw(st.sampled_from((None,) + ALL)),
+        "dtype": draw(st.sampled_from((None, *ALL))),
     }
 
 
