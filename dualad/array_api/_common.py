@@ -3,9 +3,10 @@ few functions that have no derivative (argsort, searchsorted, unique's indices, 
 
 Differentiable functions are made of dualad ops only, so they record derivatives under every
 level. A function without a derivative computes on the values of its arguments and returns an
-untracked tensor; where an argument is tracked by a level that cannot be left (``vmap``, a
-``func.grad`` tape, a dual level) it raises ``TrackedConversionError`` naming the level, never a
-silently constant result.
+untracked tensor (an index or a count, whose derivative is zero where it exists); where there is
+no single value (an argument batched by ``vmap``), or the function has a derivative dualad lacks
+(``nextafter`` of a tracked argument), it raises ``TrackedConversionError`` naming the level,
+never a silently constant result.
 """
 
 from __future__ import annotations
@@ -52,21 +53,33 @@ def axis_tuple(axis, ndim: int):
 def values(name: str, x, *, derivative_dropped_ok: bool = True):
     """The array behind ``x`` for a function dualad cannot differentiate.
 
-    ``derivative_dropped_ok``: the result is an index, a count or a constant whose derivative
-    is zero where it exists (argsort, unique's counts), so an eager tensor that requires grad
-    is read without its graph. Otherwise (nextafter) such a tensor raises: its derivative
-    exists and dualad has none.
+    ``derivative_dropped_ok``: the result is an index, a count or a mask, whose derivative is
+    zero where it exists (argsort, unique's counts), so ``x`` is read without its derivative
+    (its primal value: inside ``func.grad`` and dual levels too). Otherwise (nextafter) a
+    tracked ``x`` raises: its derivative exists and dualad has none. Under ``vmap`` there is no
+    single value to read: TrackedConversionError.
     """
     if not isinstance(x, Tensor):
         return x if type(x) in PYTHON_SCALARS else np.asarray(x)
-    if GRAD.levels:
-        x._refuse_if_tracked("array")
-    if x.requires_grad and not derivative_dropped_ok:
+    try:
+        if not derivative_dropped_ok:
+            if GRAD.levels:
+                x._refuse_if_tracked("array")
+            if x.requires_grad:
+                raise TrackedConversionError(
+                    f"dualad.array_api.{name}: dualad has no derivative of {name}, and its "
+                    "argument requires grad. Call .detach() on the argument if a constant "
+                    "result is meant."
+                )
+        x = x.detach()
+        if GRAD.levels:
+            x._refuse_if_tracked("array")
+    except TrackedConversionError as exc:
         raise TrackedConversionError(
-            f"dualad.array_api.{name}: dualad has no derivative of {name}, and its argument "
-            "requires grad. Call .detach() on the argument if a constant result is meant."
-        )
-    return x.detach()._data
+            f"dualad.array_api.{name} computes on the values of its arguments (it has no "
+            f"dualad op yet): {exc}"
+        ) from None
+    return x._data
 
 
 def untracked(name: str, fn, *args, derivative_dropped_ok: bool = True, **kwargs) -> Tensor:

@@ -70,7 +70,7 @@ def unstack(x, /, *, axis: int = 0) -> tuple:
     return tuple(ops.unbind(x, axis))
 
 
-def expand_dims(x, /, *, axis: int = 0) -> Tensor:
+def expand_dims(x, /, axis: int = 0) -> Tensor:
     """``x`` with a new axis of length 1 at ``axis`` (in the result's axes)."""
     x = tensor_arg("expand_dims", x)
     (axis,) = axis_tuple(axis, x.ndim + 1)

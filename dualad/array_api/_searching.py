@@ -178,7 +178,8 @@ def unique_inverse(x, /) -> UniqueInverseResult:
 
 
 def unique_values(x, /) -> Tensor:
-    """The unique elements of ``x``, sorted."""
+    """The unique elements of ``x``, sorted; differentiable (each value's derivative is that
+    of its first occurrence in ``x``: with duplicates, a one-sided choice)."""
     return _unique(x)[0]
 
 

@@ -1,6 +1,7 @@
 """The array API's ``linalg`` extension, the functions dualad differentiates: ``cross``,
 ``diagonal``, ``matmul``, ``matrix_norm`` (``ord``: ``"fro"``, 1, -1, inf, -inf),
-``matrix_transpose``, ``outer``, ``tensordot``, ``trace``, ``vecdot``, ``vector_norm``.
+``matrix_power`` (``n >= 0``), ``matrix_transpose``, ``outer``, ``tensordot``, ``trace``,
+``vecdot``, ``vector_norm``.
 
 The decompositions and solvers (``cholesky``, ``det``, ``eigh``, ``inv``, ``qr``, ``solve``,
 ``svd`` ...) and the spectral norms (``ord=2``, ``-2``, ``"nuc"``) need dualad ops that do not
@@ -20,6 +21,7 @@ import math
 import numpy as np
 
 from .. import ops
+from .._creation import eye
 from .._tensor import Tensor
 from ._common import axis_tuple, tensor_arg
 from ._statistical import sum as _sum
@@ -104,6 +106,33 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
     return ops.stack(parts, axis=axis)
 
 
+def matrix_power(x, n, /) -> Tensor:
+    """``x`` (square matrices in the last two axes) multiplied by itself ``n >= 0`` times (the
+    identity for 0), by repeated squaring. A negative ``n`` needs the inverse, which dualad
+    cannot differentiate yet: NotImplementedError."""
+    x = tensor_arg("matrix_power", x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError("dualad.array_api.matrix_power: x must be square matrices (..., M, M)")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"dualad.array_api.matrix_power: n must be an int, not {type(n).__name__}")
+    if n < 0:
+        raise NotImplementedError(
+            "dualad.array_api.matrix_power: a negative power needs the matrix inverse, which "
+            "dualad cannot differentiate yet"
+        )
+    result, square = None, x
+    while n:
+        if n & 1:
+            result = square if result is None else ops.matmul(result, square)
+        n >>= 1
+        if n:
+            square = ops.matmul(square, square)
+    if result is None:
+        identity = eye(x.shape[-1], dtype=x.dtype, device=x.device)
+        return ops.clone(ops.broadcast_to(identity, x.shape))
+    return result
+
+
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
     """The ``ord``-norm of the vectors over ``axis`` (None: all of ``x``); ``ord`` any real
     number or ``inf``/``-inf``. Real result; the gradient at 0 is 0 for ``ord=2``."""
@@ -150,6 +179,7 @@ __all__ = [
     "diagonal",
     "matmul",
     "matrix_norm",
+    "matrix_power",
     "matrix_transpose",
     "outer",
     "tensordot",

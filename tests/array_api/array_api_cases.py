@@ -435,6 +435,14 @@ def _vector_norm(draw):
     }
 
 
+def _matrix_power(draw):
+    dtype = draw(st.sampled_from(FLOAT))
+    n = draw(st.integers(1, 3))
+    shape = (*draw(hnp.array_shapes(min_dims=0, max_dims=1, max_side=2)), n, n)
+    x = draw(hnp.arrays(np.dtype(dtype), shape, elements=elements(dtype, unit=True)))
+    return (x, draw(st.integers(0, 4))), {}
+
+
 def _trace(draw):
     return (_matrix(draw),), {"offset": draw(st.integers(-2, 2))}
 
@@ -582,6 +590,7 @@ CASES.update({
     "linalg.cross": ("linalg extension", c(_cross)),
     "linalg.diagonal": ("linalg extension", st.builds(lambda m: ((m,), {}), custom(_matrix))),
     "linalg.trace": ("linalg extension", c(_trace)),
+    "linalg.matrix_power": ("linalg extension", c(_matrix_power)),
     "linalg.matrix_norm": ("linalg extension", c(_matrix_norm)),
     "linalg.vector_norm": ("linalg extension", c(_vector_norm)),
 })  # fmt: skip
