@@ -81,7 +81,7 @@ def main() -> None:
     present = collections.defaultdict(lambda: collections.Counter())
     for name in names:
         for label, namespace in NAMESPACES.items():
-            has = signatures.lookup(namespace, name) is not signatures._MISSING
+            has = cases.lookup(namespace, name) is not cases.MISSING
             present[group_of(name)][label] += has
             present[group_of(name)]["standard"] += 0 if label != "dualad" else 1
 
@@ -92,7 +92,7 @@ def main() -> None:
         group = cases.CASES[name][0]
         passed[group]["cases"] += 1
         for label, namespace in NAMESPACES.items():
-            if cases.lookup(namespace, name) is None:
+            if cases.lookup(namespace, name) is cases.MISSING:
                 details.append(f"{label:7s} {name}: missing")
                 continue
             ok, why = passes(namespace, name, args.examples)

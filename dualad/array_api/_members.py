@@ -29,6 +29,8 @@ SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
 def _exportable_data(t: Tensor):
+    # Tensor.__array__'s checks, deliberately repeated: the message names DLPack, and the data
+    # is exported as it is (CuPy's too), not converted to a NumPy array
     if GRAD.levels:
         t._refuse_if_tracked("array")
     if t.requires_grad and GRAD.enabled:

@@ -75,10 +75,12 @@ def argsort(x, /, *, axis: int = -1, descending=False, stable=True) -> Tensor:
         raise ValueError("dualad.array_api.argsort: x must have at least one dimension")
     (axis,) = axis_tuple(axis, x.ndim)
 
+    # always stable (``stable=False`` allows any order of ties, so a stable one is right too)
     def run(xp, a):
         if not descending:
             return xp.argsort(a, axis=axis, kind="stable")
-        # stable descending: sort the reversed array ascending-by-negation, then map back
+        # descending with ties in their order: the stable ascending order of the reversed array,
+        # read backwards, in the reversed array's positions mapped back
         n = a.shape[axis]
         rev = xp.flip(a, axis=axis)
         idx = xp.flip(xp.argsort(rev, axis=axis, kind="stable"), axis=axis)

@@ -9,6 +9,7 @@ import inspect
 
 import array_api_strict
 import pytest
+from array_api_cases import MISSING, lookup
 
 import dualad.array_api as xp
 
@@ -53,18 +54,6 @@ def standard_names() -> list[str]:
     return names
 
 
-_MISSING = object()
-
-
-def lookup(namespace, name):
-    obj = namespace
-    for part in name.split("."):
-        obj = getattr(obj, part, _MISSING)
-        if obj is _MISSING:
-            return _MISSING
-    return obj
-
-
 def parameters(fn):
     """(positional-only count, positional-or-keyword names, keyword-only names, *args?)."""
     params = inspect.signature(fn).parameters.values()
@@ -81,9 +70,9 @@ def parameters(fn):
 def test_each_standard_name_is_present_or_listed(name):
     ours = lookup(xp, name)
     if name in NOT_IMPLEMENTED:
-        assert ours is _MISSING, f"{name} is implemented now: remove it from NOT_IMPLEMENTED"
+        assert ours is MISSING, f"{name} is implemented now: remove it from NOT_IMPLEMENTED"
         return
-    assert ours is not _MISSING, f"dualad.array_api lacks {name} (implement it or list it)"
+    assert ours is not MISSING, f"dualad.array_api lacks {name} (implement it or list it)"
     reference = lookup(array_api_strict, name)
     if inspect.isfunction(reference):
         assert parameters(ours) == parameters(reference), (
