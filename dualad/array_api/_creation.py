@@ -21,11 +21,13 @@ import numpy as np
 
 from .. import _creation as _c
 from .. import ops
-from .._backend import Device
+from .._backend import Device, module_for, to_device
 from .._dtypes import get_default_dtype
 from .._tensor import Tensor, wrap
 from ._common import tensor_arg
 from ._dtypes import _dtype
+
+_DLPACK_CUDA = 2  # DLPack's device type of CUDA memory (kDLCUDA)
 
 
 def _opt_dtype(name: str, dtype):
@@ -71,25 +73,40 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
             "shared without a copy"
         )
     if copy is False:
-        array = np.asarray(obj) if isinstance(obj, np.ndarray) else np.from_dlpack(obj)
-        if dtype is not None and array.dtype != dtype:
-            raise ValueError("dualad.array_api.asarray: copy=False, but a cast is needed")
-        return wrap(array)
+        out = wrap(obj) if isinstance(obj, np.ndarray) else from_dlpack(obj, copy=False)
+        if (dtype is not None and out.dtype != dtype) or (
+            device is not None and Device(device) != out.device
+        ):
+            raise ValueError("dualad.array_api.asarray: copy=False, but a cast or a move is needed")
+        return out
     if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
-        obj = np.from_dlpack(obj)
+        obj = from_dlpack(obj)
     if copy:
         return _c.tensor(obj, dtype=dtype, device=device)
     return _c.as_tensor(obj, dtype=dtype, device=device)
 
 
 def from_dlpack(x, /, *, device=None, copy=None) -> Tensor:
-    """A tensor sharing memory with ``x`` (any object with ``__dlpack__``; CuPy arrays and
-    other CUDA arrays on ``"cuda"``)."""
-    if copy is not None or device not in (None, "cpu", Device("cpu")):
-        array = np.from_dlpack(x, device=device, copy=copy)
-    else:
-        array = np.from_dlpack(x)
-    return wrap(array)
+    """A tensor sharing memory with ``x`` (any object with ``__dlpack__``: NumPy arrays,
+    untracked tensors, CuPy and other CUDA arrays, whose tensors are on ``"cuda"``). ``device``
+    moves it (a copy; ValueError with ``copy=False``), ``copy=True`` always copies."""
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(
+            f"dualad.array_api.from_dlpack: a {type(x).__name__} has no __dlpack__ (use asarray "
+            "for Python data)"
+        )
+    kind, index = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+    source = Device("cuda", index) if kind == _DLPACK_CUDA else Device("cpu")
+    array = module_for(source).from_dlpack(x)
+    target = source if device is None else Device(device)
+    if target != source:
+        if copy is False:
+            raise ValueError(
+                f"dualad.array_api.from_dlpack: copy=False, but moving from {source} to "
+                f"{target} needs a copy"
+            )
+        return wrap(to_device(array, target))
+    return wrap(array.copy() if copy else array)
 
 
 def empty(shape, *, dtype=None, device=None) -> Tensor:

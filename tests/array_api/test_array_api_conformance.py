@@ -144,3 +144,29 @@ def test_asarray_copy_rules():
     with pytest.raises(ValueError, match="copy=False"):
         xp.asarray(x, dtype=xp.float32, copy=False)
     assert xp.asarray(x, dtype=xp.float32).requires_grad  # the cast is an op: graph kept
+
+
+def test_from_dlpack_copy_and_device_rules():
+    a = np.arange(3.0)
+    assert np.shares_memory(xp.from_dlpack(a).numpy(), a)
+    assert np.shares_memory(xp.from_dlpack(a, device="cpu", copy=False).numpy(), a)
+    assert not np.shares_memory(xp.from_dlpack(a, copy=True).numpy(), a)
+    t = dualad.tensor([1.0, 2.0])
+    assert np.shares_memory(xp.from_dlpack(t).numpy(), t.numpy())
+    with pytest.raises(TypeError):
+        xp.from_dlpack([1.0, 2.0])  # no __dlpack__
+
+
+@pytest.mark.gpu
+def test_cuda_tensors_through_the_namespace():
+    import cupy  # only with a GPU (the gpu marker skips the test otherwise)
+
+    c = cupy.arange(3.0)
+    t = xp.from_dlpack(c)
+    assert t.device == dualad.device("cuda", 0) and xp.asarray(t) is t
+    assert cupy.shares_memory(cupy.from_dlpack(t), c)
+    assert xp.sum(t * 2.0).to_device("cpu").item() == 6.0
+    assert xp.from_dlpack(c, device="cpu").device == dualad.device("cpu")
+    assert xp.zeros(2, device=t.device).device == t.device
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.from_dlpack(c, device="cpu", copy=False)
