@@ -1,5 +1,6 @@
 """The array API's members of ``Tensor``: ``__array_namespace__``, ``to_device``,
-``__dlpack__`` and ``__dlpack_device__`` (``device`` and ``mT`` are Tensor's own), attached with
+``__dlpack__``, ``__dlpack_device__`` and the shift operators ``<<``, ``>>`` (``device`` and
+``mT`` are Tensor's own), attached with
 ``attach_members`` when ``dualad.array_api`` is imported (``import dualad`` imports it).
 
 DLPack hands over the array alone, so exporting a tensor that a level tracks (requires grad,
@@ -23,6 +24,7 @@ from .._errors import TrackedConversionError
 from .._state import GRAD
 from .._tensor import Tensor, attach_members
 from ..ops import to_device_op
+from ._elementwise import bitwise_left_shift, bitwise_right_shift
 
 # the standard versions this namespace answers for (its behaviour is 2024.12's throughout)
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -73,6 +75,25 @@ class _ArrayAPIMembers:
 
     def __dlpack_device__(self):
         return self._data.__dlpack_device__()
+
+    # the standard's shift operators (integer tensors: no derivative, see bitwise_left_shift)
+    def __lshift__(self, other) -> Tensor:
+        return bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other) -> Tensor:
+        return bitwise_left_shift(other, self)
+
+    def __ilshift__(self, other) -> Tensor:
+        return self.copy_(bitwise_left_shift(self, other))
+
+    def __rshift__(self, other) -> Tensor:
+        return bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other) -> Tensor:
+        return bitwise_right_shift(other, self)
+
+    def __irshift__(self, other) -> Tensor:
+        return self.copy_(bitwise_right_shift(self, other))
 
 
 attach_members(Tensor, _ArrayAPIMembers)

@@ -11,6 +11,7 @@ Used by ``test_array_api_conformance.py`` (dualad against the reference) and by
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import array_api_strict
@@ -485,6 +486,30 @@ def _int_pow(draw):
     return (a, b), {}
 
 
+def _basic_index(draw):
+    (x,) = _call_arrays(draw, ALL, 1)
+    key = draw(hnp.basic_indices(x.shape, allow_ellipsis=True, allow_newaxis=True))
+    key = key if isinstance(key, tuple) else (key,)
+    if not any(k is Ellipsis for k in key):  # fewer indices than axes: the standard asks for ...
+        key = (*key, Ellipsis)
+    return (x, key), {}
+
+
+def _mask_index(draw):
+    (x,) = _call_arrays(draw, ALL, 1, shape=draw(nonempty))
+    return (x, draw(hnp.arrays(np.bool_, x.shape))), {}
+
+
+def _integer_index(draw):
+    (x,) = _call_arrays(draw, ALL, 1, shape=draw(nonempty))
+    shapes_ = draw(hnp.mutually_broadcastable_shapes(num_shapes=x.ndim, max_dims=2, max_side=3))
+    key = tuple(
+        draw(hnp.arrays(np.int64, shape, elements=st.integers(-n, n - 1)))
+        for shape, n in zip(shapes_.input_shapes, x.shape)
+    )
+    return (x, key), {}
+
+
 def c(builder):
     """The strategy of a builder ``draw -> (args, kwargs)``."""
     return custom(builder)
@@ -620,6 +645,26 @@ CASES.update({
 # the integer pow has its own case: negative integer exponents are an error in NumPy only
 CASES["pow_integer"] = ("elementwise", c(_int_pow))
 
+# the array object's operators: ``op:NAME`` calls ``operator.NAME`` on the namespace's arrays
+_OPERATOR_DTYPES = {
+    "add": NUMERIC, "sub": NUMERIC, "mul": NUMERIC, "truediv": FLOAT, "eq": ALL, "ne": ALL,
+    "floordiv": REAL, "mod": REAL, "lt": REAL, "le": REAL, "gt": REAL, "ge": REAL,
+    "and_": INTEGER + BOOL, "or_": INTEGER + BOOL, "xor": INTEGER + BOOL,
+}  # fmt: skip
+for _n, _dtypes in _OPERATOR_DTYPES.items():
+    _kw = {"positive": True} if _n in ("truediv", "floordiv", "mod") else {}
+    CASES[f"op:{_n}"] = ("array object", binary(_dtypes, **_kw))
+for _n, _dtypes in {"neg": NUMERIC, "pos": NUMERIC, "abs": REAL_FLOAT + SIGNED,
+                    "invert": INTEGER + BOOL}.items():  # fmt: skip
+    CASES[f"op:{_n}"] = ("array object", unary(_dtypes))
+CASES["op:pow"] = ("array object", c(_pow))
+CASES["op:matmul"] = ("array object", c(_matmul))
+CASES["op:lshift"] = ("array object", c(_shifts))
+CASES["op:rshift"] = ("array object", c(_shifts))
+CASES["op:getitem"] = ("array object", c(_basic_index))
+CASES["op:getitem_mask"] = ("array object", c(_mask_index))
+CASES["op:getitem_integers"] = ("array object", c(_integer_index))
+
 # the functions whose results are not values (uninitialised memory): compared in shape/dtype
 SHAPE_ONLY = {"empty", "empty_like"}
 # exception classes the standard names; the reference raising one of these means "invalid input"
@@ -633,6 +678,8 @@ def lookup(xp, name):
     """The object ``name`` (``"linalg.outer"``; ``"pow_integer"`` is ``pow``) of namespace
     ``xp``, or ``MISSING`` where ``xp`` lacks it."""
     name = {"pow_integer": "pow"}.get(name, name)
+    if name.startswith("op:"):
+        return getattr(operator, name[3:].split("_mask")[0].split("_integers")[0])
     obj = xp
     for part in name.split("."):
         obj = getattr(obj, part, MISSING)
@@ -648,6 +695,8 @@ def convert(xp, value):
         return xp.asarray(value)
     if isinstance(value, list):
         return [convert(xp, v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(convert(xp, v) for v in value)
     if isinstance(value, str) and value in ALL:
         return getattr(xp, value)
     return value
