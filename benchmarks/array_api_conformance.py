@@ -99,6 +99,13 @@ def main() -> None:
             passed[group][label] += ok
             if not ok:
                 details.append(f"{label:7s} {why[:300]}")
+    for name in cases.DTYPE_FUNCTIONS:
+        passed["data types"]["cases"] += 1
+        for label, namespace in NAMESPACES.items():
+            why = cases.check_dtype_function(namespace, name)
+            passed["data types"][label] += why is None
+            if why:
+                details.append(f"{label:7s} {name}: {why}")
     elapsed = time.perf_counter() - start
 
     columns = ("names", "dualad", "numpy", "cases", "dualad", "numpy")

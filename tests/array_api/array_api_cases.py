@@ -788,3 +788,42 @@ def check(xp, name, args, kwargs) -> str | None:
     if error is not None:
         return f"raised {type(error).__name__}: {error}"
     return mismatch(name, expected, got)
+
+
+KINDS = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
+         "complex floating", "numeric")  # fmt: skip
+DTYPE_FUNCTIONS = ("can_cast", "result_type", "isdtype", "finfo", "iinfo")
+
+
+def check_dtype_function(xp, name) -> str | None:
+    """Compare ``xp``'s dtype function ``name`` with the reference over every dtype (pair):
+    None when they agree, else the first difference."""
+    ref = array_api_strict
+    fn = lookup(xp, name)
+    if fn is MISSING:
+        return "missing"
+    pairs = [(a, b) for a in ALL for b in ALL]
+    for a, b in pairs if name in ("can_cast", "result_type") else [(a, a) for a in ALL]:
+        da, db, ra, rb = getattr(xp, a), getattr(xp, b), getattr(ref, a), getattr(ref, b)
+        if name == "can_cast" and fn(da, db) != ref.can_cast(ra, rb):
+            return f"can_cast({a}, {b}) is {fn(da, db)}, the reference's {ref.can_cast(ra, rb)}"
+        if name == "result_type":
+            try:
+                expected = str(ref.result_type(ra, rb)).split(".")[-1]
+            except TypeError:  # mixed kinds: the standard leaves them to the implementation
+                continue
+            if np.dtype(fn(da, db)).name != expected:
+                return f"result_type({a}, {b}) is {fn(da, db)}, the reference's {expected}"
+        if name == "isdtype":
+            for kind in KINDS:
+                if fn(da, kind) != ref.isdtype(ra, kind):
+                    return f"isdtype({a}, {kind!r}) is {fn(da, kind)}"
+        limits = {"finfo": ("bits", "eps", "max", "min", "smallest_normal"),
+                  "iinfo": ("bits", "max", "min")}  # fmt: skip
+        wanted = {"finfo": ("float", "complex"), "iinfo": ("int", "uint")}
+        if name in limits and a.startswith(wanted[name]):
+            ours, theirs = fn(da), getattr(ref, name)(ra)
+            for attr in limits[name]:
+                if getattr(ours, attr) != getattr(theirs, attr):
+                    return f"{name}({a}).{attr} is {getattr(ours, attr)}"
+    return None
