@@ -127,6 +127,14 @@ FUNCTIONS = {
     "sign_complex": (xp.sign, (_r(3) + 1j * _r(3),)),
     "real_imag_conj": (lambda z: xp.real(z) * xp.imag(xp.conj(z)), (_r(3) + 1j * _r(3),)),
     "clip": (lambda x: xp.clip(x, min=-0.5, max=0.5), (dualad.tensor([-0.9, 0.1, 0.3, 0.8]),)),
+    "clip_array_bounds": (
+        xp.clip,
+        (
+            dualad.tensor([-0.9, 0.1, 0.3, 0.8]),
+            dualad.tensor([-0.5, 0.2, -0.5, -0.5]),
+            dualad.tensor([0.5, 0.5, 0.25, 0.5]),
+        ),
+    ),
     "where": (lambda x, y: xp.where(x > 0, x, y), (_distinct(4), _r(4))),
     "std_var": (lambda x: xp.std(x, axis=0, correction=1) + xp.var(x, axis=(0, 1)), (_r(3, 2),)),
     "prod": (lambda x: xp.prod(x, axis=1, keepdims=True), (_r(2, 3),)),
@@ -213,6 +221,8 @@ def test_value_functions_refuse_levels_they_cannot_follow():
         dualad.vmap(lambda r: xp.sort(r))(x)
     with pytest.raises(dualad.TrackedConversionError, match="grad"):
         func.grad(lambda r: xp.sum(xp.nextafter(r, 2.0)))(x)
+    with pytest.raises(dualad.TrackedConversionError, match="tangent at dual level"):
+        func.jvp(lambda r: xp.nextafter(r, 2.0), (x,), (x,))
     with pytest.raises(dualad.TrackedConversionError, match="no derivative of nextafter"):
         xp.nextafter(x.detach().requires_grad_(), 2.0)
 
