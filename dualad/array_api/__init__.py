@@ -4,10 +4,11 @@
 Every function is built on dualad ops, so it records derivatives where it has one and runs
 under ``vmap``, dual levels and ``dualad.func`` transforms like any op. Functions without a
 derivative (``argsort``, ``searchsorted``, ``unique_*``'s indices, bit shifts, ``nextafter``)
-compute on the values and return untracked tensors (see ``_searching``). The ``linalg``
-extension has the functions dualad differentiates; the ``fft`` extension and the linalg
-decompositions are absent (``tests/array_api/test_signatures.py`` lists each missing name with
-its reason).
+have no dualad op yet: they compute on the values (the primal values inside ``func.grad`` and
+dual levels) and return untracked tensors; under ``vmap`` they raise ``TrackedConversionError``
+(see ``_common``). The ``linalg`` extension has the functions dualad differentiates; the ``fft``
+extension and the linalg decompositions are absent (``NOT_IMPLEMENTED`` in
+``tests/array_api/test_array_api_signatures.py`` lists each missing name with its reason).
 
 >>> import dualad, dualad.array_api as xp
 >>> def softmax(x):

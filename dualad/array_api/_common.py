@@ -46,8 +46,8 @@ def axis_tuple(axis, ndim: int):
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, builtins.int) else tuple(axis)
-    out = tuple(np.lib.array_utils.normalize_axis_tuple(axes, ndim))
-    return out
+    # NumPy's AxisError (a ValueError and an IndexError) for an axis out of range or repeated
+    return tuple(np.lib.array_utils.normalize_axis_tuple(axes, ndim))
 
 
 def values(name: str, x, *, derivative_dropped_ok: bool = True):

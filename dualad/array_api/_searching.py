@@ -5,8 +5,9 @@
 Indices, counts and masks have no derivative: they are untracked. ``sort`` and the values of the
 ``unique_*`` functions are differentiable: they gather ``x`` at indices found on its values
 (each output element's derivative is that of the input element it came from). ``argsort``,
-``searchsorted``, ``isin`` and ``unique_*`` compute on the values, so they raise
-``TrackedConversionError`` under ``vmap`` and inside ``func`` transforms of their argument.
+``searchsorted``, ``isin`` and ``unique_*`` have no dualad op yet and compute on the values (the
+primal values inside ``func.grad`` and dual levels), so under ``vmap`` they raise
+``TrackedConversionError``.
 
 >>> import dualad, dualad.array_api as xp
 >>> x = dualad.tensor([3.0, 1.0, 2.0], requires_grad=True)
