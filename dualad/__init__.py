@@ -76,3 +76,4 @@ from .vmap.api import vmap
 from . import func
 from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
+from . import array_api  # the array API standard's namespace; attaches __array_namespace__

@@ -1,0 +1,189 @@
+"""The array API's ``linalg`` extension, the functions dualad differentiates: ``cross``,
+``diagonal``, ``matmul``, ``matrix_norm`` (``ord``: ``"fro"``, 1, -1, inf, -inf),
+``matrix_power`` (``n >= 0``), ``matrix_transpose``, ``outer``, ``tensordot``, ``trace``,
+``vecdot``, ``vector_norm``.
+
+The decompositions and solvers (``cholesky``, ``det``, ``eigh``, ``inv``, ``qr``, ``solve``,
+``svd`` ...) and the spectral norms (``ord=2``, ``-2``, ``"nuc"``) need dualad ops that do not
+exist yet, so they are absent rather than computed without a derivative.
+
+>>> import dualad, dualad.array_api as xp
+>>> a = dualad.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
+>>> xp.linalg.matrix_norm(a)
+tensor(5., grad_fn=<LinalgVectorNormBackward0>)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import ops
+from .._creation import eye
+from .._tensor import Tensor
+from ._common import axis_tuple, tensor_arg
+from ._statistical import sum as _sum
+
+
+def matmul(x1, x2, /) -> Tensor:
+    """The matrix product (1-d arguments as vectors, leading axes broadcast)."""
+    a, b = tensor_arg("matmul", x1), tensor_arg("matmul", x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("dualad.array_api.matmul: arguments must be at least 1-d")
+    return ops.matmul(a, b)
+
+
+def matrix_transpose(x, /) -> Tensor:
+    """``x`` with its last two axes swapped (``x`` at least 2-d)."""
+    x = tensor_arg("matrix_transpose", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.matrix_transpose: x must be at least 2-d")
+    return ops.matrix_transpose(x)
+
+
+def tensordot(x1, x2, /, *, axes=2) -> Tensor:
+    """The sum of products over ``axes`` (an int: the last of ``x1``, the first of ``x2``; or
+    two sequences of axes)."""
+    return ops.tensordot(tensor_arg("tensordot", x1), tensor_arg("tensordot", x2), axes=axes)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
+    """``sum(conj(x1) * x2)`` over ``axis`` (leading axes broadcast)."""
+    a, b = tensor_arg("vecdot", x1), tensor_arg("vecdot", x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("dualad.array_api.vecdot: arguments must be at least 1-d")
+    if axis >= 0:
+        raise ValueError("dualad.array_api.vecdot: axis must be negative (counted from the end)")
+    if a.shape[axis] != b.shape[axis]:
+        raise ValueError(
+            f"dualad.array_api.vecdot: axis {axis} has lengths {a.shape[axis]} and {b.shape[axis]}"
+        )
+    if a.dtype.kind == "c":
+        a = ops.conj(a)
+    product = ops.mul(a, b)
+    # the standard keeps the promoted dtype (dualad's sum would widen integers to int64)
+    return ops.astype(ops.sum(product, axis=axis), product.dtype)
+
+
+def outer(x1, x2, /) -> Tensor:
+    """The outer product of two 1-d arrays."""
+    a, b = tensor_arg("outer", x1), tensor_arg("outer", x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("dualad.array_api.outer: arguments must be 1-d")
+    return ops.outer(a, b)
+
+
+def diagonal(x, /, *, offset: int = 0) -> Tensor:
+    """The ``offset``-th diagonals of the matrices in the last two axes."""
+    x = tensor_arg("diagonal", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.linalg.diagonal: x must be at least 2-d")
+    return ops.diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
+    """The sums of the ``offset``-th diagonals of the matrices in the last two axes."""
+    x = tensor_arg("trace", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.linalg.trace: x must be at least 2-d")
+    return _sum(ops.diagonal(x, offset, -2, -1), axis=-1, dtype=dtype)
+
+
+def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``axis`` (leading axes broadcast)."""
+    a, b = tensor_arg("cross", x1), tensor_arg("cross", x2)
+    if axis >= 0:
+        raise ValueError("dualad.array_api.cross: axis must be negative (counted from the end)")
+    if a.ndim < -axis or b.ndim < -axis or a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ValueError("dualad.array_api.cross: both arguments need length 3 along axis")
+    shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
+    a0, a1, a2 = ops.unbind(a, axis)
+    b0, b1, b2 = ops.unbind(b, axis)
+    parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+    return ops.stack(parts, axis=axis)
+
+
+def matrix_power(x, n, /) -> Tensor:
+    """``x`` (square matrices in the last two axes) multiplied by itself ``n >= 0`` times (the
+    identity for 0), by repeated squaring. A negative ``n`` needs the inverse, which dualad
+    cannot differentiate yet: NotImplementedError."""
+    x = tensor_arg("matrix_power", x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError("dualad.array_api.matrix_power: x must be square matrices (..., M, M)")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"dualad.array_api.matrix_power: n must be an int, not {type(n).__name__}")
+    if n < 0:
+        raise NotImplementedError(
+            "dualad.array_api.matrix_power: a negative power needs the matrix inverse, which "
+            "dualad cannot differentiate yet"
+        )
+    result, square = None, x
+    while n:
+        if n & 1:
+            result = square if result is None else ops.matmul(result, square)
+        n >>= 1
+        if n:
+            square = ops.matmul(square, square)
+    if result is None:
+        identity = eye(x.shape[-1], dtype=x.dtype, device=x.device)
+        return ops.clone(ops.broadcast_to(identity, x.shape))
+    return result
+
+
+def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
+    """The ``ord``-norm of the vectors over ``axis`` (None: all of ``x``); ``ord`` any real
+    number or ``inf``/``-inf``. Real result; the gradient at 0 is 0 for ``ord=2``."""
+    x = tensor_arg("vector_norm", x)
+    axes = axis_tuple(axis, x.ndim)
+    if not axes:
+        return ops.abs(x)
+    if x.numel() == 0 and ord in (math.inf, -math.inf):
+        # dualad's norm refuses every empty x for inf norms; only an empty reduction has no
+        # identity (and raises in amax/amin)
+        if ord > 0 and builtins.any(x.shape[a] == 0 for a in axes):
+            # NumPy's convention: the largest |x| of no elements is 0 (the smallest: an error)
+            return ops.sum(ops.abs(x), axis=axes, keepdims=keepdims)
+        pick = ops.amax if ord > 0 else ops.amin
+        return pick(ops.abs(x), axis=axes, keepdims=keepdims)
+    return ops.norm(x, ord, axes, keepdims)
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
+    """The norm of the matrices in the last two axes: ``"fro"``, 1, -1 (largest/smallest
+    column sum of ``|x|``), inf, -inf (row sums). ``2``, ``-2`` and ``"nuc"`` need singular
+    values, which dualad does not differentiate yet: NotImplementedError."""
+    x = tensor_arg("matrix_norm", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.matrix_norm: x must be at least 2-d")
+    if ord == "fro":
+        return ops.norm(x, 2, (-2, -1), keepdims)
+    if ord in (1, -1, math.inf, -math.inf):
+        summed_axis = -2 if abs(ord) == 1 else -1
+        sums = ops.sum(ops.abs(x), axis=summed_axis, keepdims=True)
+        pick = ops.amax if ord > 0 else ops.amin
+        out = pick(sums, axis=-1 if abs(ord) == 1 else -2, keepdims=True)
+        return out if keepdims else ops.reshape(out, x.shape[:-2])
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(
+            f"dualad.array_api.matrix_norm: ord={ord!r} needs singular values, which dualad "
+            "cannot differentiate yet; use ord='fro', 1, -1, inf or -inf"
+        )
+    raise ValueError(f"dualad.array_api.matrix_norm: invalid ord {ord!r}")
+
+
+__all__ = [
+    "cross",
+    "diagonal",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_transpose",
+    "outer",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
