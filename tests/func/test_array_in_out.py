@@ -196,7 +196,7 @@ def _as_tensors(tree):
         "vjp",
         "linearize",
         "vmap",
-    ],  # fmt: skip
+    ],
 )
 def test_pytrees_of_arrays(call):
     reference = call(_as_tensors(PYTREE))
