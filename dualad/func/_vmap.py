@@ -22,13 +22,9 @@ from ._arrays import holds_tensor, leaf_to_tensor, tree_to_arrays
 
 
 def vmap(
-    func: Callable,
-    in_dims: Any = 0,
-    out_dims: Any = 0,
-    randomness: str = "error",
-    *,
-    chunk_size: int | None = None,
-) -> Callable:
+    func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness="error", *, chunk_size=None
+):
+    # (api.vmap's signature and checks; its docstring is this function's)
     batched = api.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
     @functools.wraps(func, updated=())
