@@ -72,6 +72,9 @@ def test_grad_argnum_kwargs_and_types():
     assert grad(h).__name__ == "grad_of_h_wrt_argnum_0"
     # a Tensor argument keeps Tensors
     assert isinstance(grad(f)(dualad.tensor(X)), dualad.Tensor)
+    # an output that does not depend on the input: zero derivatives, as in autograd
+    np.testing.assert_array_equal(grad(lambda x: 1.0)(X), np.zeros(3))
+    assert make_jvp(lambda x: 2.0)(1.0)(1.0) == (2.0, 0.0)
 
 
 def test_grad_of_a_one_element_output_and_its_errors():

@@ -39,9 +39,19 @@ def conj_tree(tree):
     return tree_map(_conj_leaf, tree)
 
 
+def _outputs_as_tensors(fun):
+    """``fun`` whose numbers and arrays in the output are tensors: as in autograd, an output
+    that does not depend on the input (a constant) has zero derivatives."""
+
+    def traced(*args):
+        return tree_to_tensors(fun(*args), getattr(fun, "__name__", "fun"))[0]
+
+    return traced
+
+
 def make_vjp(fun, x):
     """``(vjp, ans)``: ``ans = fun(x)`` and autograd's VJP function at ``x``."""
-    ans, vjp_fn = func.vjp(fun, x)
+    ans, vjp_fn = func.vjp(_outputs_as_tensors(fun), x)
 
     def vjp(g):
         return conj_tree(vjp_fn(conj_tree(g))[0])
@@ -53,7 +63,7 @@ def make_jvp(fun, x):
     """A function of a tangent ``v`` (shaped like ``x``) returning ``(fun(x), J·v)``."""
 
     def jvp(v):
-        return func.jvp(fun, (x,), (v,))
+        return func.jvp(_outputs_as_tensors(fun), (x,), (v,))
 
     return jvp
 
