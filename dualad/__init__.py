@@ -72,8 +72,8 @@ bool = bool_
 __version__ = "0.1.0"
 from . import _operators
 from . import fwd
-from .vmap.api import vmap
 from . import func
+from .func import vmap  # (the array-in, array-out vmap; dualad.vmap.api.vmap is the core one)
 from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__

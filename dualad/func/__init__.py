@@ -1,6 +1,9 @@
 """Function transforms (``torch.func``-shaped): grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
 hessian, hvp, linearize and vmap.
 
+Each takes NumPy/CuPy arrays and Python numbers wherever it takes tensors, and returns arrays
+when no argument is a Tensor (``_arrays.py``).
+
 ``grad``/``vjp`` enter a grad level (``grad_level.py``), ``jvp`` a dual level, ``vmap`` a vmap
 level; the others are built from these, so every transform composes with every other in any
 order and nesting.
@@ -14,12 +17,12 @@ tensor(1.)
 
 from __future__ import annotations
 
-from ..vmap.api import vmap
 from . import grad_function  # noqa: F401 (gives GradLevel its custom Function rule)
 from ._forward import jvp
 from ._jacobians import hessian, jacfwd, jacrev
 from ._products import hvp, linearize
 from ._reverse import grad, grad_and_value, vjp
+from ._vmap import vmap
 
 __all__ = [
     "grad",

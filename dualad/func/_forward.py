@@ -9,13 +9,18 @@ from .._state import GRAD
 from .._tensor import Tensor
 from .._tree import flatten
 from ..ops import clone
+from ._arrays import tree_to_arrays, tree_to_tensors
 from ._checks import _check_callable
 
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
     _check_callable(func, "jvp")
-    return _jvp(func, primals, tangents, has_aux, copy_tangents=True)
+    primals, saw_p = tree_to_tensors(primals, "jvp")
+    tangents, saw_t = tree_to_tensors(tangents, "jvp")
+    # (the converted tangents are this call's own copies: no copy protecting them is needed)
+    out = _jvp(func, primals, tangents, has_aux, copy_tangents=saw_t)
+    return out if saw_p or saw_t else tree_to_arrays(out)
 
 
 def _jvp(

@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from .._tree import flatten
 from ..ops import cat
 from ..vmap.api import vmap
+from ._arrays import convert_args, tree_to_arrays
 from ._checks import (
     _check_callable,
     _check_chunk_size,
@@ -106,8 +107,9 @@ def _jacrev(func, argnums, has_aux: bool, chunk_size, title: str):
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
-        _error_if_complex("jacrev", args, "inputs")
         nums = _normalize_argnums(argnums, len(args), "jacrev")
+        args, plain = convert_args(args, nums, {}, title)
+        _error_if_complex("jacrev", args, "inputs")
         diff = tuple(args[i] for i in nums)
         res = _vjp(_restricted(func, args, nums), diff, has_aux, title)
         out, vjp_fn = res[0], res[1]
@@ -146,7 +148,8 @@ def _jacrev(func, argnums, has_aux: bool, chunk_size, title: str):
                 )
                 offset += n
         jac = rebuild_out([_per_argnum(rebuild_in(blocks), argnums) for blocks in flat])
-        return (jac, res[2]) if has_aux else jac
+        out = (jac, res[2]) if has_aux else jac
+        return tree_to_arrays(out) if plain else out
 
     return wrapper
 
@@ -184,13 +187,15 @@ def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: st
 
     @functools.wraps(func, updated=())
     def wrapper(*args):
-        _error_if_complex("jacfwd", args, "inputs")
         nums = _normalize_argnums(argnums, len(args), "jacfwd")
+        args, plain = convert_args(args, nums, {}, title)
+        _error_if_complex("jacfwd", args, "inputs")
         diff = tuple(args[i] for i in nums)
         in_leaves, rebuild_in = flatten(diff)
         _check_tensors(
             in_leaves,
-            "dualad.func.jacfwd: expected the differentiated arguments to be Tensors, got ",
+            "dualad.func.jacfwd: expected the differentiated arguments to be Tensors, arrays or "
+            "numbers, got ",
         )
         restricted = _restricted(func, args, nums)
         total = sum(x.numel() for x in in_leaves)
@@ -227,7 +232,8 @@ def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: st
                     for o in out_leaves
                 ]
             )
-            return (jac, res[2]) if has_aux else jac
+            out = (jac, res[2]) if has_aux else jac
+            return tree_to_arrays(out) if plain else out
         # (randomness="same": vmap's own chunks replay the random state, so that every chunk
         # draws what the first one drew; they need the whole basis)
         replayed = randomness == "same"
@@ -266,7 +272,8 @@ def _jacfwd(func, argnums, has_aux: bool, randomness: str, chunk_size, title: st
                 offset += n
             flat.append(_per_argnum(rebuild_in(blocks), argnums))
         jac = rebuild_out(flat)
-        return (jac, aux) if has_aux else jac
+        out = (jac, aux) if has_aux else jac
+        return tree_to_arrays(out) if plain else out
 
     return wrapper
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .._tree import flatten
+from ._arrays import leaf_to_tensor, tree_to_arrays, tree_to_tensors
 from ._checks import _check_callable
 from ._forward import _jvp
 from ._reverse import _grad_transform, _vjp, vjp
@@ -26,9 +27,16 @@ def hvp(func, primals, tangents):
     tensor([ 6., 12.])
     """
     _check_callable(func, "hvp")
+    plain = not isinstance(primals, Tensor) and not isinstance(tangents, Tensor)
+    # (a single array or number stands for one primal, as a single Tensor does)
+    primals, tangents = leaf_to_tensor(primals, "hvp"), leaf_to_tensor(tangents, "hvp")
     single = isinstance(primals, Tensor) and isinstance(tangents, Tensor)
     if single:
         primals, tangents = (primals,), (tangents,)
+    else:
+        primals, saw_p = tree_to_tensors(primals, "hvp")
+        tangents, saw_t = tree_to_tensors(tangents, "hvp")
+        plain = plain and not (saw_p or saw_t)
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(
             "dualad.func.hvp: Expected primals and tangents to be tuples (or both single "
@@ -44,7 +52,8 @@ def hvp(func, primals, tangents):
     (_, value), (product, _) = _jvp(
         gradient_and_value, primals, tangents, False, copy_tangents=True, name="hvp"
     )
-    return value, (product[0] if single else product)
+    out = value, (product[0] if single else product)
+    return tree_to_arrays(out) if plain else out
 
 
 def linearize(func, *primals):
@@ -61,6 +70,7 @@ def linearize(func, *primals):
     tensor([2.        , 0.54030231])
     """
     _check_callable(func, "linearize")
+    primals, saw_tensor = tree_to_tensors(primals, "linearize")
     out, vjp_fn = _vjp(func, primals, False, "linearize")
     out_leaves, rebuild_out = flatten(out)
     in_leaves, _ = flatten(primals)
@@ -77,6 +87,7 @@ def linearize(func, *primals):
     transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
 
     def jvp_fn(*tangents):
+        tangents, saw_t = tree_to_tensors(tangents, "linearize")
         tangent_leaves, _ = flatten(tangents)
         if len(tangent_leaves) != len(in_leaves):
             raise RuntimeError(
@@ -98,6 +109,8 @@ def linearize(func, *primals):
         if transpose is not None:
             for k, value in zip(diff, transpose(tuple(tangents))):
                 result[k] = value
-        return rebuild_out(result)
+        result = rebuild_out(result)
+        # (copies: the recorded graph that jvp_fn runs again may hold them)
+        return result if saw_tensor or saw_t else tree_to_arrays(result, copy=True)
 
-    return out, jvp_fn
+    return (out, jvp_fn) if saw_tensor else (tree_to_arrays(out, copy=True), jvp_fn)

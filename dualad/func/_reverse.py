@@ -14,6 +14,7 @@ import functools
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
 from .._tree import flatten, tree_map
+from ._arrays import convert_args, tree_to_arrays, tree_to_tensors
 from ._checks import (
     _check_callable,
     _check_scalar,
@@ -86,6 +87,7 @@ def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
     @functools.wraps(func, updated=())
     def wrapper(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), name)
+        args, plain = convert_args(args, nums, kwargs, name)
         level = enter(f"dualad.func.{name}")
         try:
             args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
@@ -102,8 +104,10 @@ def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
         gradient = grads[0] if _is_int(argnums) else tuple(grads)
         if has_aux:
             aux = tree_map(lambda v: unwrap(v, level), aux)
-            return (gradient, (value, aux)) if with_value else (gradient, aux)
-        return (gradient, value) if with_value else gradient
+            out = (gradient, (value, aux)) if with_value else (gradient, aux)
+        else:
+            out = (gradient, value) if with_value else gradient
+        return tree_to_arrays(out) if plain else out
 
     return wrapper
 
@@ -120,7 +124,19 @@ def vjp(func, *primals, has_aux: bool = False):
     (tensor([2.]),)
     """
     _check_callable(func, "vjp")
-    return _vjp(func, primals, has_aux, "vjp")
+    primals, saw_tensor = tree_to_tensors(primals, "vjp")
+    res = _vjp(func, primals, has_aux, "vjp")
+    vjp_fn = res[1]
+
+    def array_vjp_fn(cotangents, *, retain_graph: bool = True):
+        cotangents, saw_ct = tree_to_tensors(cotangents, "vjp")
+        grads = vjp_fn(cotangents, retain_graph=retain_graph)
+        # (copies: the retained graph may hold what a gradient is made of)
+        return grads if saw_tensor or saw_ct else tree_to_arrays(grads, copy=True)
+
+    if saw_tensor:
+        return (res[0], array_vjp_fn, *res[2:])
+    return (tree_to_arrays(res[0], copy=True), array_vjp_fn, *tree_to_arrays(res[2:]))
 
 
 def _vjp(func, primals: tuple, has_aux: bool, name: str):

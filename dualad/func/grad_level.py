@@ -372,8 +372,8 @@ def track(value, level: GradLevel, what: str):
     """An input of the transform as a leaf of ``level`` (a GradTensor with a capture point)."""
     if not isinstance(value, Tensor):
         raise TypeError(
-            f"dualad.func.{what}: expected the differentiated arguments to be Tensors (or "
-            f"pytrees of Tensors), got {type(value).__name__}"
+            f"dualad.func.{what}: expected the differentiated arguments to be Tensors, arrays or "
+            f"numbers (or pytrees of them), got {type(value).__name__}"
         )
     if value.dtype.kind not in "fc":
         raise RuntimeError(

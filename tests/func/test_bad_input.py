@@ -54,7 +54,7 @@ CASES = [
     ),
     (
         "vjp of a non-tensor",
-        lambda: vjp(lambda a: a, 3.0),
+        lambda: vjp(lambda a: a, "3.0"),
         TypeError,
         r"dualad\.func\.vjp: expected the differentiated arguments to be Tensors",
     ),
@@ -72,13 +72,13 @@ CASES = [
     ),
     (
         "jacfwd of a non-tensor",
-        lambda: jacfwd(lambda a: a)(3.0),
+        lambda: jacfwd(lambda a: a)("3.0"),
         RuntimeError,
         r"jacfwd: expected the differentiated arguments to be Tensors",
     ),
     (
         "linearize of a non-tensor",
-        lambda: linearize(lambda a: a, 3.0),
+        lambda: linearize(lambda a: a, "3.0"),
         TypeError,
         r"expected the differentiated arguments to be Tensors",
     ),

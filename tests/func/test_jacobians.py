@@ -182,7 +182,7 @@ def test_linearize_tangent_errors():
     with pytest.raises(RuntimeError, match="structure of the primals"):
         jvp_fn(t([1.0, 2.0]), t([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="tangent 0 must be a Tensor"):
-        jvp_fn(1.0)
+        jvp_fn("1.0")
 
 
 def test_jacrev_of_a_one_element_output_is_one_backward_pass(rng):

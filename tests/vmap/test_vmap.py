@@ -189,7 +189,7 @@ def test_in_dims_errors():
     with pytest.raises(ValueError, match="in_dim must be either an integer dimension or None"):
         dualad.vmap(f, in_dims=(0.5,))(x)
     with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
-        dualad.vmap(f, in_dims=(0, 0))(x, 3.0)
+        dualad.vmap(f, in_dims=(0, 0))(x, "3.0")
     with pytest.raises(ValueError, match="got no inputs"):
         dualad.vmap(f)()
     with pytest.raises(ValueError, match="vmap: Expected at least one Tensor to vmap over"):
