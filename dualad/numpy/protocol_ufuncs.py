@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._state import ACTIVE
 from .._tensor import Tensor, attach_members
 from . import ufunc_table
 from .ufuncs import ufunc
@@ -37,11 +38,16 @@ UFUNCS = {
     for name, ours in vars(ufunc_table).items()
     if isinstance(ours, ufunc) and isinstance(getattr(np, name, None), np.ufunc)
 }
-# the lean path: NumPy ufunc -> the dualad function of a plain call (one or two inputs)
-_FAST = {theirs: ours._fn for theirs, ours in UFUNCS.items() if ours.nout == 1}
-# argument types the dualad functions take directly on the lean path
-_PLAIN = frozenset((Tensor, float, int, bool, complex))
+# The lean path of a plain call (no keywords) of a one-output ufunc on eager tensors with no
+# level active anywhere (``ACTIVE`` also holds a token while the default dtype is not float64):
+# an untracked tensor that is not a view runs NumPy's ufunc on its data (exactly what
+# ``dualad.numpy``'s ufunc computes for it, with NumPy's dtypes), a floating tensor that
+# requires grad the dualad op; anything else takes the general path.
+_FLOAT_FN = {theirs: ours._float_fn for theirs, ours in UFUNCS.items() if ours.nout == 1}
+_SCALARS = frozenset((float, int, bool, complex))
 _NATIVE = (Tensor, np.ndarray, np.generic)
+_ndarray = np.ndarray
+_new = object.__new__
 
 
 def _foreign(value) -> bool:
@@ -67,16 +73,70 @@ def array_ufunc(numpy_ufunc, method: str, inputs: tuple, kwargs: dict):
     return getattr(ours, method)(*inputs, **kwargs)
 
 
+def _wrap(out) -> Tensor:
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    result = _new(Tensor)  # (_tensor.wrap, inline: the lean path)
+    result._data = out
+    result._rg = False
+    result._node = None
+    result._out_nr = 0
+    result._meta = None
+    result._fw = None
+    result._vc = None
+    result._view = None
+    return result
+
+
+def _plain(x) -> bool:
+    """An eager tensor the lean path may read the data of, or a Python scalar."""
+    if type(x) is Tensor:
+        return x._view is None and not x._rg and type(x._data) is _ndarray
+    return type(x) in _SCALARS
+
+
+def _floating(x) -> bool:
+    """A floating eager tensor that is not a view, or a Python scalar."""
+    if type(x) is Tensor:
+        return x._view is None and x._data.dtype.kind == "f"
+    return type(x) in _SCALARS
+
+
 class _UfuncProtocol:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy's ufunc protocol: ``np.sin(t)`` is ``dualad.numpy.sin(t)`` (module doc)."""
-        if not kwargs and method == "__call__":
-            fn = _FAST.get(ufunc)
-            if fn is not None:
-                if len(inputs) == 1:
-                    return fn(inputs[0])
-                if type(inputs[0]) in _PLAIN and type(inputs[1]) in _PLAIN:
-                    return fn(*inputs)
+        if kwargs or ACTIVE or method != "__call__":
+            return array_ufunc(ufunc, method, inputs, kwargs)
+        fn = _FLOAT_FN.get(ufunc)
+        if fn is None:
+            return array_ufunc(ufunc, method, inputs, kwargs)
+        if len(inputs) == 1:  # (then the input is self)
+            if self._view is None and type(self) is Tensor:
+                data = self._data
+                if not self._rg and type(data) is _ndarray:
+                    out = ufunc(data)
+                    if type(out) is not _ndarray:
+                        out = np.asarray(out)
+                    result = _new(Tensor)  # (_tensor.wrap, inline: the lean path)
+                    result._data = out
+                    result._rg = False
+                    result._node = None
+                    result._out_nr = 0
+                    result._meta = None
+                    result._fw = None
+                    result._vc = None
+                    result._view = None
+                    return result
+                if data.dtype.kind == "f":
+                    return fn(self)
+            return array_ufunc(ufunc, method, inputs, kwargs)
+        a, b = inputs
+        if _plain(a) and _plain(b):
+            return _wrap(
+                ufunc(a._data if type(a) is Tensor else a, b._data if type(b) is Tensor else b)
+            )
+        if _floating(a) and _floating(b):
+            return fn(a, b)
         return array_ufunc(ufunc, method, inputs, kwargs)
 
 

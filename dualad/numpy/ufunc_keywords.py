@@ -16,7 +16,8 @@ from .._creation import as_tensor, zeros_like
 from .._state import GRAD
 from .._tensor import Tensor
 from .._wrapper import LevelTensor, unwrapped
-from ..ops import astype, where as _where
+from ..ops import astype
+from ..ops import where as _where
 
 _SCALARS = (bool, int, float, complex)
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")

@@ -30,7 +30,8 @@ import numpy as np
 
 from .._creation import as_tensor
 from .._tensor import Tensor
-from ..ops import astype, moveaxis, reshape, stack, where as _where
+from ..ops import astype, moveaxis, reshape, stack
+from ..ops import where as _where
 from .ufunc_keywords import check_input, normalise_out, write_out
 
 _SCALARS = (bool, int, float, complex)

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import ops
 from .._creation import as_tensor
+from .._tensor import Tensor
 from .ufunc_keywords import _SCALARS, _dtype_key, check_input
 from .ufuncs import ufunc
 
@@ -32,25 +33,65 @@ from .ufuncs import ufunc
 # compositions
 
 
+class _Loops:
+    """NumPy's loop dtypes for a ufunc's input dtypes (``numpy.ufunc.resolve_dtypes``, cached):
+    NumPy's TypeError where it has no loop."""
+
+    def __init__(self, np_ufunc):
+        self.np_ufunc = np_ufunc
+        self.name = f"dualad.numpy.{np_ufunc.__name__}"
+        self.cache = {}
+
+    def cast(self, args: tuple):
+        """``args`` as tensors (scalars kept) cast to the loop's input dtypes, and the loop's
+        output dtypes."""
+        args = tuple(check_input(self.name, a) for a in args)
+        keys = tuple(_dtype_key(a) for a in args)
+        loop = self.cache.get(keys)
+        if loop is None:
+            np_ufunc = self.np_ufunc
+            loop = np_ufunc.resolve_dtypes(keys + (None,) * np_ufunc.nout)
+            loop = self.cache[keys] = (loop[: np_ufunc.nin], loop[np_ufunc.nin :])
+        cast = tuple(_cast(a, d) for a, d in zip(args, loop[0], strict=True))
+        return cast, loop[1]
+
+
+def _cast(value, dtype):
+    if type(value) in _SCALARS or value.dtype == dtype:
+        return value
+    return ops.astype(value, dtype)
+
+
 def _in_loop_dtypes(np_ufunc, fn):
-    """``fn`` on its arguments cast to the dtypes of NumPy's loop for them (NumPy's TypeError
-    where it has none): ``fabs`` of an int8 tensor computes in float16 as NumPy does."""
-    cache = {}
-    name = f"dualad.numpy.{np_ufunc.__name__}"
-    nout = np_ufunc.nout
+    """``fn`` on its arguments cast to the dtypes of NumPy's loop for them: ``fabs`` of an int8
+    tensor computes in float16 as NumPy does."""
+    loops = _Loops(np_ufunc)
 
     def call(*args):
-        args = tuple(check_input(name, a) for a in args)
-        keys = tuple(_dtype_key(a) for a in args)
-        loop = cache.get(keys)
-        if loop is None:
-            loop = cache[keys] = np_ufunc.resolve_dtypes(keys + (None,) * nout)
-        return fn(
-            *(
-                a if type(a) in _SCALARS or a.dtype == d else ops.astype(a, d)
-                for a, d in zip(args, loop, strict=False)
-            )
-        )
+        return fn(*loops.cast(args)[0])
+
+    call.op = getattr(fn, "op", None)
+    return call
+
+
+def _numpy_dtypes(np_ufunc, fn):
+    """``fn`` (a dualad op) with NumPy's dtypes: floating tensors and Python scalars go straight
+    to it; other inputs (bool, integer, complex tensors; arrays) are cast to NumPy's loop for
+    them and the result to the loop's output dtype (``sin`` of int8 is float16 in NumPy, where
+    the dualad op follows PyTorch's float64; ``deg2rad`` of a complex tensor is NumPy's
+    TypeError)."""
+    loops = _Loops(np_ufunc)
+    single = np_ufunc.nout == 1
+
+    def call(*args):
+        for a in args:
+            if type(a) not in _SCALARS and not (isinstance(a, Tensor) and a.dtype.kind == "f"):
+                cast, dtypes = loops.cast(args)
+                result = fn(*cast)
+                if single:
+                    return _cast(result, dtypes[0])
+                return tuple(_cast(r, d) for r, d in zip(result, dtypes, strict=True))
+        return fn(*args)
 
     call.op = getattr(fn, "op", None)
     return call
@@ -132,9 +173,13 @@ def _accumulator(fn):
 
 
 def _make(name, fn, **kwargs):
+    """The ufunc ``name`` computed by ``fn`` (with NumPy's dtypes: ``_numpy_dtypes``)."""
     op = getattr(fn, "op", None)
     differentiable = kwargs.pop("differentiable", op is None or op.differentiable)
-    return ufunc(getattr(np, name), fn, differentiable=differentiable, **kwargs)
+    np_ufunc = getattr(np, name)
+    made = ufunc(np_ufunc, _numpy_dtypes(np_ufunc, fn), differentiable=differentiable, **kwargs)
+    made._float_fn = fn  # what floating tensors run (the protocol's lean path calls it)
+    return made
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,15 +192,15 @@ multiply = _make(
 )
 divide = true_divide = _make("divide", ops.div)
 floor_divide = _make("floor_divide", ops.floor_divide)
-power = pow = _make("power", ops.pow)  # noqa: A001 (NumPy's name)
+power = pow = _make("power", ops.pow)
 float_power = _make("float_power", _in_loop_dtypes(np.float_power, ops.pow))
 remainder = mod = _make("remainder", ops.remainder)
 fmod = _make("fmod", ops.fmod)
-divmod = _make("divmod", _divmod)  # noqa: A001 (NumPy's name)
+divmod = _make("divmod", _divmod)
 negative = _make("negative", ops.neg)
 positive = _make("positive", ops.positive)
-absolute = abs = _make("absolute", ops.abs)  # noqa: A001 (NumPy's name)
-fabs = _make("fabs", _in_loop_dtypes(np.fabs, ops.abs))
+absolute = abs = _make("absolute", ops.abs)
+fabs = _make("fabs", ops.abs)
 sign = _make("sign", ops.sign)
 reciprocal = _make("reciprocal", ops.reciprocal)
 square = _make("square", ops.square)
@@ -194,7 +239,7 @@ degrees = _make("degrees", ops.rad2deg)
 floor = _make("floor", ops.floor)
 ceil = _make("ceil", ops.ceil)
 trunc = _make("trunc", ops.trunc)
-rint = _make("rint", _in_loop_dtypes(np.rint, ops.round))
+rint = _make("rint", ops.round)
 
 maximum = _make("maximum", ops.maximum, reducer=_reducer(ops.amax, False))
 minimum = _make("minimum", ops.minimum, reducer=_reducer(ops.amin, False))

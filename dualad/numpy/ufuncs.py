@@ -49,7 +49,7 @@ from .ufunc_keywords import call
 __all__ = ["ufunc"]
 
 
-class ufunc:  # noqa: N801 (NumPy's class name)
+class ufunc:
     """A NumPy ufunc over dualad tensors: see the module docstring of ``dualad.numpy.ufuncs``.
 
     ``fn`` computes the ufunc from ``nin`` positional arguments (tensors, arrays or Python
@@ -71,6 +71,7 @@ class ufunc:  # noqa: N801 (NumPy's class name)
     ):
         self._np = np_ufunc
         self._fn = fn
+        self._float_fn = fn  # for floating tensors alone, when _fn adapts other dtypes
         self.__name__ = np_ufunc.__name__
         self.__qualname__ = np_ufunc.__name__
         self.nin = np_ufunc.nin
