@@ -215,7 +215,8 @@ def write_out(name: str, uf, result, out, casting: str):
             f"{name}: out= is a NumPy array but the result is tracked (it requires grad, is "
             "dual, batched by vmap or inside dualad.func): an array cannot hold its derivative. "
             "Pass a dualad Tensor as out= (dualad.empty_like(...)), or use the returned tensor "
-            "without out=, or detach() the inputs if no derivative is wanted."
+            "without out= (for an in-place operator on an array, ``a += x``, write "
+            "``a = a + x``), or detach() the inputs if no derivative is wanted."
         )
     np.copyto(out, unwrapped(result).numpy(force=True), casting="unsafe")
     return out
