@@ -26,6 +26,7 @@ _KEYWORDS = frozenset(
     ("out", "where", "dtype", "casting", "order", "subok", "signature", "axes", "axis", "keepdims")
 )
 _NUMERIC_KINDS = "biufc"
+_BOOL = np.dtype(bool)
 
 
 def call(uf, args: tuple, kwargs: dict):
@@ -139,8 +140,11 @@ def check_input(name: str, value):
 
 def _dtype_key(value):
     """What ``resolve_dtypes`` takes for one input: a dtype, or the Python type of a scalar
-    (weakly typed, NEP 50)."""
-    return type(value) if type(value) in _SCALARS else value.dtype
+    (weakly typed, NEP 50; a Python bool is NumPy's bool)."""
+    kind = type(value)
+    if kind is bool:
+        return _BOOL
+    return kind if kind in _SCALARS else value.dtype
 
 
 def resolve_loop(uf, inputs: tuple, dtype, signature, casting):
@@ -157,7 +161,10 @@ def resolve_loop(uf, inputs: tuple, dtype, signature, casting):
     elif signature is not None:
         signature = tuple(None if s is None else np.dtype(s) for s in signature)
     keys = tuple(_dtype_key(v) for v in inputs) + (None,) * uf.nout
-    loop = uf._np.resolve_dtypes(keys, signature=signature, casting=casting)
+    options = (
+        {"casting": casting} if signature is None else {"signature": signature, "casting": casting}
+    )
+    loop = uf._np.resolve_dtypes(keys, **options)
     cast = tuple(
         v if type(v) in _SCALARS or v.dtype == d else astype(v, d)
         for v, d in zip(inputs, loop[: uf.nin], strict=True)
@@ -196,10 +203,14 @@ def is_tracked(result) -> bool:
 def write_out(name: str, uf, result, out, casting: str):
     """Write ``result`` into ``out`` (NumPy's broadcasting and casting rules); returns ``out``."""
     shape = tuple(out.shape)
-    if np.broadcast_shapes(tuple(result.shape), shape) != shape:
+    try:
+        fits = np.broadcast_shapes(tuple(result.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"{name}: non-broadcastable output operand with shape {shape} doesn't match the "
-            f"broadcast shape {np.broadcast_shapes(tuple(result.shape), shape)}"
+            f"broadcast shape {tuple(result.shape)}"
         )
     if not np.can_cast(result.dtype, out.dtype, casting):
         raise TypeError(
