@@ -161,10 +161,26 @@ def resolve_loop(uf, inputs: tuple, dtype, signature, casting):
     elif signature is not None:
         signature = tuple(None if s is None else np.dtype(s) for s in signature)
     keys = tuple(_dtype_key(v) for v in inputs) + (None,) * uf.nout
+    # (resolved with 'unsafe' and the casting rule checked here: NumPy 2's resolve_dtypes
+    # crashes on a failing 'equiv' cast of a Python scalar's type)
     options = (
-        {"casting": casting} if signature is None else {"signature": signature, "casting": casting}
+        {"casting": "unsafe"}
+        if signature is None
+        else {"signature": signature, "casting": "unsafe"}
     )
     loop = uf._np.resolve_dtypes(keys, **options)
+    for i, (v, d) in enumerate(zip(inputs, loop[: uf.nin], strict=True)):
+        if type(v) in _SCALARS:
+            if casting == "equiv":  # (NumPy's rule: no Python scalar under 'equiv')
+                raise TypeError(
+                    f"dualad.numpy.{uf.__name__}: cannot cast Python {type(v).__name__} to {d} "
+                    "under the casting rule 'equiv'"
+                )
+        elif not np.can_cast(v.dtype, d, casting):
+            raise TypeError(
+                f"dualad.numpy.{uf.__name__}: Cannot cast ufunc '{uf.__name__}' input {i} from "
+                f"{v.dtype!r} to {d!r} with casting rule {casting!r}"
+            )
     cast = tuple(
         v if type(v) in _SCALARS or v.dtype == d else astype(v, d)
         for v, d in zip(inputs, loop[: uf.nin], strict=True)

@@ -14,10 +14,10 @@ differentiable but costs one op per element along the axis.
 >>> import dualad.numpy as dnp
 >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 >>> dnp.add.reduce(x, axis=0)
-tensor([4., 6.], grad_fn=<SumBackward1>)
+tensor([4., 6.], grad_fn=<SumBackward0>)
 >>> dnp.subtract.accumulate(x, axis=1)
 tensor([[ 1., -1.],
-        [ 3., -1.]], grad_fn=<StackBackward0>)
+        [ 3., -1.]], grad_fn=<PermuteBackward0>)
 >>> dnp.multiply.outer(dualad.tensor([1.0, 2.0]), dualad.tensor([3.0, 4.0, 5.0])).shape
 (2, 3)
 """
@@ -35,6 +35,9 @@ from ..ops import where as _where
 from .ufunc_keywords import check_input, normalise_out, write_out
 
 _SCALARS = (bool, int, float, complex)
+# ufuncs with op(a, a) == a: a masked element may repeat initial
+_IDEMPOTENT = frozenset(("maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
+                         "bitwise_and", "bitwise_or"))  # fmt: skip
 
 
 def _name(uf, method: str) -> str:
@@ -42,12 +45,19 @@ def _name(uf, method: str) -> str:
 
 
 def _binary_only(uf, method: str, what: str) -> None:
-    if uf.nin != 2 or uf.nout != 1:
+    if uf.nin != 2:
         raise ValueError(f"{_name(uf, method)}: {what} only supported for binary functions")
-    if uf.signature is not None:
+    if uf.nout != 1:
+        raise ValueError(
+            f"{_name(uf, method)}: {what} only supported for functions returning a single value"
+        )
+    if uf.signature is not None:  # (NumPy's exception classes)
+        if method != "outer":
+            raise RuntimeError(
+                f"{_name(uf, method)}: Reduction not defined on ufunc with signature"
+            )
         raise TypeError(
-            f"{_name(uf, method)}: method {method} is not allowed in ufunc with non-trivial "
-            "signature"
+            f"{_name(uf, method)}: method outer is not allowed in ufunc with non-trivial signature"
         )
 
 
@@ -110,15 +120,22 @@ def reduce(uf, array, axis, dtype, out, keepdims, initial, where):
     with np.errstate(all="ignore"):
         expected = np.asarray(uf._np.reduce(_stand_in(x), **kwargs))
     axes = _axes(axis, x.ndim)
-    if x.size == 0:  # nothing to combine: NumPy's value (initial or identity) is the answer
+    if x.numel() == 0:  # nothing to combine: NumPy's value (initial or identity) is the answer
         return _finish(uf, "reduce", as_tensor(expected), expected, out)
     start = initial if initial is not np._NoValue else None
     if not axes:  # nothing reduced (axis=()): x itself, combined with initial
         return _finish(uf, "reduce", x if start is None else uf(x, start), expected, out)
     if dtype is not None and x.dtype != np.dtype(dtype):
         x = astype(x, np.dtype(dtype))
-    if has_mask:
-        fill = start if start is not None else uf.identity
+    if has_mask:  # masked elements take no part: the identity, or initial where repeating it
+        fill = uf.identity  # changes nothing (max, min, and, or); NumPy asks for one of them
+        if fill is None and uf.__name__ in _IDEMPOTENT:
+            fill = start
+        if fill is None:
+            raise TypeError(
+                f"{_name(uf, 'reduce')}: where= needs a ufunc with an identity (or an idempotent "
+                "one such as maximum, with initial=); reduce the selected elements instead"
+            )
         x = _where(as_tensor(kwargs["where"]), x, fill)
     if uf._reducer is not None:
         result = uf._reducer(x, axes, dtype)
@@ -140,7 +157,7 @@ def accumulate(uf, array, axis, dtype, out):
     axis = operator.index(axis) % max(x.ndim, 1)
     if dtype is not None and x.dtype != np.dtype(dtype):
         x = astype(x, np.dtype(dtype))
-    if x.size == 0:
+    if x.numel() == 0:
         return _finish(uf, "accumulate", x, expected, out)
     if uf._accumulator is not None:
         result = uf._accumulator(x, axis, dtype)

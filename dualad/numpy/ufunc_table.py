@@ -14,7 +14,7 @@ ones (``floor``, ``rint``, ``sign``) have zero derivatives, as the dualad ops do
 >>> q, r
 (tensor([0., 2.]), tensor([0.5, 0.5], grad_fn=<RemainderBackward0>))
 >>> dnp.vecdot(x, x)
-tensor(4.25, grad_fn=<SumBackward1>)
+tensor(4.25, grad_fn=<SumBackward0>)
 """
 
 from __future__ import annotations
