@@ -2,10 +2,12 @@
 aliases too: ``abs`` is ``absolute``, ``acos`` is ``arccos``, ``pow`` is ``power``).
 
 Most wrap one dualad op (``sin``, ``add``, ``hypot``); NumPy ufuncs without an op of their own
-are compositions: ``divmod`` is ``(floor_divide, remainder)``, ``fabs`` and ``float_power`` cast
-to NumPy's loop dtype first, ``vecdot``/``matvec``/``vecmat`` are ``matmul``s. Comparisons,
-predicates and bitwise ufuncs are not differentiable (untracked results); piecewise-constant
-ones (``floor``, ``rint``, ``sign``) have zero derivatives, as the dualad ops do.
+are compositions: ``divmod`` is ``(floor_divide, remainder)``, ``modf`` ``(frac, trunc)``,
+``float_power`` casts to NumPy's loop dtype first, ``vecdot``/``matvec``/``vecmat`` are
+``matmul``s. Every ufunc computes in NumPy's loop dtypes for non-floating inputs (``sin`` of
+int8 is float16, ``fabs`` of a complex tensor NumPy's TypeError). Comparisons, predicates,
+bitwise and integer ufuncs are not differentiable (untracked results); piecewise-constant ones
+(``floor``, ``rint``, ``sign``) have zero derivatives, as the dualad ops do.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -95,6 +97,10 @@ def _numpy_dtypes(np_ufunc, fn):
 
     call.op = getattr(fn, "op", None)
     return call
+
+
+def _modf(x):
+    return ops.frac(x), ops.trunc(x)
 
 
 def _divmod(a, b):
@@ -265,10 +271,20 @@ bitwise_and = _make("bitwise_and", ops.bitwise_and)
 bitwise_or = _make("bitwise_or", ops.bitwise_or)
 bitwise_xor = _make("bitwise_xor", ops.bitwise_xor)
 invert = bitwise_not = bitwise_invert = _make("invert", ops.bitwise_not)
+left_shift = bitwise_left_shift = _make("left_shift", ops.left_shift)
+right_shift = bitwise_right_shift = _make("right_shift", ops.right_shift)
+bitwise_count = _make("bitwise_count", ops.bitwise_count)
+gcd = _make("gcd", ops.gcd)
+lcm = _make("lcm", ops.lcm)
 
 conjugate = conj = _make("conjugate", ops.conj)
 copysign = _make("copysign", ops.copysign)
 heaviside = _make("heaviside", ops.heaviside)
+ldexp = _make("ldexp", ops.ldexp)
+frexp = _make("frexp", ops.frexp)
+modf = _make("modf", _modf)
+nextafter = _make("nextafter", ops.nextafter)
+spacing = _make("spacing", ops.spacing)
 
 matmul = _make("matmul", ops.matmul, gufunc=_matmul_axes)
 vecdot = _make("vecdot", _vecdot, gufunc=_vecdot_keywords)

@@ -36,6 +36,8 @@ def _args(name: str, rng=RNG):
         return tuple(rng.standard_normal(s) for s in shapes)
     if getattr(np, name).nin == 1:
         return (rng.uniform(0.2, 0.8, (2, 3)),)
+    if name == "ldexp":  # an integer exponent (not differentiable)
+        return rng.uniform(0.2, 0.8, (2, 3)), rng.integers(-3, 4, (3,)).astype("int32")
     # the second argument in (1.1, 1.9): a / b is never an integer (remainder, fmod, divmod)
     return rng.uniform(0.2, 0.8, (2, 3)), rng.uniform(1.1, 1.9, (3,))
 
@@ -56,7 +58,7 @@ def test_eager_autograd_matches_finite_differences(name):
     # tensors that require grad, no level active: the protocol's lean path (the op's fast
     # caller), which check_grads (run under func transforms) does not reach
     for fn in (getattr(np, name), getattr(dnp, name)):
-        leaves = tuple(dualad.tensor(a, requires_grad=True) for a in _args(name))
+        leaves = tuple(dualad.tensor(a, requires_grad=a.dtype.kind == "f") for a in _args(name))
 
         def first_floating(*xs, fn=fn):
             out = fn(*xs)
@@ -91,12 +93,27 @@ def test_func_grad_matches_eager_autograd(name):
         outs = out if isinstance(out, tuple) else (out,)
         return sum((o * o).sum() for o in outs if o.dtype.kind == "f")
 
-    argnums = tuple(range(len(args)))
+    argnums = tuple(i for i, a in enumerate(args) if a.dtype.kind == "f")
     got = func.grad(loss, argnums=argnums)(*_tensors(args))
-    leaves = tuple(dualad.tensor(a, requires_grad=True) for a in args)
-    expected = dualad.autograd.grad(loss(*leaves), leaves, allow_unused=True)
+    leaves = tuple(dualad.tensor(a, requires_grad=a.dtype.kind == "f") for a in args)
+    expected = dualad.autograd.grad(loss(*leaves), [leaves[i] for i in argnums], allow_unused=True)
     for g, e in zip(got, expected, strict=True):
         assert_close(g, dualad.zeros_like(g) if e is None else e)
+
+
+def test_modf_frexp_ldexp_derivatives():
+    x = dualad.tensor([2.25, -3.5, 0.75], requires_grad=True)
+    frac, whole = np.modf(x)
+    assert_close(dualad.autograd.grad(frac.sum(), x)[0], np.ones(3))  # the fractional part: 1
+    assert_close(dualad.autograd.grad(whole.sum(), x)[0], np.zeros(3))  # the integral part: 0
+    mantissa, exponent = np.frexp(x)
+    assert exponent.dtype == np.frexp(x.detach().numpy())[1].dtype and not exponent.requires_grad
+    assert_close(dualad.autograd.grad(mantissa.sum(), x)[0], 2.0 ** -exponent.numpy())
+    y = np.ldexp(x, np.array([1, -2, 3], dtype="int32"))
+    assert_close(dualad.autograd.grad(y.sum(), x)[0], np.array([2.0, 0.25, 8.0]))
+    with pytest.raises(TypeError):  # NumPy's gcd is for integers
+        np.gcd(x, 1.0)
+    assert not np.nextafter(x, 0.0).requires_grad and not np.spacing(x).requires_grad
 
 
 def test_exact_derivatives_under_every_transform():

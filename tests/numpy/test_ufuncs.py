@@ -45,6 +45,8 @@ def _inputs(name: str, dtype: str, rng=RNG):
         return draw((3, 4)), draw((4,))
     if uf.nin == 1:
         return (draw((3, 4)),)
+    if name == "ldexp":  # an integer exponent
+        return draw((3, 4)), rng.integers(-3, 4, (4,)).astype("int32")
     return draw((3, 4)), draw((4,))
 
 
