@@ -73,21 +73,6 @@ def array_ufunc(numpy_ufunc, method: str, inputs: tuple, kwargs: dict):
     return getattr(ours, method)(*inputs, **kwargs)
 
 
-def _wrap(out) -> Tensor:
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    result = _new(Tensor)  # (_tensor.wrap, inline: the lean path)
-    result._data = out
-    result._rg = False
-    result._node = None
-    result._out_nr = 0
-    result._meta = None
-    result._fw = None
-    result._vc = None
-    result._view = None
-    return result
-
-
 def _plain(x) -> bool:
     """An eager tensor the lean path may read the data of, or a Python scalar."""
     if type(x) is Tensor:
@@ -111,33 +96,34 @@ class _UfuncProtocol:
         if fn is None:
             return array_ufunc(ufunc, method, inputs, kwargs)
         if len(inputs) == 1:  # (then the input is self)
-            if self._view is None and type(self) is Tensor:
-                data = self._data
-                if not self._rg and type(data) is _ndarray:
-                    out = ufunc(data)
-                    if type(out) is not _ndarray:
-                        out = np.asarray(out)
-                    result = _new(Tensor)  # (_tensor.wrap, inline: the lean path)
-                    result._data = out
-                    result._rg = False
-                    result._node = None
-                    result._out_nr = 0
-                    result._meta = None
-                    result._fw = None
-                    result._vc = None
-                    result._view = None
-                    return result
+            if self._view is not None or type(self) is not Tensor:
+                return array_ufunc(ufunc, method, inputs, kwargs)
+            data = self._data
+            if self._rg or type(data) is not _ndarray:
                 if data.dtype.kind == "f":
                     return fn(self)
-            return array_ufunc(ufunc, method, inputs, kwargs)
-        a, b = inputs
-        if _plain(a) and _plain(b):
-            return _wrap(
-                ufunc(a._data if type(a) is Tensor else a, b._data if type(b) is Tensor else b)
-            )
-        if _floating(a) and _floating(b):
-            return fn(a, b)
-        return array_ufunc(ufunc, method, inputs, kwargs)
+                return array_ufunc(ufunc, method, inputs, kwargs)
+            out = ufunc(data)
+        else:
+            a, b = inputs
+            if not (_plain(a) and _plain(b)):
+                if _floating(a) and _floating(b):
+                    return fn(a, b)
+                return array_ufunc(ufunc, method, inputs, kwargs)
+            out = ufunc(a._data if type(a) is Tensor else a, b._data if type(b) is Tensor else b)
+        if type(out) is not _ndarray:
+            out = np.asarray(out)
+        # _tensor.wrap, inline (the fast callers of _dispatch do the same): the lean path
+        result = _new(Tensor)
+        result._data = out
+        result._rg = False
+        result._node = None
+        result._out_nr = 0
+        result._meta = None
+        result._fw = None
+        result._vc = None
+        result._view = None
+        return result
 
 
 attach_members(Tensor, _UfuncProtocol)

@@ -189,7 +189,8 @@ def _make(name, fn, **kwargs):
 
 
 # ---------------------------------------------------------------------------------------------
-# the ufuncs (NumPy's name = the dualad function it runs)
+# the ufuncs (NumPy's name = the dualad function it runs; one greppable line a ufunc and its
+# aliases, alike on purpose, as the alias lists of ops/comparison.py)
 
 add = _make("add", ops.add, reducer=_reducer(ops.sum), accumulator=_accumulator(ops.cumsum))
 subtract = _make("subtract", ops.sub)
