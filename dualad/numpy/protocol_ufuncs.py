@@ -74,17 +74,21 @@ def array_ufunc(numpy_ufunc, method: str, inputs: tuple, kwargs: dict):
 
 
 def _plain(x) -> bool:
-    """An eager tensor the lean path may read the data of, or a Python scalar."""
-    if type(x) is Tensor:
+    """An untracked eager tensor the lean path may read the data of, a Python scalar, or a
+    NumPy array of numbers (``ndarray + tensor``)."""
+    kind = type(x)
+    if kind is Tensor:
         return x._view is None and not x._rg and type(x._data) is _ndarray
-    return type(x) in _SCALARS
+    return kind in _SCALARS or (kind is _ndarray and x.dtype.kind in "biufc")
 
 
 def _floating(x) -> bool:
-    """A floating eager tensor that is not a view, or a Python scalar."""
-    if type(x) is Tensor:
+    """A floating eager tensor that is not a view, a Python scalar or a floating NumPy array
+    (which the dualad op takes as a constant)."""
+    kind = type(x)
+    if kind is Tensor:
         return x._view is None and x._data.dtype.kind == "f"
-    return type(x) in _SCALARS
+    return kind in _SCALARS or (kind is _ndarray and x.dtype.kind == "f")
 
 
 class _UfuncProtocol:
@@ -106,11 +110,22 @@ class _UfuncProtocol:
             out = ufunc(data)
         else:
             a, b = inputs
-            if not (_plain(a) and _plain(b)):
-                if _floating(a) and _floating(b):
-                    return fn(a, b)
+            if type(a) is Tensor and type(b) is Tensor and a._view is None and b._view is None:
+                # (two tensors, the common case, tested inline)
+                da, db = a._data, b._data
+                if a._rg or b._rg or type(da) is not _ndarray or type(db) is not _ndarray:
+                    if da.dtype.kind == "f" and db.dtype.kind == "f":
+                        return fn(a, b)
+                    return array_ufunc(ufunc, method, inputs, kwargs)
+                out = ufunc(da, db)
+            elif _plain(a) and _plain(b):
+                out = ufunc(
+                    a._data if type(a) is Tensor else a, b._data if type(b) is Tensor else b
+                )
+            elif _floating(a) and _floating(b):
+                return fn(a, b)
+            else:
                 return array_ufunc(ufunc, method, inputs, kwargs)
-            out = ufunc(a._data if type(a) is Tensor else a, b._data if type(b) is Tensor else b)
         if type(out) is not _ndarray:
             out = np.asarray(out)
         # _tensor.wrap, inline (the fast callers of _dispatch do the same): the lean path

@@ -248,6 +248,34 @@ def test_lean_and_general_paths_agree(make):
             assert seen[0].dtype == ref.dtype
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_tracked_low_precision_keeps_numpys_dtypes(dtype):
+    a = np.linspace(1.3, 1.7, 4).astype(dtype)
+    for np_ufunc, ours in UFUNCS.items():
+        if not ours.differentiable or np_ufunc.signature:
+            continue
+        args = [dualad.tensor(a, requires_grad=True)]
+        if np_ufunc.nin == 2:
+            args.append(dualad.tensor([1, 2, 3, 4]) if np_ufunc is np.ldexp else args[0] + 1)
+        got = np_ufunc(*args)
+        ref = np_ufunc(*(x.detach().numpy() for x in args))
+        for g, r in zip(*((v if isinstance(v, tuple) else (v,)) for v in (got, ref)), strict=True):
+            assert g.dtype == r.dtype, np_ufunc.__name__
+
+
+def test_ndarray_and_tensor_mixes():
+    a = np.array([1.5, 2.5])
+    x = dualad.tensor([0.5, 1.0], requires_grad=True)
+    for left, right in ((a, x), (x, a), (a, x.detach()), (np.array([1, 2]), x)):
+        got = np.multiply(left, right)
+        assert isinstance(got, dualad.Tensor)
+        assert got.requires_grad == (left is x or right is x)
+        plain = [v.detach().numpy() if isinstance(v, dualad.Tensor) else v for v in (left, right)]
+        ref = np.multiply(*plain)
+        assert got.dtype == ref.dtype
+        assert_close(got, ref)
+
+
 def test_inputs_are_never_mutated():
     a = np.array([0.5, 1.5])
     x = dualad.tensor([0.25, 0.75], requires_grad=True)
