@@ -248,6 +248,7 @@ def test_lean_and_general_paths_agree(make):
             assert seen[0].dtype == ref.dtype
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (out-of-domain values: dtypes only)
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_tracked_low_precision_keeps_numpys_dtypes(dtype):
     a = np.linspace(1.3, 1.7, 4).astype(dtype)
@@ -274,6 +275,21 @@ def test_ndarray_and_tensor_mixes():
         ref = np.multiply(*plain)
         assert got.dtype == ref.dtype
         assert_close(got, ref)
+
+
+def test_gufunc_keywords():
+    a, b = RNG.standard_normal((3, 2, 4)), RNG.standard_normal((3, 4, 5))
+    axes = [(1, 2), (1, 2), (2, 0)]
+    got = np.matmul(dualad.tensor(a), dualad.tensor(b), axes=axes)
+    assert_close(got, np.matmul(a, b, axes=axes))
+    check_grads(lambda x, y: dnp.matmul(x, y, axes=axes), _tensors((a, b)), order=1)
+    u, v = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
+    assert_close(np.vecdot(dualad.tensor(u), dualad.tensor(v), axis=0), np.vecdot(u, v, axis=0))
+    check_grads(lambda x, y: dnp.vecdot(x, y, axis=0), (dualad.tensor(u), dualad.tensor(v)))
+    with pytest.raises(ValueError, match="core dimensions do not match"):
+        dnp.vecdot(dualad.tensor(u), dualad.tensor(v[:, :1]))
+    with pytest.raises(TypeError, match="keepdims"):
+        dnp.vecdot(dualad.tensor(u), dualad.tensor(v), keepdims=True)
 
 
 def test_inputs_are_never_mutated():
