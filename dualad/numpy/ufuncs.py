@@ -48,6 +48,9 @@ from .ufunc_keywords import call
 
 __all__ = ["ufunc"]
 
+# numpy.ufunc's attributes that ours has too, with NumPy's values
+_MIRRORED = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature")
+
 
 class ufunc:
     """A NumPy ufunc over dualad tensors: see the module docstring of ``dualad.numpy.ufuncs``.
@@ -59,28 +62,14 @@ class ufunc:
     handles the gufunc keywords ``axes``/``axis``/``keepdims`` (``matmul``, ``vecdot``).
     """
 
-    def __init__(
-        self,
-        np_ufunc,
-        fn,
-        *,
-        differentiable=True,
-        reducer=None,
-        accumulator=None,
-        gufunc=None,
-    ):
+    def __init__(self, np_ufunc, fn, *, differentiable=True, reducer=None, accumulator=None,
+                 gufunc=None):  # fmt: skip
         self._np = np_ufunc
         self._fn = fn
         self._float_fn = fn  # for floating tensors alone, when _fn adapts other dtypes
-        self.__name__ = np_ufunc.__name__
-        self.__qualname__ = np_ufunc.__name__
-        self.nin = np_ufunc.nin
-        self.nout = np_ufunc.nout
-        self.nargs = np_ufunc.nargs
-        self.ntypes = np_ufunc.ntypes
-        self.types = np_ufunc.types
-        self.identity = np_ufunc.identity
-        self.signature = np_ufunc.signature
+        self.__name__ = self.__qualname__ = np_ufunc.__name__
+        for attribute in _MIRRORED:
+            setattr(self, attribute, getattr(np_ufunc, attribute))
         self.differentiable = differentiable
         self._reducer = reducer
         self._accumulator = accumulator
