@@ -20,7 +20,7 @@ class TrackedConversionError(RuntimeError, TypeError):
     >>> import numpy as np, dualad
     >>> from dualad.func import grad
     >>> try:
-    ...     grad(lambda x: (np.exp(x) * x).sum())(dualad.tensor([1.0]))
+    ...     grad(lambda x: (dualad.as_tensor(np.asarray(x)) * x).sum())(dualad.tensor([1.0]))
     ... except dualad.TrackedConversionError as e:
     ...     print(str(e).split(":")[0])
     dualad.func.grad

@@ -15,7 +15,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     _batching                               the shared batching rules
     _helpers                                the unary/binary/... helpers, conj, clone
     arithmetic, comparison, diagonals, einsums, tensor_index
-    activations, complex_parts, exp_log, minmax, rounding, slicing, trigonometric
+    activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     _reducing, indexing, views
     extrema, linalg, norms, reductions, scans
@@ -43,6 +43,7 @@ from . import (
     einsums,
     exp_log,
     extrema,
+    floating,
     gather_scatter,
     indexing,
     joining,
@@ -75,6 +76,7 @@ from .diagonals import *
 from .einsums import *
 from .exp_log import *
 from .extrema import *
+from .floating import *
 from .gather_scatter import *
 from .indexing import *
 from .joining import *

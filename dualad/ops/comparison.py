@@ -1,5 +1,5 @@
-"""Comparisons, logical and bitwise ops and predicates (no gradient, still batchable), and
-``where``.
+"""Comparisons, logical and bitwise ops (shifts, ``bitwise_count``), the integer ops ``gcd`` and
+``lcm``, and predicates (no gradient, still batchable), and ``where``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,25 @@ bitwise_and = public.method(nondiff_binary("bitwise_and", lambda xp, a, b: a & b
 bitwise_or = public.method(nondiff_binary("bitwise_or", lambda xp, a, b: a | b))
 bitwise_xor = public.method(nondiff_binary("bitwise_xor", lambda xp, a, b: a ^ b))
 bitwise_not = public.method(nondiff_unary("bitwise_not", lambda xp, x: ~x))
+left_shift = public.method(
+    nondiff_binary("left_shift", lambda xp, a, b: xp.left_shift(a, b), doc="``a << b``.")
+)
+right_shift = public.method(
+    nondiff_binary("right_shift", lambda xp, a, b: xp.right_shift(a, b), doc="``a >> b``.")
+)
+bitwise_count = public.method(
+    nondiff_unary(
+        "bitwise_count",
+        lambda xp, x: xp.bitwise_count(x),
+        doc="The number of 1 bits in ``abs(x)`` (NumPy's ``bitwise_count``).",
+    )
+)
+gcd = public.method(
+    nondiff_binary("gcd", lambda xp, a, b: xp.gcd(a, b), doc="Greatest common divisor.")
+)
+lcm = public.method(
+    nondiff_binary("lcm", lambda xp, a, b: xp.lcm(a, b), doc="Least common multiple.")
+)
 isnan = public.method(nondiff_unary("isnan", lambda xp, x: xp.isnan(x), doc="True where x is NaN."))
 isinf = public.method(
     nondiff_unary("isinf", lambda xp, x: xp.isinf(x), doc="True where x is +-inf.")

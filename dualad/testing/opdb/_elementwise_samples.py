@@ -247,3 +247,24 @@ def comparison_samples(rng, dtype):
     a = uniform(rng, (4,), dtype)
     out.append(SampleInput((a, a.copy()), diff=(0, 1), note="equal values"))
     return out
+
+
+def ldexp_samples(rng, dtype):
+    """Mantissas of ``dtype`` with integer exponents (an array, broadcast, a Python int)."""
+    out = []
+    for sa, sb in (((2, 3), (2, 3)), ((2, 3), (3,)), ((), (2,))):
+        x = uniform(rng, sa, dtype, -2.0, 2.0)
+        n = rng.integers(-4, 5, sb).astype("int32")
+        out.append(SampleInput((x, n), diff=(0,), note=f"{sa} with {sb}"))
+    out.append(SampleInput((uniform(rng, (3,), dtype, -2.0, 2.0), 3), diff=(0,), note="int"))
+    return out
+
+
+def shift_samples(rng, dtype):
+    """Integers and shift counts in [0, 6) (NumPy leaves negative counts undefined)."""
+    out = []
+    for sa, sb in BROADCAST_PAIRS:
+        a = rng.integers(-8, 8, sa).astype(dtype)
+        b = rng.integers(0, 6, sb).astype(dtype)
+        out.append(SampleInput((np.asarray(a), np.asarray(b)), diff=()))
+    return out

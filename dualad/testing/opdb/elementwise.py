@@ -14,6 +14,7 @@ import numpy as np
 
 import dualad
 from dualad.ops import activations as _act
+from dualad.ops import floating as _floating
 from dualad.ops import trigonometric as _trig
 
 from . import ALL_DIFF, OpInfo
@@ -26,12 +27,14 @@ from ._elementwise_samples import (
     heaviside_diff_samples,
     int_samples,
     int_unary_samples,
+    ldexp_samples,
     lerp_samples,
     nan_to_num_samples,
     piecewise_constant_samples,
     predicate_samples,
     remainder_samples,
     round_diff_samples,
+    shift_samples,
     signbit_samples,
     unary_samples,
     where_samples,
@@ -435,4 +438,25 @@ OPS = [
         dtypes=_INTEGRAL,
     ),
     *_no_gradient(int_unary_samples, ("bitwise_not", np.invert), dtypes=_INTEGRAL),
+    *_no_gradient(int_unary_samples, ("bitwise_count", np.bitwise_count), dtypes=("int64",)),
+    *_no_gradient(int_samples, ("gcd", np.gcd), ("lcm", np.lcm), dtypes=("int64", "int32")),
+    *_no_gradient(
+        shift_samples,
+        ("left_shift", np.left_shift),
+        ("right_shift", np.right_shift),
+        dtypes=("int64", "int32"),
+    ),
+    # floating-point representation
+    OpInfo("ldexp", dualad.ldexp, ldexp_samples, ref=np.ldexp),
+    # frac: derivative 1 between its jumps at the integers (the samples keep clear of them)
+    OpInfo("frac", dualad.frac, piecewise_constant_samples(), ref=lambda x: np.modf(x)[0]),
+    OpInfo(
+        "frexp_exponent",
+        _floating._frexp_exponent,
+        unary_samples(),
+        differentiable=False,
+        ref=lambda x: np.frexp(x)[1],
+    ),
+    OpInfo("nextafter", dualad.nextafter, binary_samples(), differentiable=False, ref=np.nextafter),
+    OpInfo("spacing", dualad.spacing, unary_samples(), differentiable=False, ref=np.spacing),
 ]
