@@ -15,10 +15,10 @@ from __future__ import annotations
 
 # The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
 from . import protocol_ufuncs as protocol_ufuncs  # Tensor.__array_ufunc__
-from .ufunc_table import *  # noqa: F403 (every NumPy ufunc dualad computes)
-from .ufuncs import ufunc as ufunc
 from .counting import *  # noqa: F403
 from .predicates import *  # noqa: F403
 from .rounding import *  # noqa: F403
 from .searching import *  # noqa: F403
 from .sets import *  # noqa: F403
+from .ufunc_table import *  # noqa: F403 (every NumPy ufunc dualad computes)
+from .ufuncs import ufunc as ufunc
