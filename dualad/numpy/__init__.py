@@ -14,3 +14,12 @@ through to NumPy's. The same implementations answer NumPy's own functions called
 from __future__ import annotations
 
 # The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
+from .reductions import *
+
+# Keep last: NumPy's functions answer through the namespaces as assembled above.
+import numpy as _np
+import sys as _sys
+
+from . import protocol_functions as _protocol_functions
+
+_protocol_functions.install((_sys.modules[__name__], _np))
