@@ -23,7 +23,7 @@ tensor([2., 4., 6.])
 >>> try:
 ...     np.linalg.solve(np.eye(3), x)
 ... except TypeError as e:
-...     print(str(e)[:52])
+...     print(str(e)[:55])
 numpy.linalg.solve has no differentiable dualad version
 """
 
