@@ -16,6 +16,7 @@ from __future__ import annotations
 # The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
 from .reductions import *
 from .manipulation import *
+from .indexing import *
 
 # Keep last: NumPy's functions answer through the namespaces as assembled above.
 import numpy as _np
