@@ -17,6 +17,7 @@ from __future__ import annotations
 from .reductions import *
 from .manipulation import *
 from .indexing import *
+from .products import *
 
 # Keep last: NumPy's functions answer through the namespaces as assembled above.
 import numpy as _np
