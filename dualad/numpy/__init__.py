@@ -18,6 +18,7 @@ from .reductions import *
 from .manipulation import *
 from .indexing import *
 from .products import *
+from .creation import *
 
 # Keep last: NumPy's functions answer through the namespaces as assembled above.
 import numpy as _np
