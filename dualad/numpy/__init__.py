@@ -19,6 +19,9 @@ from .manipulation import *
 from .indexing import *
 from .products import *
 from .creation import *
+from .constants import *
+from .constants import bool
+from . import fft, linalg
 
 # Keep last: NumPy's functions answer through the namespaces as assembled above.
 import numpy as _np
@@ -26,4 +29,4 @@ import sys as _sys
 
 from . import protocol_functions as _protocol_functions
 
-_protocol_functions.install((_sys.modules[__name__], _np))
+_protocol_functions.install((_sys.modules[__name__], _np), (linalg, _np.linalg), (fft, _np.fft))

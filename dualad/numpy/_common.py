@@ -58,6 +58,13 @@ def _int_axis(axis) -> int:
     return int(axis)
 
 
+def promoted_pair(a, b):
+    """``a`` and ``b`` as tensors of their common dtype (NumPy's promotion)."""
+    x, y = tensor_of(a), tensor_of(b)
+    dtype = np.result_type(x.dtype, y.dtype)
+    return cast(x, dtype), cast(y, dtype)
+
+
 def cast(x: Tensor, dtype) -> Tensor:
     """``x`` as ``dtype`` (the same tensor when it already has it)."""
     if dtype is None:

@@ -20,21 +20,15 @@ import warnings
 import numpy as np
 
 from .. import ops
-from ._common import axis_of, cast, check_casting, check_order, finish, tensor_of
+from ._common import axis_of, cast, check_casting, check_order, finish, promoted_pair, tensor_of
 
 __all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cross"]
-
-
-def _pair(a, b):
-    x, y = tensor_of(a), tensor_of(b)
-    dtype = np.result_type(x.dtype, y.dtype)
-    return cast(x, dtype), cast(y, dtype)
 
 
 def dot(a, b, out=None):
     """``numpy.dot``: inner product of vectors, matrix product of matrices, and for N-D
     inputs the sum over the last axis of ``a`` and the second-to-last of ``b``."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     if x.ndim == 0 or y.ndim == 0:
         r = x * y
     elif x.ndim <= 2 and y.ndim <= 2:
@@ -46,7 +40,7 @@ def dot(a, b, out=None):
 
 def vdot(a, b, /):
     """``numpy.vdot``: ``sum(conj(a) * b)`` of the flattened inputs."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     if x.numel() != y.numel():
         raise ValueError("cannot reshape array: vdot needs inputs of the same size")
     return ops.vdot(ops.reshape(x, (-1,)), ops.reshape(y, (-1,)))
@@ -54,7 +48,7 @@ def vdot(a, b, /):
 
 def inner(a, b, /):
     """``numpy.inner``: sums over the last axes (a product when either is a scalar)."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if x.shape[-1] != y.shape[-1]:
@@ -67,7 +61,7 @@ def inner(a, b, /):
 
 def outer(a, b, out=None):
     """``numpy.outer``: ``a[i] * b[j]`` of the flattened inputs."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     r = ops.outer(ops.reshape(x, (-1,)), ops.reshape(y, (-1,)))
     return finish(r, out, "outer")
 
@@ -75,7 +69,7 @@ def outer(a, b, out=None):
 def tensordot(a, b, axes=2):
     """``numpy.tensordot``: sums over the last ``axes`` axes of ``a`` and the first of ``b``,
     or over the axes of the pair ``(axes_a, axes_b)``."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
         if n < 0 or n > x.ndim or n > y.ndim:
@@ -131,7 +125,7 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
 
 def kron(a, b):
     """``numpy.kron``: the Kronecker product (block ``a[i, j] * b``)."""
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     return ops.kron(x, y)
 
 
@@ -140,7 +134,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     ``axisa``/``axisb`` (``axis`` sets all three), broadcast over the other axes."""
     if axis is not None:
         axisa = axisb = axisc = axis
-    x, y = _pair(a, b)
+    x, y = promoted_pair(a, b)
     x = ops.moveaxis(x, axis_of(axisa, x.ndim), -1)
     y = ops.moveaxis(y, axis_of(axisb, y.ndim), -1)
     if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
