@@ -56,6 +56,7 @@ __all__ = [
     "stack",
     "hstack",
     "vstack",
+    "row_stack",
     "dstack",
     "column_stack",
     "split",

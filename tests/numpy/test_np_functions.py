@@ -1,0 +1,425 @@
+"""Every differentiable ``dualad.numpy`` function against NumPy and against its derivatives.
+
+One table, ``CASES``: a case is a function name (``"sum"``, ``"linalg.norm"``), its arguments
+(NumPy arrays and other values) and the positions of the arguments it is differentiated in.
+Each case is checked, both as ``dualad.numpy.NAME(tensors)`` and as ``numpy.NAME(tensors)``
+(NumPy's ``__array_function__`` protocol), for:
+
+- values, dtype and shape equal to NumPy's on the same arrays, inputs unchanged;
+- reverse and forward mode against finite differences (``gradcheck`` with forward AD);
+- ``func.grad`` equal to the eager gradient, ``func.jvp`` adjoint to it;
+- ``vmap`` over a new leading axis of the first differentiable argument equal to a loop.
+
+Adding a function adds a line here and gets all of these checks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import dualad
+import dualad.numpy as dnp
+from dualad import func
+from dualad.numpy import creation, indexing, manipulation, products, reductions
+
+RNG = np.random.default_rng(1234)
+
+
+def r(*shape, dtype=np.float64, low=-2.0, high=2.0):
+    return RNG.uniform(low, high, size=shape).astype(dtype)
+
+
+def pos(*shape):
+    return r(*shape, low=0.5, high=2.0)
+
+
+@dataclass
+class Case:
+    name: str
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    diff: tuple = (0,)  # positions of differentiable (float64) arguments
+    vmap: bool = True
+    protocol: bool = True  # whether NumPy's function dispatches on tensors
+
+    @property
+    def id(self):
+        shown = ",".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"{self.name}-{len(self.args)}args-{shown}"[:80]
+
+
+A = r(2, 3, 2)
+M = r(3, 3) / 2
+V = r(4)
+W = r(3)
+F32 = r(2, 3, dtype=np.float32)
+I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
+NAN = r(3, 4)
+NAN[0, 1] = NAN[2, 3] = np.nan
+MASK = np.array([[True, False, True], [True, True, False]])
+
+CASES = [
+    # reductions: axis None / int / negative / tuple, keepdims, dtype, where, initial, ddof
+    Case("sum", (A,)),
+    Case("sum", (A,), dict(axis=(0, -1), keepdims=True)),
+    Case("sum", (A,), dict(axis=1, initial=1.5)),
+    Case("sum", (A[..., 0],), dict(where=MASK)),
+    Case("sum", (F32,), dict(axis=0), diff=()),
+    Case("sum", (I8,), dict(axis=-1), diff=()),
+    Case("sum", (F32,), dict(dtype=np.float64), diff=()),
+    Case("mean", (A,), dict(axis=-2)),
+    Case("mean", (A[..., 0],), dict(axis=1, where=MASK, keepdims=True)),
+    Case("mean", (I8,), diff=()),
+    Case("mean", (F32,), dict(axis=1), diff=()),
+    Case("prod", (A,), dict(axis=(1, 2))),
+    Case("prod", (A,), dict(axis=0, keepdims=True)),
+    Case("std", (A,)),
+    Case("std", (A,), dict(axis=(0, 2), ddof=1)),
+    Case("var", (A,), dict(axis=1, keepdims=True)),
+    Case("var", (A[..., 0],), dict(axis=1, where=MASK)),
+    Case("var", (I8,), dict(ddof=1), diff=()),
+    Case("var", (A,), dict(axis=1, correction=1)),
+    Case("max", (A,)),
+    Case("max", (A,), dict(axis=-1, keepdims=True)),
+    Case("amax", (A,), dict(axis=(0, 1))),
+    Case("max", (A[..., 0],), dict(axis=1, where=MASK, initial=-5.0)),
+    Case("min", (A,), dict(axis=0)),
+    Case("amin", (A,), dict(axis=2)),
+    Case("ptp", (A,), dict(axis=1)),
+    Case("cumsum", (A,)),
+    Case("cumsum", (A,), dict(axis=-2)),
+    Case("cumsum", (I8,), dict(axis=1), diff=()),
+    Case("cumprod", (A,), dict(axis=1)),
+    Case("cumulative_sum", (A,), dict(axis=1, include_initial=True)),
+    Case("cumulative_prod", (V,)),
+    Case("average", (A,), dict(axis=1)),
+    Case("average", (A, 1, pos(3)), diff=(0, 2)),
+    Case("average", (A, (0, 2), pos(2, 3, 2)), dict(keepdims=True), diff=(0, 2)),
+    Case("average", (A, None, pos(2, 3, 2), True), diff=(0, 2)),
+    Case("nansum", (NAN,), dict(axis=0)),
+    Case("nanmean", (NAN,), dict(axis=1)),
+    Case("nanprod", (NAN,)),
+    Case("nanvar", (NAN,), dict(axis=1, ddof=1)),
+    Case("nanstd", (NAN,)),
+    Case("nanmax", (NAN,), dict(axis=0)),
+    Case("nanmin", (NAN,), dict(axis=-1, keepdims=True)),
+    # shape and joining
+    Case("reshape", (A, (3, 4))),
+    Case("reshape", (A, (-1, 2)), dict(order="F")),
+    Case("ravel", (A,)),
+    Case("transpose", (A,)),
+    Case("transpose", (A, (1, 2, 0))),
+    Case("permute_dims", (A, (2, 0, 1))),
+    Case("matrix_transpose", (A,)),
+    Case("moveaxis", (A, 0, -1)),
+    Case("moveaxis", (A, [0, 1], [2, 0])),
+    Case("swapaxes", (A, 0, 2)),
+    Case("squeeze", (A[:, :1],), dict(axis=1)),
+    Case("squeeze", (A[:1, :, :1],)),
+    Case("expand_dims", (A, (0, -1))),
+    Case("broadcast_to", (W, (2, 3))),
+    Case("broadcast_arrays", (W, A[:, :, :1]), diff=(0, 1)),
+    Case("concatenate", ([A, A[:, :1]],), dict(axis=1)),
+    Case("concatenate", ([A, W],), dict(axis=None)),
+    Case("concat", ([A, A],), dict(axis=-1)),
+    Case("stack", ([A, A],), dict(axis=-1)),
+    Case("hstack", ([W, V],)),
+    Case("vstack", ([W, A[:, :, 0]],)),
+    Case("dstack", ([A[:, :, 0], A[:, :, 1]],)),
+    Case("column_stack", ([W, M],)),
+    Case("concatenate", ([F32, I8],), dict(axis=0), diff=()),
+    Case("split", (A, 3), dict(axis=1)),
+    Case("split", (A, [1, 2]), dict(axis=-2)),
+    Case("array_split", (V, 3)),
+    Case("hsplit", (A, [1])),
+    Case("vsplit", (A, 2)),
+    Case("dsplit", (A, 2)),
+    Case("flip", (A,)),
+    Case("flip", (A, (0, 2))),
+    Case("fliplr", (A,)),
+    Case("flipud", (A,)),
+    Case("roll", (A, 2)),
+    Case("roll", (A, (1, -1), (0, 2))),
+    Case("rot90", (A,)),
+    Case("rot90", (A, 3, (1, 2))),
+    Case("tile", (A[0], (2, 1, 2))),
+    Case("repeat", (A, 2)),
+    Case("repeat", (A, [1, 0, 2], 1)),
+    Case("atleast_2d", (V,)),
+    Case("atleast_3d", (M,)),
+    Case("append", (A, A[:1]), dict(axis=0), diff=(0, 1)),
+    Case("pad", (M, ((1, 0), (2, 1))), dict(constant_values=0.5)),
+    Case("copy", (A,)),
+    # selection
+    Case("take", (A, [[0, 3], [5, 11]])),
+    Case("take", (A, [2, 0, 2]), dict(axis=1)),
+    Case("take", (A, [-1, 5]), dict(axis=1, mode="wrap")),
+    Case("take_along_axis", (A, np.argsort(A, axis=1)), dict(axis=1)),
+    Case("take_along_axis", (V, np.array([3, 0, 0])), dict(axis=None)),
+    Case("where", (A > 0, A, A * 2), diff=(1, 2)),
+    Case("where", (A > 0, A, 1.0), diff=(1,)),
+    Case("where", (F32 > 0, F32, 1.0), diff=()),
+    Case("clip", (A, -1.0, 1.0)),
+    Case("clip", (A, None, 0.5)),
+    Case("clip", (F32, 0, 1.5), diff=()),
+    Case("clip", (I8, 0.5, 3.5), diff=()),
+    Case("choose", (np.array([0, 1, 2]), [W, W * 2, -W]), diff=(), vmap=False),
+    Case("select", ([A > 1, A < -1], [A, A * A], 0.5), diff=(), vmap=False),
+    Case("compress", (np.array([True, False, True]), A), dict(axis=1), diff=(1,)),
+    Case("extract", (A > 0, A), diff=(1,), vmap=False),
+    Case("diag", (M,)),
+    Case("diag", (W, 1)),
+    Case("diagflat", (M[:2, :2],)),
+    Case("diagonal", (A, 1, 0, 1)),
+    Case("diagonal", (A, 0, -1, 0)),
+    Case("trace", (M,)),
+    Case("trace", (A, 0, 0, 2)),
+    Case("tril", (A,)),
+    Case("triu", (M, 1)),
+    Case("tril", (W,)),
+    # products
+    Case("dot", (A, r(2, 4)), diff=(0, 1)),
+    Case("dot", (M, W), diff=(0, 1)),
+    Case("dot", (W, W), diff=(0, 1)),
+    Case("dot", (M, 2.0)),
+    Case("vdot", (A, A[::-1]), diff=(0, 1)),
+    Case("inner", (A, r(4, 2)), diff=(0, 1)),
+    Case("outer", (M, W), diff=(0, 1)),
+    Case("tensordot", (A, r(3, 2, 4)), diff=(0, 1)),
+    Case("tensordot", (A, r(2, 3)), dict(axes=([0, 1], [0, 1])), diff=(0, 1)),
+    Case("einsum", ("ijk,jl->ikl", A, r(3, 4)), diff=(1, 2)),
+    Case("einsum", ("ii", M), diff=(1,)),
+    Case("einsum", (A, [0, 1, 2], W, [1], [0, 2]), diff=(0, 2)),
+    Case("kron", (M, r(2, 2)), diff=(0, 1)),
+    Case("cross", (r(2, 3), r(2, 3)), diff=(0, 1)),
+    Case("cross", (r(3, 2), r(3, 2)), dict(axisa=0, axisb=0), diff=(0, 1)),
+    Case("dot", (F32, F32.T), diff=()),
+    # creation (differentiable in tensor endpoints / fill values)
+    Case("array", ([1.5, 2.0],), diff=(), vmap=False, protocol=False),
+    Case("asarray", (A,), protocol=False),  # (np.asarray converts: test_np_array_function)
+    Case("full", ((2, 3), np.float64(1.5)), diff=(), protocol=False, vmap=False),
+    Case("zeros_like", (A,), diff=()),
+    Case("full_like", (A, 3.0), diff=()),
+    Case("linspace", (0.5, np.array([1.0, 3.0]), 5), diff=(1,)),
+    Case("logspace", (np.array(0.5), 1.5, 4), diff=(0,)),
+    Case("geomspace", (np.array(0.5), 8.0, 4), dict(endpoint=False), diff=(0,)),
+    Case("meshgrid", (W, V), diff=(0, 1)),
+    Case("meshgrid", (W, V, W[:2]), dict(indexing="ij", sparse=True), diff=(0, 1, 2)),
+    Case("zeros", ((2, 3),), diff=(), vmap=False, protocol=False),
+    Case("ones", (3,), dict(dtype=np.int32), diff=(), vmap=False, protocol=False),
+    Case("ones_like", (F32,), dict(shape=(4,)), diff=()),
+    Case("eye", (3, 4, 1), diff=(), vmap=False, protocol=False),
+    Case("identity", (3,), dict(dtype=np.float32), diff=(), vmap=False, protocol=False),
+    Case("tri", (3,), dict(k=-1), diff=(), vmap=False, protocol=False),
+    Case("arange", (1, 2, 0.25), diff=(), vmap=False, protocol=False),
+    Case("arange", (5,), dict(dtype=np.float32), diff=(), vmap=False, protocol=False),
+    Case("ascontiguousarray", (np.array(2.5),), diff=(), protocol=False),
+    Case("asanyarray", (I8,), diff=(), protocol=False),
+    Case("atleast_1d", (np.array(2.5), W)),
+    Case("row_stack", ([W, W],), diff=(), protocol=False),
+    # linalg and fft
+    Case("linalg.norm", (A,)),
+    Case("linalg.norm", (V, 3)),
+    Case("linalg.norm", (A, np.inf, 1)),
+    Case("linalg.norm", (M, 1)),
+    Case("linalg.norm", (A, -np.inf, (2, 0)), dict(keepdims=True)),
+    Case("linalg.norm", (A, "fro", (0, 1))),
+    Case("linalg.vector_norm", (A,), dict(axis=(0, 2), ord=1)),
+    Case("linalg.matrix_norm", (A[..., 0],), dict(ord=-1)),
+    Case("linalg.matmul", (A, r(2, 5)), diff=(0, 1)),
+    Case("linalg.multi_dot", ([W, M, M],), diff=(), vmap=False),
+    Case("linalg.matrix_power", (M, 5)),
+    Case("linalg.matrix_power", (M, 0), diff=()),  # (the identity: constant)
+    Case("linalg.outer", (W, V), diff=(0, 1)),
+    Case("linalg.trace", (A[:, :2, :],), dict(offset=0)),
+    Case("linalg.diagonal", (A,)),
+    Case("linalg.matrix_transpose", (A,)),
+    Case("linalg.vecdot", (A, r(2)), diff=(0, 1)),
+    Case("linalg.cross", (r(2, 3), r(3)), diff=(0, 1)),
+    Case("linalg.tensordot", (A, r(2, 5)), dict(axes=1), diff=(0, 1)),
+    Case("fft.fftshift", (A,)),
+    Case("fft.ifftshift", (A,), dict(axes=(0, 2))),
+    Case("fft.fftfreq", (5, np.array(0.3)), diff=(1,), protocol=False),
+    Case("fft.rfftfreq", (6, np.array(2.0)), diff=(1,), protocol=False),
+]
+
+
+def resolve(module, name):
+    for part in name.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def to_tensors(value, requires_grad=False):
+    """NumPy arrays (also inside lists) as tensors; other values as they are."""
+    if isinstance(value, np.ndarray):
+        return dualad.tensor(value, requires_grad=requires_grad and value.dtype.kind == "f")
+    if isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
+        return [to_tensors(v, requires_grad) for v in value]
+    return value
+
+
+def flat(out):
+    """One 1-D tensor of all the outputs (functions returning several tensors too)."""
+    if isinstance(out, (list, tuple)):
+        return dnp.concatenate([dnp.ravel(o) for o in out]) if out else dualad.zeros(0)
+    return dnp.ravel(out)
+
+
+def numpy_result(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return resolve(np, case.name)(*case.args, **case.kwargs)
+
+
+def call(case, via, args):
+    fn = resolve(dnp if via == "dualad.numpy" else np, case.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **case.kwargs)
+
+
+def leaves(case):
+    """Where the differentiable arrays are: ``(position, None)`` for an argument,
+    ``(position, index)`` for an array in a list argument (``concatenate([a, b])``)."""
+    out = []
+    for i in case.diff:
+        if isinstance(case.args[i], list):
+            out += [(i, j) for j, a in enumerate(case.args[i]) if isinstance(a, np.ndarray)]
+        else:
+            out.append((i, None))
+    return out
+
+
+def leaf_value(case, leaf):
+    i, j = leaf
+    return np.asarray(case.args[i] if j is None else case.args[i][j], float)
+
+
+def differentiable(case, via):
+    """The function of the differentiable arrays alone (a flat tensor out)."""
+
+    def f(*diffs):
+        args = [to_tensors(a) for a in case.args]
+        for (i, j), d in zip(leaves(case), diffs):
+            if j is None:
+                args[i] = d
+            else:
+                args[i] = list(args[i])
+                args[i][j] = d
+        return flat(call(case, via, args))
+
+    return f
+
+
+VIAS = ["dualad.numpy", "numpy"]
+params = [
+    pytest.param(case, via, id=f"{via}:{case.id}")
+    for case in CASES
+    for via in VIAS
+    if via == "dualad.numpy" or case.protocol
+]
+diff_params = [p for p in params if p.values[0].diff]
+
+
+def assert_same(ours, theirs):
+    if isinstance(theirs, (list, tuple)):
+        assert isinstance(ours, (list, tuple)) and len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            assert_same(o, t)
+        return
+    assert isinstance(ours, dualad.Tensor), type(ours)
+    theirs = np.asarray(theirs)
+    got = ours.detach().numpy()
+    assert got.shape == theirs.shape
+    assert got.dtype == theirs.dtype, (got.dtype, theirs.dtype)
+    np.testing.assert_allclose(got, theirs, rtol=1e-6 if got.dtype == np.float32 else 1e-12,
+                               atol=1e-12, equal_nan=True)  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "via"), params)
+def test_values_dtypes_shapes_match_numpy(case, via):
+    before = [np.copy(a) if isinstance(a, np.ndarray) else a for a in case.args]
+    tensors = [to_tensors(a, requires_grad=True) for a in case.args]
+    ours = call(case, via, tensors)
+    assert_same(ours, numpy_result(case))
+    for a, b in zip(case.args, before):  # never mutated
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    for t, a in zip(tensors, case.args):
+        if isinstance(t, dualad.Tensor):
+            np.testing.assert_array_equal(t.detach().numpy(), a)
+
+
+def diff_inputs(case):
+    return tuple(dualad.tensor(leaf_value(case, leaf), requires_grad=True) for leaf in leaves(case))
+
+
+@pytest.mark.parametrize(("case", "via"), diff_params)
+def test_reverse_and_forward_mode_match_finite_differences(case, via):
+    assert dualad.autograd.gradcheck(
+        differentiable(case, via), diff_inputs(case), check_forward_ad=True
+    )
+
+
+@pytest.mark.parametrize(("case", "via"), diff_params)
+def test_func_grad_and_jvp_agree_with_the_tape(case, via):
+    f = differentiable(case, via)
+    xs = diff_inputs(case)
+    out = f(*xs)
+    w = dualad.tensor(RNG.normal(size=out.shape))
+    eager = dualad.autograd.grad(dnp.sum(out * w), xs, allow_unused=True)
+    argnums = tuple(range(len(xs)))
+    grads = func.grad(lambda *ys: dnp.sum(f(*ys) * w), argnums=argnums)(*(x.detach() for x in xs))
+    for g, e in zip(grads, eager):
+        np.testing.assert_allclose(g.numpy(), 0 * g.numpy() if e is None else e.numpy(), atol=1e-12)
+    tangents = tuple(dualad.tensor(RNG.normal(size=x.shape)) for x in xs)
+    _, jv = func.jvp(f, tuple(x.detach() for x in xs), tangents)
+    lhs = float(dnp.sum(jv * w).detach())
+    rhs = sum(float(dnp.sum(g * t)) for g, t in zip(grads, tangents))
+    assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize(("case", "via"), [p for p in diff_params if p.values[0].vmap])
+def test_vmap_matches_a_loop(case, via):
+    f = differentiable(case, via)
+    first, *others = leaves(case)
+    rest = [dualad.tensor(leaf_value(case, leaf)) for leaf in others]
+    base = leaf_value(case, first)
+    batch = np.stack([base, base * 0.5 + 0.25, -base])
+    g = lambda x: f(x, *rest)
+    batched = dualad.vmap(g)(dualad.tensor(batch))
+    looped = dnp.stack([g(dualad.tensor(b)) for b in batch])
+    np.testing.assert_allclose(batched.numpy(), looped.numpy(), rtol=1e-12, atol=1e-12)
+    # and a derivative through vmap
+    x = dualad.tensor(batch, requires_grad=True)
+    (grad,) = dualad.autograd.grad(dnp.sum(dualad.vmap(g)(x) ** 2), (x,))
+    expected = np.stack([
+        dualad.autograd.grad(dnp.sum(g(xi) ** 2), (xi,))[0].numpy()
+        for xi in (dualad.tensor(b, requires_grad=True) for b in batch)
+    ])  # fmt: skip
+    np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_every_public_function_has_a_case():
+    """A new differentiable function of these modules needs a line in CASES."""
+    named = {c.name.split(".")[-1] for c in CASES}
+    modules = (reductions, manipulation, indexing, products, creation, dnp.linalg, dnp.fft)
+    missing = set()
+    exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
+    for module in modules:
+        missing |= {n for n in module.__all__ if n not in named and n not in exempt}
+    assert not missing, sorted(missing)
+
+
+def test_empty_has_numpys_shape_and_dtype():
+    for ours, theirs in [
+        (dnp.empty((2, 3)), np.empty((2, 3))),
+        (dnp.empty(4, dtype=np.int8), np.empty(4, dtype=np.int8)),
+        (dnp.empty_like(dualad.tensor(F32)), np.empty_like(F32)),
+    ]:
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
