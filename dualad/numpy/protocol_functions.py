@@ -58,6 +58,8 @@ def install(*namespaces) -> None:
                 or not callable(fn)
             ):
                 continue
+            if numpy_fn in FUNCTIONS and name != getattr(numpy_fn, "__name__", name):
+                continue  # an alias (np.concat is np.concatenate): the same-named one wins
             FUNCTIONS[numpy_fn] = fn
     attach_members(Tensor, _ArrayFunction)
 
