@@ -9,6 +9,19 @@ without a derivative (``argsort``, ``isclose``, ``unique`` ...) return untracked
 ``dualad.numpy.linalg`` and ``dualad.numpy.fft`` are NumPy's sub-namespaces; ``random`` passes
 through to NumPy's. The same implementations answer NumPy's own functions called on tensors
 (``np.sum(t)``, ``np.exp(t)``) through ``__array_function__`` and ``__array_ufunc__``.
+
+>>> import numpy as np
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+>>> dnp.sum(dnp.mean(x, axis=0) ** 2).backward()
+>>> x.grad
+tensor([[2., 3.],
+        [2., 3.]])
+>>> np.linalg.norm(x, axis=1)  # NumPy's own function, answered by dualad.numpy.linalg.norm
+tensor([2.23606798, 5.        ], grad_fn=<LinalgVectorNormBackward0>)
+>>> dualad.func.grad(lambda t: np.sum(np.cumsum(t) ** 2))(dualad.tensor([1.0, 2.0]))
+tensor([8., 6.])
 """
 
 from __future__ import annotations

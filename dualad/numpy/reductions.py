@@ -115,7 +115,9 @@ def _squared_magnitude(d):
     return ops.real(d * ops.conj(d)) if d.dtype.kind == "c" else d * d
 
 
-def _var(a, axis, dtype, ddof, keepdims, where, mean_, name):
+def _var(a, axis, dtype, ddof, keepdims, where, mean_):
+    """The variance made of dualad ops where ``where`` or ``mean`` is given (None otherwise:
+    the caller uses the var/std op), the input as computed, its axes."""
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim)
     x = floating(x) if dtype is None else cast(x, dtype)
@@ -134,41 +136,21 @@ def _var(a, axis, dtype, ddof, keepdims, where, mean_, name):
     return total / (n - ddof), x, axes
 
 
-def var(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    *,
-    where=_NoValue,
-    mean=_NoValue,
-    correction=_NoValue,
-):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+        mean=_NoValue, correction=_NoValue):  # fmt: skip
     """``numpy.var``: the variance over ``axis`` with ``ddof`` (0 by default)."""
     ddof = _ddof(ddof, correction, "var")
-    r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean, "var")
+    r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean)
     if r is None:
         r = ops.var(x, axis=axes, keepdims=keepdims, ddof=ddof)
     return finish(r, out, "var")
 
 
-def std(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    *,
-    where=_NoValue,
-    mean=_NoValue,
-    correction=_NoValue,
-):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+        mean=_NoValue, correction=_NoValue):  # fmt: skip
     """``numpy.std``: the standard deviation over ``axis`` with ``ddof`` (0 by default)."""
     ddof = _ddof(ddof, correction, "std")
-    r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean, "std")
+    r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean)
     r = ops.std(x, axis=axes, keepdims=keepdims, ddof=ddof) if r is None else ops.sqrt(r)
     return finish(r, out, "std")
 
