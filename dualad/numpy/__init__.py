@@ -32,6 +32,7 @@ from .manipulation import *
 from .indexing import *
 from .products import *
 from .creation import *
+from .calculus import *
 from .constants import *
 from .constants import bool
 from . import fft, linalg

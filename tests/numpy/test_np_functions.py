@@ -60,6 +60,7 @@ F32 = r(2, 3, dtype=np.float32)
 I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
 NAN = r(3, 4)
 NAN[0, 1] = NAN[2, 3] = np.nan
+COORDS = np.cumsum(RNG.uniform(0.5, 1.5, size=3))  # increasing sample points
 MASK = np.array([[True, False, True], [True, True, False]])
 
 CASES = [
@@ -221,6 +222,22 @@ CASES = [
     Case("asanyarray", (I8,), diff=(), protocol=False),
     Case("atleast_1d", (np.array(2.5), W)),
     Case("row_stack", ([W, W],), diff=(), protocol=False),
+    # finite differences and integration (differentiable in spacings and sample points too)
+    Case("diff", (A,)),
+    Case("diff", (A, 2, 0)),
+    Case("diff", (M,), dict(prepend=0.5, append=M[:, :2])),
+    Case("diff", (MASK,), diff=()),
+    Case("ediff1d", (A,), dict(to_begin=[1.0, 2.0], to_end=9.0)),
+    Case("gradient", (M,)),
+    Case("gradient", (r(3, 4), 0.5), dict(edge_order=2)),
+    Case("gradient", (M, COORDS, COORDS[::-1] * -1), diff=(0, 1, 2)),
+    Case("gradient", (M, COORDS, COORDS * 2), dict(edge_order=2), diff=(0, 1, 2)),
+    Case("gradient", (A, COORDS), dict(axis=1), diff=(0, 1)),
+    Case("gradient", (np.arange(5),), diff=()),
+    Case("trapezoid", (A,)),
+    Case("trapezoid", (M, COORDS), diff=(0, 1)),
+    Case("trapezoid", (A, None, 0.3, 0)),
+    Case("trapezoid", (M, COORDS[None, :] + M), diff=(0, 1)),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
