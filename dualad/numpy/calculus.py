@@ -1,6 +1,6 @@
-"""NumPy's finite differences and integration over tensors: ``diff ediff1d gradient
-trapezoid``, made of slices and arithmetic (dualad ops), so they differentiate in the values
-and in tensor spacings or sample points.
+"""NumPy's finite differences, integration and interpolation over tensors: ``diff ediff1d
+gradient trapezoid interp``, made of slices and arithmetic (dualad ops), so they differentiate
+in the values and in tensor spacings or sample points.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -13,12 +13,14 @@ tensor(4.75, grad_fn=<SumBackward0>)
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ops
 from .._tensor import Tensor
 from ._common import _NoValue, axis_of, cast, floating, tensor_of
 from .manipulation import concatenate, ravel
 
-__all__ = ["diff", "ediff1d", "gradient", "trapezoid"]
+__all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp"]
 
 
 def _along(x, axis, start=None, stop=None):
@@ -176,3 +178,37 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = diff(points, axis=axis)
     heights = (_along(values, axis, 1) + _along(values, axis, None, -1)) / 2.0
     return ops.sum(d * heights, axis=axis)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` (``xp``
+    increasing) at ``x``; ``left``/``right`` outside ``[xp[0], xp[-1]]`` (``fp[0]``/``fp[-1]`` by
+    default). Differentiable in ``x``, ``xp`` and ``fp``; at a sample point ``xp[k]`` the
+    derivative in ``x`` is the slope of the segment to its right (the left one at ``xp[-1]``).
+    Made of comparisons rather than a search, so it also runs under vmap (cost
+    ``len(x) * len(xp)``)."""
+    if period is not None:
+        raise ValueError("dualad.numpy.interp: period= is not supported")
+    points, knots, values = tensor_of(x), tensor_of(xp), tensor_of(fp)
+    if knots.ndim != 1 or values.ndim != 1:
+        raise ValueError("data points must be 1-D sequences")
+    if knots.shape[0] != values.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    if knots.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    points, knots = cast(points, np.float64), cast(knots, np.float64)
+    values = cast(values, np.complex128 if values.dtype.kind == "c" else np.float64)
+    n = knots.shape[0]
+    if n == 1:
+        y = ops.broadcast_to(values[0], tuple(points.shape))
+    else:
+        below = ops.sum(cast(ops.unsqueeze(points, -1) >= knots, np.int64), axis=-1)
+        segment = ops.clip(below - 1, 0, n - 2)
+        x0, x1 = ops.take(knots, segment), ops.take(knots, segment + 1)
+        y0, y1 = ops.take(values, segment), ops.take(values, segment + 1)
+        y = y0 + (y1 - y0) / (x1 - x0) * (points - x0)
+        y = ops.where(points == knots[-1], values[-1], y)
+    low = values[0] if left is None else left
+    high = values[-1] if right is None else right
+    y = ops.where(points < knots[0], low, y)
+    return ops.where(points > knots[-1], high, y)

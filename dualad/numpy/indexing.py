@@ -1,5 +1,5 @@
 """NumPy's selection functions over tensors: ``take take_along_axis where clip choose select
-compress extract diag diagonal diagflat trace tril triu``.
+compress extract diag diagonal diagflat trace tril triu delete insert resize``.
 
 They differentiate in the values selected from (``a``, ``x``/``y``, ``choices``, the clip
 bounds); indices, conditions and masks are integers or booleans and have no derivative, and a
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from .._creation import as_tensor
+from .._creation import as_tensor, zeros
 from .._tensor import Tensor
 from ._common import _NoValue, axis_of, finish, operand, tensor_of
 
@@ -39,6 +39,9 @@ __all__ = [
     "trace",
     "tril",
     "triu",
+    "delete",
+    "insert",
+    "resize",
 ]
 
 
@@ -237,3 +240,102 @@ def tril(m, k=0):
 def triu(m, k=0):
     """``numpy.triu``: the elements on and above the ``k``-th diagonal (others 0)."""
     return _triangle(m, k, False)
+
+
+def _plain_indices(obj):
+    """Index arguments (``delete``/``insert``'s ``obj``) as a NumPy array: they fix the
+    result's shape, so they must be plain values (a tracked tensor raises while converting)."""
+    if isinstance(obj, slice):
+        return obj
+    return np.asarray(obj.detach() if isinstance(obj, Tensor) and not obj.requires_grad else obj)
+
+
+def _flat_axis(x, axis):
+    if axis is None:
+        return ops.reshape(x, (-1,)), 0
+    return x, axis_of(axis, x.ndim)
+
+
+def delete(arr, obj, axis=None):
+    """``numpy.delete``: ``arr`` without the entries ``obj`` (int, ints, slice or boolean
+    mask) along ``axis`` (of the flattened input when None)."""
+    x, axis = _flat_axis(tensor_of(arr), axis)
+    n = x.shape[axis]
+    obj = _plain_indices(obj)
+    keep = np.ones(n, dtype=bool)
+    if isinstance(obj, slice):
+        keep[obj] = False
+    elif obj.dtype == bool:
+        if obj.shape != (n,):
+            raise ValueError(
+                f"boolean array argument obj to delete must be one dimensional and match the "
+                f"axis length of {n}"
+            )
+        keep = ~obj
+    else:
+        if obj.dtype.kind not in "iu" and obj.size:
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        idx = obj.astype(np.int64).ravel()
+        if ((idx < -n) | (idx >= n)).any():
+            raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+        keep[idx] = False
+    positions = as_tensor(np.nonzero(keep)[0], device=x.device)
+    return ops.index_select(x, axis, positions)
+
+
+def insert(arr, obj, values, axis=None):
+    """``numpy.insert``: ``values`` inserted before the indices ``obj`` along ``axis`` (of the
+    flattened input when None); differentiable in ``arr`` and ``values``."""
+    x, axis = _flat_axis(tensor_of(arr), axis)
+    n = x.shape[axis]
+    obj = _plain_indices(obj)
+    indices = np.arange(n)[obj] if isinstance(obj, slice) else obj
+    if indices.dtype == bool:
+        raise TypeError("dualad.numpy.insert: boolean obj is not supported (give indices)")
+    v = tensor_of(values)
+    v = v if v.dtype == x.dtype else ops.astype(v, x.dtype)
+    if indices.ndim == 0 and not isinstance(obj, slice):
+        index = int(indices)
+        if not -n <= index <= n:
+            raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+        index = index + n if index < 0 else index
+        if v.ndim < x.ndim:  # NumPy: values as ``ndmin=arr.ndim``, their first axis to ``axis``
+            v = ops.reshape(v, (1,) * (x.ndim - v.ndim) + tuple(v.shape))
+        v = ops.moveaxis(v, 0, axis)
+        shape = list(x.shape)
+        shape[axis] = v.shape[axis]
+        v = ops.broadcast_to(v, tuple(shape))
+        positions = index + np.arange(shape[axis])
+    else:
+        indices = indices.astype(np.int64).ravel()
+        if ((indices < -n) | (indices > n)).any():
+            raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+        indices = np.where(indices < 0, indices + n, indices)
+        shape = list(x.shape)
+        shape[axis] = indices.size
+        v = ops.broadcast_to(v, tuple(shape))
+        positions = indices.copy()
+        positions[np.argsort(indices, kind="mergesort")] += np.arange(indices.size)
+    total = n + len(positions)
+    order = np.empty(total, dtype=np.int64)  # result entry -> entry of cat([arr, values])
+    old = np.ones(total, dtype=bool)
+    old[positions] = False
+    order[old] = np.arange(n)
+    order[positions] = n + np.arange(len(positions))
+    joined = ops.cat([x, v], axis)
+    return ops.index_select(joined, axis, as_tensor(order, device=x.device))
+
+
+def resize(a, new_shape):
+    """``numpy.resize``: the flattened input repeated cyclically to fill ``new_shape``."""
+    x = ops.reshape(tensor_of(a), (-1,))
+    shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    size = int(np.prod(shape, dtype=np.int64))
+    if size == 0:
+        return ops.reshape(x[:0], shape)
+    if x.shape[0] == 0:  # NumPy fills with zeros
+        return zeros(shape, dtype=x.dtype, device=x.device)
+    positions = as_tensor(np.arange(size) % x.shape[0], device=x.device)
+    return ops.reshape(ops.index_select(x, 0, positions), shape)

@@ -72,6 +72,15 @@ def _real_dtype(x):
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
     """``numpy.sum``: the sum over ``axis`` (all axes by default)."""
+    # the common call, kept within 1.2x of ``t.sum()`` (benchmarks/numpy_functions_dispatch.py)
+    if (
+        axis is None
+        and out is None
+        and initial is _NoValue
+        and where is _NoValue
+        and (isinstance(a, Tensor))
+    ):
+        return ops.sum(a, None, keepdims, dtype=dtype)
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim)
     r = ops.sum(_masked(x, where, 0), axis=axes, keepdims=keepdims, dtype=dtype)

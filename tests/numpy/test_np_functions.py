@@ -61,6 +61,7 @@ I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
 NAN = r(3, 4)
 NAN[0, 1] = NAN[2, 3] = np.nan
 COORDS = np.cumsum(RNG.uniform(0.5, 1.5, size=3))  # increasing sample points
+XP = np.array([0.0, 1.0, 2.5, 4.0])  # interp's sample points
 MASK = np.array([[True, False, True], [True, True, False]])
 
 CASES = [
@@ -181,6 +182,12 @@ CASES = [
     Case("trace", (A, 0, 0, 2)),
     Case("tril", (A,)),
     Case("triu", (M, 1)),
+    Case("delete", (A, [0, -1], 1)),
+    Case("delete", (A, slice(None, None, 2))),
+    Case("insert", (A, [0, 2, 2], r(2, 3, 2)), dict(axis=1), diff=(0, 2)),
+    Case("insert", (M, 1, W), dict(axis=1), diff=(0, 2)),
+    Case("insert", (V, -1, 2.5)),
+    Case("resize", (A, (5, 7))),
     Case("tril", (W,)),
     # products
     Case("dot", (A, r(2, 4)), diff=(0, 1)),
@@ -238,6 +245,8 @@ CASES = [
     Case("trapezoid", (M, COORDS), diff=(0, 1)),
     Case("trapezoid", (A, None, 0.3, 0)),
     Case("trapezoid", (M, COORDS[None, :] + M), diff=(0, 1)),
+    Case("interp", (np.array([-1.0, 0.3, 1.2, 2.9, 5.0]), XP, r(4)), diff=(0, 1, 2)),
+    Case("interp", (r(2, 3), XP, r(4)), dict(left=-3.0, right=3.0), diff=(0, 2)),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
