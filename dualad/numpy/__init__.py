@@ -33,6 +33,9 @@ from .indexing import *
 from .products import *
 from .creation import *
 from .calculus import *
+from .elementwise import *
+from .statistics import *
+from .polynomials import *
 from .constants import *
 from .constants import bool
 from . import fft, linalg

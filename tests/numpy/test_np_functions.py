@@ -61,6 +61,7 @@ I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
 NAN = r(3, 4)
 NAN[0, 1] = NAN[2, 3] = np.nan
 COORDS = np.cumsum(RNG.uniform(0.5, 1.5, size=3))  # increasing sample points
+COMPLEX = r(2, 3) + 1j * r(2, 3)
 XP = np.array([0.0, 1.0, 2.5, 4.0])  # interp's sample points
 MASK = np.array([[True, False, True], [True, True, False]])
 
@@ -247,6 +248,32 @@ CASES = [
     Case("trapezoid", (M, COORDS[None, :] + M), diff=(0, 1)),
     Case("interp", (np.array([-1.0, 0.3, 1.2, 2.9, 5.0]), XP, r(4)), diff=(0, 1, 2)),
     Case("interp", (r(2, 3), XP, r(4)), dict(left=-3.0, right=3.0), diff=(0, 2)),
+    # polynomials, convolutions, statistics, elementwise functions that are not ufuncs
+    Case("polyval", (W, V), diff=(0, 1)),
+    Case("polyval", (np.array([1, 2, 3]), 2), diff=()),
+    Case("vander", (W,)),
+    Case("vander", (V, 3), dict(increasing=True)),
+    Case("convolve", (V, W), diff=(0, 1)),
+    Case("convolve", (W, V), dict(mode="same"), diff=(0, 1)),
+    Case("convolve", (V, W), dict(mode="valid"), diff=(0, 1)),
+    Case("correlate", (V, W), diff=(0, 1)),
+    Case("correlate", (W, V), dict(mode="full"), diff=(0, 1)),
+    Case("correlate", (W, V), dict(mode="same"), diff=(0, 1)),
+    Case("correlate", (V, COMPLEX[0]), dict(mode="full"), diff=()),
+    Case("cov", (r(3, 5),)),
+    Case("cov", (r(5, 2),), dict(rowvar=False, bias=True)),
+    Case("cov", (V, V * V), diff=(0, 1)),
+    Case("cov", (r(2, 4), None, True, False, None, np.array([1, 2, 1, 3]), pos(4)), diff=(0, 6)),
+    Case("corrcoef", (r(3, 5),)),
+    Case("real", (COMPLEX,), diff=()),
+    Case("real", (A,)),
+    Case("imag", (COMPLEX,), diff=()),
+    Case("imag", (A,), diff=()),
+    Case("angle", (COMPLEX,), dict(deg=True), diff=()),
+    Case("angle", (A,), diff=()),
+    Case("sinc", (A,)),
+    Case("nan_to_num", (NAN,), dict(nan=-1.0)),
+    Case("nan_to_num", (np.array([np.inf, -np.inf, 1.5]),), dict(posinf=9.0, neginf=-9.0)),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
