@@ -120,13 +120,8 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
     lo = None if a_min is _NoValue or a_min is None else operand(a_min)
     hi = None if a_max is _NoValue or a_max is None else operand(a_max)
     x = tensor_of(a)
-    r = x
-    if lo is not None:
-        r = ops.maximum(r, lo)
-    if hi is not None:
-        r = ops.minimum(r, hi)
-    if r is x:
-        r = ops.clone(x)
+    # dualad's clip: a value on a bound gets the whole gradient (PyTorch's convention)
+    r = ops.clone(x) if lo is None and hi is None else ops.clip(x, lo, hi)
     return finish(r, out, "clip")
 
 

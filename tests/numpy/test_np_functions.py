@@ -24,7 +24,17 @@ import pytest
 import dualad
 import dualad.numpy as dnp
 from dualad import func
-from dualad.numpy import creation, indexing, manipulation, products, reductions
+from dualad.numpy import (
+    calculus,
+    creation,
+    elementwise,
+    indexing,
+    manipulation,
+    polynomials,
+    products,
+    reductions,
+    statistics,
+)
 
 RNG = np.random.default_rng(1234)
 
@@ -168,6 +178,7 @@ CASES = [
     Case("where", (F32 > 0, F32, 1.0), diff=()),
     Case("clip", (A, -1.0, 1.0)),
     Case("clip", (A, None, 0.5)),
+    Case("clip", (A, r(3, 1) * 0.5 - 0.5, 1.0), diff=(0, 1)),
     Case("clip", (F32, 0, 1.5), diff=()),
     Case("clip", (I8, 0.5, 3.5), diff=()),
     Case("choose", (np.array([0, 1, 2]), [W, W * 2, -W]), diff=(), vmap=False),
@@ -461,7 +472,8 @@ def test_vmap_matches_a_loop(case, via):
 def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
-    modules = (reductions, manipulation, indexing, products, creation, dnp.linalg, dnp.fft)
+    modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
+               statistics, polynomials, dnp.linalg, dnp.fft)  # fmt: skip
     missing = set()
     exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
     for module in modules:
