@@ -36,6 +36,7 @@ from .calculus import *
 from .elementwise import *
 from .statistics import *
 from .polynomials import *
+from .order_statistics import *
 from .constants import *
 from .constants import bool
 from . import fft, linalg

@@ -285,3 +285,12 @@ def test_namespace_constants_and_random():
     assert dnp.random is np.random
     x = dualad.tensor([1.0, 2.0])
     assert x[:, dnp.newaxis].shape == (2, 1)
+
+
+def test_quantile_positions_must_be_plain_values():
+    x = dualad.tensor([1.0, 2.0, 3.0])
+    assert dnp.quantile(x, dualad.tensor(0.5)).item() == 2.0
+    with pytest.raises(dualad.TrackedConversionError):
+        dnp.quantile(x, dualad.tensor(0.5, requires_grad=True))
+    with pytest.raises(ValueError, match="range"):
+        dnp.percentile(x, 101)

@@ -30,6 +30,7 @@ from dualad.numpy import (
     elementwise,
     indexing,
     manipulation,
+    order_statistics,
     polynomials,
     products,
     reductions,
@@ -285,6 +286,24 @@ CASES = [
     Case("sinc", (A,)),
     Case("nan_to_num", (NAN,), dict(nan=-1.0)),
     Case("nan_to_num", (np.array([np.inf, -np.inf, 1.5]),), dict(posinf=9.0, neginf=-9.0)),
+    # order statistics (through the sort op's permutation)
+    Case("sort", (A,)),
+    Case("sort", (A, 0)),
+    Case("sort", (A, None)),
+    Case("median", (A,)),
+    Case("median", (A,), dict(axis=(0, 2), keepdims=True)),
+    Case("median", (r(3, 5),), dict(axis=-1)),
+    Case("median", (NAN,), dict(axis=1), diff=()),
+    Case("median", (I8,), dict(axis=0), diff=()),
+    Case("quantile", (A, 0.3)),
+    Case("quantile", (A, [0.1, 0.5, 1.0]), dict(axis=1)),
+    Case("quantile", (A, [[0.2], [0.7]]), dict(axis=(0, 2), keepdims=True)),
+    Case("quantile", (F32, 0.3), diff=()),
+    Case("quantile", (A, [0.0, 0.33, 0.875]), dict(axis=1, method="midpoint")),
+    Case("quantile", (A, [0.33, 0.875]), dict(method="nearest")),
+    Case("quantile", (I8, 0.5), dict(method="lower"), diff=()),
+    Case("percentile", (A, 30), dict(axis=0)),
+    Case("percentile", (A, [30, 99.5]), dict(method="higher")),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
@@ -473,7 +492,7 @@ def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
     modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
-               statistics, polynomials, dnp.linalg, dnp.fft)  # fmt: skip
+               statistics, polynomials, order_statistics, dnp.linalg, dnp.fft)  # fmt: skip
     missing = set()
     exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
     for module in modules:

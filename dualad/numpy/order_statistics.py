@@ -1,0 +1,140 @@
+"""NumPy's order statistics over tensors: ``sort median quantile percentile``, on dualad's
+``sort`` op (its gradient goes back through the sorting permutation), so they differentiate in
+the data: a quantile's gradient goes to the one or two sorted elements it interpolates.
+
+``quantile``/``percentile`` support the methods ``linear`` (NumPy's default), ``lower``,
+``higher``, ``nearest`` and ``midpoint``; ``q`` is a plain number or array (the positions it
+picks fix the result's structure). A slice holding a NaN gives NaN, as in NumPy.
+
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> x = dualad.tensor([4.0, 1.0, 3.0, 2.0], requires_grad=True)
+>>> dnp.median(x)
+tensor(2.5, grad_fn=<WhereBackward0>)
+>>> dnp.quantile(x, 0.25).backward()
+>>> x.grad
+tensor([0.  , 0.25, 0.  , 0.75])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .._creation import as_tensor
+from .._tensor import Tensor
+from ._common import axes_of, axis_of, cast, floating, tensor_of
+
+__all__ = ["sort", "median", "quantile", "percentile"]
+
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """``numpy.sort``: the values sorted along ``axis`` (of the flattened input when None);
+    every ``kind`` gives the same values (ties are equal values)."""
+    if order is not None:
+        raise ValueError("dualad.numpy.sort: order= (structured arrays) is not supported")
+    x = tensor_of(a)
+    if axis is None:
+        x, axis = ops.reshape(x, (-1,)), 0
+    return ops.sort(x, axis_of(axis, x.ndim)).values
+
+
+def _sorted_last(x, axis):
+    """``x`` with the ``axis`` axes merged into a sorted last axis, and the kept shape for
+    ``keepdims`` (1 on the reduced axes)."""
+    axes = axes_of(axis, x.ndim)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = ops.permute(x, (*kept, *axes)) if x.ndim else x
+    merged = ops.reshape(moved, (*(x.shape[d] for d in kept), -1))
+    keep_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
+    return ops.sort(merged, -1).values, keep_shape
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.median``: the middle value (the mean of the two middle values) over
+    ``axis``."""
+    if out is not None:
+        raise TypeError("dualad.numpy.median: out= is not supported")
+    x = floating(tensor_of(a))
+    s, keep_shape = _sorted_last(x, axis)
+    n = s.shape[-1]
+    if n == 0:
+        raise ValueError("dualad.numpy.median: the median of an empty slice is undefined")
+    half = n // 2
+    r = s[..., half] if n % 2 else (s[..., half - 1] + s[..., half]) / 2.0
+    r = ops.where(ops.isnan(s[..., -1]), np.nan, r)  # a NaN in the slice (sorted last)
+    return ops.reshape(r, keep_shape) if keepdims else r
+
+
+def _plain_q(q):
+    """``q`` as a float64 array: the positions it picks fix the result, so it is a plain
+    value (a tensor that carries a derivative raises TrackedConversionError)."""
+    if isinstance(q, Tensor):
+        q = q.numpy()
+    return np.asarray(q, dtype=np.float64)
+
+
+def _lerp(a, b, t):
+    """NumPy's ``_lerp``: ``a + (b - a) t``, from the nearer end (exact at t = 0 and 1)."""
+    diff = b - a
+    return ops.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+             *, weights=None, interpolation=None):  # fmt: skip
+    """``numpy.quantile``: the ``q``-th quantiles (``q`` in [0, 1]) over ``axis``; for an
+    array ``q`` the quantiles are along the first axes of the result."""
+    if out is not None:
+        raise TypeError("dualad.numpy.quantile: out= is not supported")
+    if weights is not None:
+        raise ValueError("dualad.numpy.quantile: weights= is not supported")
+    method = interpolation or method
+    if method not in _METHODS:
+        raise ValueError(f"dualad.numpy.quantile: method={method!r} is not supported (use one "
+                         f"of {', '.join(_METHODS)})")  # fmt: skip
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x = tensor_of(a)
+    if method in ("lower", "higher", "nearest"):
+        dtype = x.dtype
+    else:
+        dtype = np.result_type(x.dtype, q if type(q) in (int, float) else qs)  # (NEP 50)
+    s, keep_shape = _sorted_last(cast(x, dtype), axis)
+    n = s.shape[-1]
+    if n == 0:
+        raise IndexError("dualad.numpy.quantile: the quantile of an empty slice is undefined")
+    virtual = qs * (n - 1)
+    lo = np.floor(virtual).astype(np.int64)
+
+    def at(index):
+        return ops.take(s, as_tensor(index, device=s.device), axis=-1)
+
+    if method in ("lower", "higher", "nearest"):
+        pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method]
+        r = at(pick(virtual).astype(np.int64))
+    else:  # NumPy's interpolation between the two neighbours (midpoint: halfway, if apart)
+        gamma = virtual - lo
+        t = gamma if method == "linear" else np.where(gamma > 0, 0.5, 0.0)
+        t = as_tensor(np.asarray(t, dtype=s.dtype), device=s.device)
+        r = _lerp(at(lo), at(np.minimum(lo + 1, n - 1)), t)
+    if s.dtype.kind in "fc":  # NaN where the slice holds one (sorted last)
+        nan = ops.reshape(ops.isnan(s[..., -1]), tuple(s.shape[:-1]) + (1,) * qs.ndim)
+        r = ops.where(nan, np.nan, r)
+    if keepdims:
+        r = ops.reshape(r, keep_shape + qs.shape)
+    return ops.moveaxis(r, tuple(range(-qs.ndim, 0)), tuple(range(qs.ndim))) if qs.ndim else r
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
+    """``numpy.percentile``: ``quantile`` with ``q`` in percent (in [0, 100])."""
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 100)).all():
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    scaled = q / 100 if type(q) in (int, float) else qs / 100  # (a Python q stays weak)
+    return quantile(a, scaled, axis, out, overwrite_input, method, keepdims,
+                    weights=weights, interpolation=interpolation)  # fmt: skip
