@@ -44,6 +44,8 @@ def _sort_jvp(tangents, outs, args, params):
     return (take_along_dim(tangents[0], outs[1], params["dim"]), None)
 
 
+# (the same OpDef shape as extrema's max/min along a dim, on purpose: the output saved for the
+# rules, a second output of indices that is not differentiable)
 _sort_op = register(
     OpDef(
         "sort",
