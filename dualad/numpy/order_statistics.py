@@ -1,4 +1,5 @@
-"""NumPy's order statistics over tensors: ``sort median quantile percentile``, on dualad's
+"""NumPy's order statistics over tensors: ``sort median quantile percentile nanmedian
+nanquantile nanpercentile``, on dualad's
 ``sort`` op (its gradient goes back through the sorting permutation), so they differentiate in
 the data: a quantile's gradient goes to the one or two sorted elements it interpolates.
 
@@ -25,7 +26,15 @@ from .._creation import as_tensor
 from .._tensor import Tensor
 from ._common import axes_of, axis_of, cast, floating, tensor_of
 
-__all__ = ["sort", "median", "quantile", "percentile"]
+__all__ = [
+    "sort",
+    "median",
+    "quantile",
+    "percentile",
+    "nanmedian",
+    "nanquantile",
+    "nanpercentile",
+]
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
@@ -87,14 +96,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
              *, weights=None, interpolation=None):  # fmt: skip
     """``numpy.quantile``: the ``q``-th quantiles (``q`` in [0, 1]) over ``axis``; for an
     array ``q`` the quantiles are along the first axes of the result."""
-    if out is not None:
-        raise TypeError("dualad.numpy.quantile: out= is not supported")
-    if weights is not None:
-        raise ValueError("dualad.numpy.quantile: weights= is not supported")
     method = interpolation or method
-    if method not in _METHODS:
-        raise ValueError(f"dualad.numpy.quantile: method={method!r} is not supported (use one "
-                         f"of {', '.join(_METHODS)})")  # fmt: skip
+    _check_quantile_args(out, weights, method)
     qs = _plain_q(q)
     if not ((qs >= 0) & (qs <= 1)).all():
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -138,3 +141,68 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     scaled = q / 100 if type(q) in (int, float) else qs / 100  # (a Python q stays weak)
     return quantile(a, scaled, axis, out, overwrite_input, method, keepdims,
                     weights=weights, interpolation=interpolation)  # fmt: skip
+
+
+def _check_quantile_args(out, weights, method):
+    if out is not None:
+        raise TypeError("dualad.numpy: out= is not supported by the quantile functions")
+    if weights is not None:
+        raise ValueError("dualad.numpy: weights= is not supported by the quantile functions")
+    if method not in _METHODS:
+        raise ValueError(f"dualad.numpy: method={method!r} is not supported (use one of "
+                         f"{', '.join(_METHODS)})")  # fmt: skip
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
+    """``numpy.nanquantile``: ``quantile`` of the values that are not NaN (NaN for a slice of
+    NaNs only). Each slice's positions depend on its count of NaNs, so they are computed with
+    dualad ops (this also runs under vmap)."""
+    method = interpolation or method
+    _check_quantile_args(out, weights, method)
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x = tensor_of(a)
+    if x.dtype.kind not in "fc":
+        return quantile(x, q, axis, None, False, method, keepdims)
+    dtype = x.dtype if method in ("lower", "higher", "nearest") else (
+        np.result_type(x.dtype, q if type(q) in (int, float) else qs))  # fmt: skip
+    s, keep_shape = _sorted_last(cast(x, dtype), axis)  # (NaNs sorted last)
+    reduced = tuple(s.shape[:-1])
+    count = ops.sum(ops.logical_not(ops.isnan(s)), axis=-1, keepdims=True)
+    count = cast(ops.reshape(count, reduced + (1,) * qs.ndim), s.dtype)
+    virtual = as_tensor(qs.astype(s.dtype), device=s.device) * (count - 1)
+    last = ops.maximum(count - 1, 0)
+
+    def at(index):  # the sorted values at float positions ``index`` (of shape reduced + q)
+        flat = ops.reshape(cast(ops.clip(index, 0, last), np.int64), (*reduced, -1))
+        return ops.reshape(ops.take_along_dim(s, flat, -1), reduced + qs.shape)
+
+    if method in ("lower", "higher", "nearest"):
+        r = at({"lower": ops.floor, "higher": ops.ceil, "nearest": ops.round}[method](virtual))
+    else:
+        lo = ops.floor(virtual)
+        gamma = virtual - lo
+        t = gamma if method == "linear" else ops.where(gamma > 0, 0.5, 0.0)
+        r = _lerp(at(lo), at(lo + 1), t)
+    r = ops.where(count == 0, np.nan, r)  # (NumPy warns: All-NaN slice)
+    if keepdims:
+        r = ops.reshape(r, keep_shape + qs.shape)
+    return ops.moveaxis(r, tuple(range(-qs.ndim, 0)), tuple(range(qs.ndim))) if qs.ndim else r
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
+    """``numpy.nanpercentile``: ``nanquantile`` with ``q`` in percent."""
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 100)).all():
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    scaled = q / 100 if type(q) in (int, float) else qs / 100
+    return nanquantile(a, scaled, axis, out, overwrite_input, method, keepdims,
+                       weights=weights, interpolation=interpolation)  # fmt: skip
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """``numpy.nanmedian``: ``median`` of the values that are not NaN."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)

@@ -74,6 +74,7 @@ NAN[0, 1] = NAN[2, 3] = np.nan
 COORDS = np.cumsum(RNG.uniform(0.5, 1.5, size=3))  # increasing sample points
 COMPLEX = r(2, 3) + 1j * r(2, 3)
 XP = np.array([0.0, 1.0, 2.5, 4.0])  # interp's sample points
+ALL_NAN_ROW = np.where(np.arange(3)[:, None] == 1, np.nan, NAN)
 MASK = np.array([[True, False, True], [True, True, False]])
 
 CASES = [
@@ -304,6 +305,12 @@ CASES = [
     Case("quantile", (I8, 0.5), dict(method="lower"), diff=()),
     Case("percentile", (A, 30), dict(axis=0)),
     Case("percentile", (A, [30, 99.5]), dict(method="higher")),
+    Case("nanmedian", (NAN,), dict(axis=1)),
+    Case("nanmedian", (NAN,)),
+    Case("nanquantile", (NAN, [0.2, 0.9]), dict(axis=0, keepdims=True)),
+    Case("nanquantile", (NAN, 0.4), dict(axis=-1, method="nearest")),
+    Case("nanquantile", (ALL_NAN_ROW, 0.5), dict(axis=1), diff=()),
+    Case("nanpercentile", (NAN, 35), dict(axis=1, method="midpoint")),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
