@@ -29,6 +29,7 @@ from __future__ import annotations
 # The namespace is assembled from modules of one subject each (see ARCHITECTURE.md).
 from .reductions import *
 from .manipulation import *
+from .padding import *
 from .indexing import *
 from .products import *
 from .creation import *

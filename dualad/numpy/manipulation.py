@@ -2,13 +2,13 @@
 ``reshape ravel transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims
 broadcast_to broadcast_arrays concatenate concat stack hstack vstack dstack column_stack
 row_stack split array_split hsplit vsplit dsplit flip fliplr flipud roll rot90 tile repeat
-atleast_1d atleast_2d atleast_3d append pad copy``.
+atleast_1d atleast_2d atleast_3d append copy``.
 
 NumPy's semantics where PyTorch's differ: ``squeeze`` of an axis whose length is not 1 raises,
 ``concatenate(axis=None)`` flattens, ``split`` into sections that do not divide raises,
 ``repeat``/``roll``/``flip`` without an axis work on the flattened array, ``tile``/``atleast_*``
 follow NumPy's rules for the number of dimensions. Only ``order='C'`` (and ``'F'`` for
-``reshape``/``ravel``) layouts; ``pad`` supports ``mode='constant'``.
+``reshape``/``ravel``) layouts.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -26,7 +26,7 @@ import operator
 import numpy as np
 
 from .. import ops
-from .._creation import as_tensor, full
+from .._creation import as_tensor
 from .._tensor import Tensor
 from ._common import (
     axes_of,
@@ -75,7 +75,6 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "append",
-    "pad",
     "copy",
 ]
 
@@ -451,31 +450,6 @@ def append(arr, values, axis=None):
     if axis is None:
         return concatenate([ops.reshape(x, (-1,)), ops.reshape(v, (-1,))], 0)
     return concatenate([x, v], axis)
-
-
-def pad(array, pad_width, mode="constant", **kwargs):
-    """``numpy.pad``: ``array`` padded with ``pad_width`` values per side of each axis.
-    Only ``mode='constant'`` (``constant_values=`` a number or per-side numbers)."""
-    if mode != "constant":
-        raise ValueError(f"dualad.numpy.pad: mode={mode!r} is not supported (only mode='constant')")
-    unknown = set(kwargs) - {"constant_values"}
-    if unknown:
-        raise TypeError(f"dualad.numpy.pad: unexpected keyword arguments {sorted(unknown)}")
-    x = tensor_of(array)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    if (widths < 0).any():
-        raise ValueError("index can't contain negative values")
-    values = np.broadcast_to(np.asarray(kwargs.get("constant_values", 0)), (x.ndim, 2))
-    for axis in range(x.ndim):
-        for side in (0, 1):
-            width = int(widths[axis, side])
-            if width:
-                shape = list(x.shape)
-                shape[axis] = width
-                fill = full(tuple(shape), values[axis, side].item(), device=x.device)
-                parts = [cast(fill, x.dtype), x] if side == 0 else [x, cast(fill, x.dtype)]
-                x = ops.cat(parts, axis)
-    return x
 
 
 def copy(a, order="K", subok=False):

@@ -18,7 +18,8 @@ import numpy as np
 from .. import ops
 from .._creation import as_tensor
 from ._common import cast, promoted_pair, tensor_of
-from .manipulation import flip, pad
+from .manipulation import flip
+from .padding import pad
 
 __all__ = ["polyval", "vander", "convolve", "correlate"]
 

@@ -31,6 +31,7 @@ from dualad.numpy import (
     indexing,
     manipulation,
     order_statistics,
+    padding,
     polynomials,
     products,
     reductions,
@@ -168,6 +169,10 @@ CASES = [
     Case("atleast_3d", (M,)),
     Case("append", (A, A[:1]), dict(axis=0), diff=(0, 1)),
     Case("pad", (M, ((1, 0), (2, 1))), dict(constant_values=0.5)),
+    Case("pad", (A, ((1, 0), (4, 1), (0, 3))), dict(mode="reflect")),
+    Case("pad", (M, 2), dict(mode="symmetric")),
+    Case("pad", (W, (5, 1)), dict(mode="wrap")),
+    Case("pad", (A, 1), dict(mode="edge")),
     Case("copy", (A,)),
     # selection
     Case("take", (A, [[0, 3], [5, 11]])),
@@ -499,7 +504,7 @@ def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
     modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
-               statistics, polynomials, order_statistics, dnp.linalg, dnp.fft)  # fmt: skip
+               statistics, polynomials, order_statistics, padding, dnp.linalg, dnp.fft)  # fmt: skip
     missing = set()
     exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
     for module in modules:
