@@ -310,7 +310,8 @@ NUMPY = {
     "linspace": lambda a: dualad.linspace(0.0, a.reshape(-1)[0], 5),
 }
 NUMPY_CATEGORY = {
-    **dict.fromkeys(["np.exp", "np.sin", "np.square", "np.asarray", "np.linalg.norm"], "array"),
+    **dict.fromkeys(["np.exp", "np.sin", "np.square", "np.asarray"], "array"),
+    "np.linalg.norm": "protocol",
     ".numpy()": "array",
     **dict.fromkeys(["float", ".item()", ".tolist()"], "number"),
     **dict.fromkeys(["tensor([elements])", "linspace"], "factory"),
@@ -1303,7 +1304,9 @@ class NumpyChecker(Checker):
         _, name, _, guard = prog.instrs[prog.numpy_at]
         category = NUMPY_CATEGORY[name]
         J_eager = fd_jacobian(frozen_fn(prog, x0, (*REV_FROZEN, "numpy")), x0)
-        self.J_eager = [J_eager, self.J_rev] if category == "factory" else [J_eager]
+        self.J_eager = {"factory": [J_eager, self.J_rev], "protocol": [self.J_rev]}.get(
+            category, [J_eager]
+        )
         self.conversion = {
             "eager": _requires_grad_error if guard == "none" and category == "array" else None,
             "rev": _conversion_error if guard == "none" else None,

@@ -1,6 +1,6 @@
 """NumPy's finite differences, integration and interpolation over tensors: ``diff ediff1d
-gradient trapezoid interp``, made of slices and arithmetic (dualad ops), so they differentiate
-in the values and in tensor spacings or sample points.
+gradient trapezoid interp unwrap``, made of slices and arithmetic (dualad ops), so they
+differentiate in the values and in tensor spacings or sample points.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ._common import _NoValue, axis_of, cast, floating, tensor_of
 from .manipulation import concatenate, ravel
 
-__all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp"]
+__all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap"]
 
 
 def _along(x, axis, start=None, stop=None):
@@ -212,3 +212,19 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     high = values[-1] if right is None else right
     y = ops.where(points < knots[0], low, y)
     return ops.where(points > knots[-1], high, y)
+
+
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """``numpy.unwrap``: jumps between neighbours larger than ``discont`` (``period / 2``)
+    undone by adding multiples of ``period`` (NumPy's formula); the additions are piecewise
+    constant, so the derivative is the identity."""
+    x = floating(tensor_of(p))
+    axis = axis_of(axis, x.ndim)
+    step = diff(x, axis=axis)
+    discont = period / 2 if discont is None else discont
+    high = period / 2
+    folded = ops.remainder(step + high, period) - high
+    folded = ops.where((folded == -high) & (step > 0), high, folded)  # (NumPy's boundary rule)
+    correction = ops.where(ops.abs(step) < discont, 0.0, folded - step)
+    rest = _along(x, axis, 1) + ops.cumsum(correction, axis=axis)
+    return concatenate([_along(x, axis, 0, 1), rest], axis)

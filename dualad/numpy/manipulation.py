@@ -2,7 +2,7 @@
 ``reshape ravel transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims
 broadcast_to broadcast_arrays concatenate concat stack hstack vstack dstack column_stack
 row_stack split array_split hsplit vsplit dsplit flip fliplr flipud roll rot90 tile repeat
-atleast_1d atleast_2d atleast_3d append copy``.
+atleast_1d atleast_2d atleast_3d append copy block apply_along_axis``.
 
 NumPy's semantics where PyTorch's differ: ``squeeze`` of an axis whose length is not 1 raises,
 ``concatenate(axis=None)`` flattens, ``split`` into sections that do not divide raises,
@@ -76,6 +76,8 @@ __all__ = [
     "atleast_3d",
     "append",
     "copy",
+    "block",
+    "apply_along_axis",
 ]
 
 
@@ -457,3 +459,57 @@ def copy(a, order="K", subok=False):
     check_order(order, "copy")
     check_subok(subok, "copy")
     return ops.clone(tensor_of(a))
+
+
+def _block_depth(arrays, path=()):
+    """The nesting depth of ``block``'s lists and the largest number of axes of a block;
+    NumPy's errors for tuples, empty lists and mismatched depths."""
+    if isinstance(arrays, tuple):
+        raise TypeError(
+            f"arrays{''.join(f'[{i}]' for i in path)} is a tuple. Only lists can be used to "
+            "arrange blocks, and np.block does not allow implicit conversion from tuple to "
+            "ndarray."
+        )
+    if not isinstance(arrays, list):
+        return 0, tensor_of(arrays).ndim
+    if not arrays:
+        raise ValueError(f"List at arrays{''.join(f'[{i}]' for i in path)} cannot be empty")
+    found = [_block_depth(a, (*path, i)) for i, a in enumerate(arrays)]
+    if len({d for d, _ in found}) != 1:
+        raise ValueError("List depths are mismatched.")
+    return found[0][0] + 1, builtins.max(n for _, n in found)
+
+
+def block(arrays):
+    """``numpy.block``: one tensor assembled from nested lists of blocks (the innermost lists
+    joined along the last axis, the next along the second-to-last, ...)."""
+    depth, most = _block_depth(arrays)
+    ndim = builtins.max(depth, most)
+
+    def build(part, level):
+        if not isinstance(part, list):
+            t = tensor_of(part)
+            return ops.reshape(t, (1,) * (ndim - t.ndim) + tuple(t.shape))
+        return concatenate([build(p, level + 1) for p in part], axis=level - depth)
+
+    return build(arrays, 0)
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """``numpy.apply_along_axis``: ``func1d`` applied to each 1-D slice along ``axis``, its
+    results (of one shape) in place of that axis. A Python loop over the slices, so any
+    ``func1d`` written with dualad.numpy differentiates (``vmap`` is faster where it applies)."""
+    x = tensor_of(arr)
+    axis = axis_of(axis, x.ndim)
+    moved = ops.moveaxis(x, axis, -1)
+    outer = tuple(moved.shape[:-1])
+    if 0 in outer:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    rows = ops.reshape(moved, (-1, x.shape[axis]))
+    results = [tensor_of(func1d(rows[i], *args, **kwargs)) for i in range(rows.shape[0])]
+    stacked = ops.stack(results, 0)
+    out = ops.reshape(stacked, outer + tuple(stacked.shape[1:]))
+    k = stacked.ndim - 1
+    if not k:
+        return out
+    return ops.moveaxis(out, tuple(range(len(outer), len(outer) + k)), tuple(range(axis, axis + k)))

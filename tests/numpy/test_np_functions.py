@@ -174,6 +174,10 @@ CASES = [
     Case("pad", (W, (5, 1)), dict(mode="wrap")),
     Case("pad", (A, 1), dict(mode="edge")),
     Case("copy", (A,)),
+    Case("block", ([[M, W[:, None]], [V[None, :3], V[3:, None]]],)),
+    Case("block", ([W, 2.0, W],), diff=()),
+    Case("apply_along_axis", (lambda row: row[::-1] * row[0], 1, A), diff=(2,)),
+    Case("apply_along_axis", (lambda row: (row[:, None] * row)[1:], 0, M), diff=(2,)),
     # selection
     Case("take", (A, [[0, 3], [5, 11]])),
     Case("take", (A, [2, 0, 2]), dict(axis=1)),
@@ -265,6 +269,8 @@ CASES = [
     Case("trapezoid", (A, None, 0.3, 0)),
     Case("trapezoid", (M, COORDS[None, :] + M), diff=(0, 1)),
     Case("interp", (np.array([-1.0, 0.3, 1.2, 2.9, 5.0]), XP, r(4)), diff=(0, 1, 2)),
+    Case("unwrap", (np.cumsum(r(3, 8) * 3, axis=1),)),
+    Case("unwrap", (np.cumsum(r(6, 2) * 3, axis=0),), dict(axis=0, period=5.0)),
     Case("interp", (r(2, 3), XP, r(4)), dict(left=-3.0, right=3.0), diff=(0, 2)),
     # polynomials, convolutions, statistics, elementwise functions that are not ufuncs
     Case("polyval", (W, V), diff=(0, 1)),
@@ -350,10 +356,10 @@ def resolve(module, name):
 
 
 def to_tensors(value, requires_grad=False):
-    """NumPy arrays (also inside lists) as tensors; other values as they are."""
+    """NumPy arrays (also inside nested lists) as tensors; other values as they are."""
     if isinstance(value, np.ndarray):
         return dualad.tensor(value, requires_grad=requires_grad and value.dtype.kind == "f")
-    if isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
+    if isinstance(value, list):
         return [to_tensors(v, requires_grad) for v in value]
     return value
 
@@ -378,21 +384,33 @@ def call(case, via, args):
         return fn(*args, **case.kwargs)
 
 
+def _array_paths(value, path):
+    if isinstance(value, np.ndarray):
+        return [path]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _array_paths(v, (*path, i))]
+    return []
+
+
 def leaves(case):
-    """Where the differentiable arrays are: ``(position, None)`` for an argument,
-    ``(position, index)`` for an array in a list argument (``concatenate([a, b])``)."""
-    out = []
-    for i in case.diff:
-        if isinstance(case.args[i], list):
-            out += [(i, j) for j, a in enumerate(case.args[i]) if isinstance(a, np.ndarray)]
-        else:
-            out.append((i, None))
-    return out
+    """Where the differentiable arrays are: a path (argument position, then list indices) per
+    array; arrays inside list arguments (``concatenate([a, b])``, ``block``) too."""
+    return [p for i in case.diff for p in (_array_paths(case.args[i], (i,)) or [(i,)])]
 
 
 def leaf_value(case, leaf):
-    i, j = leaf
-    return np.asarray(case.args[i] if j is None else case.args[i][j], float)
+    value = case.args
+    for i in leaf:
+        value = value[i]
+    return np.asarray(value, float)
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy = list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
 
 
 def differentiable(case, via):
@@ -400,12 +418,8 @@ def differentiable(case, via):
 
     def f(*diffs):
         args = [to_tensors(a) for a in case.args]
-        for (i, j), d in zip(leaves(case), diffs):
-            if j is None:
-                args[i] = d
-            else:
-                args[i] = list(args[i])
-                args[i][j] = d
+        for path, d in zip(leaves(case), diffs):
+            args = _replaced(args, path, d)
         return flat(call(case, via, args))
 
     return f
