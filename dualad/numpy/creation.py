@@ -73,11 +73,13 @@ def _build(data):
     return ops.stack([cast(t, dtype) for t in items], 0)
 
 
-def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):
     """``numpy.array``: a tensor of ``object`` (a copy by default; differentiable in the
     tensors it holds)."""
     check_order(order, "array", ("K", "A", "C", None))
     check_subok(subok, "array")
+    if ndmax:
+        raise ValueError("dualad.numpy.array: ndmax= is not supported")
     t = _build(object)
     dtype = _dtype(dtype)
     if copy is False and dtype is not None and t.dtype != dtype:
