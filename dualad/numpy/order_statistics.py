@@ -24,7 +24,7 @@ import numpy as np
 from .. import ops
 from .._creation import as_tensor
 from .._tensor import Tensor
-from ._common import axes_of, axis_of, cast, floating, tensor_of
+from ._common import axes_of, axis_of, cast, finish, floating, tensor_of
 
 __all__ = [
     "sort",
@@ -65,8 +65,6 @@ def _sorted_last(x, axis):
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``numpy.median``: the middle value (the mean of the two middle values) over
     ``axis``."""
-    if out is not None:
-        raise TypeError("dualad.numpy.median: out= is not supported")
     x = floating(tensor_of(a))
     s, keep_shape = _sorted_last(x, axis)
     n = s.shape[-1]
@@ -75,7 +73,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     half = n // 2
     r = s[..., half] if n % 2 else (s[..., half - 1] + s[..., half]) / 2.0
     r = ops.where(ops.isnan(s[..., -1]), np.nan, r)  # a NaN in the slice (sorted last)
-    return ops.reshape(r, keep_shape) if keepdims else r
+    return finish(ops.reshape(r, keep_shape) if keepdims else r, out, "median")
 
 
 def _plain_q(q):
@@ -84,6 +82,11 @@ def _plain_q(q):
     if isinstance(q, Tensor):
         q = q.numpy()
     return np.asarray(q, dtype=np.float64)
+
+
+def _q_first(r, qs):
+    """The axes of ``q`` (last in ``r``) moved first, as NumPy orders a quantile's result."""
+    return ops.moveaxis(r, tuple(range(-qs.ndim, 0)), tuple(range(qs.ndim))) if qs.ndim else r
 
 
 def _lerp(a, b, t):
@@ -97,7 +100,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     """``numpy.quantile``: the ``q``-th quantiles (``q`` in [0, 1]) over ``axis``; for an
     array ``q`` the quantiles are along the first axes of the result."""
     method = interpolation or method
-    _check_quantile_args(out, weights, method)
+    _check_quantile_args(weights, method)
     qs = _plain_q(q)
     if not ((qs >= 0) & (qs <= 1)).all():
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -129,7 +132,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         r = ops.where(nan, np.nan, r)
     if keepdims:
         r = ops.reshape(r, keep_shape + qs.shape)
-    return ops.moveaxis(r, tuple(range(-qs.ndim, 0)), tuple(range(qs.ndim))) if qs.ndim else r
+    return finish(_q_first(r, qs), out, "quantile")
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -143,9 +146,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                     weights=weights, interpolation=interpolation)  # fmt: skip
 
 
-def _check_quantile_args(out, weights, method):
-    if out is not None:
-        raise TypeError("dualad.numpy: out= is not supported by the quantile functions")
+def _check_quantile_args(weights, method):
     if weights is not None:
         raise ValueError("dualad.numpy: weights= is not supported by the quantile functions")
     if method not in _METHODS:
@@ -159,13 +160,13 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     NaNs only). Each slice's positions depend on its count of NaNs, so they are computed with
     dualad ops (this also runs under vmap)."""
     method = interpolation or method
-    _check_quantile_args(out, weights, method)
+    _check_quantile_args(weights, method)
     qs = _plain_q(q)
     if not ((qs >= 0) & (qs <= 1)).all():
         raise ValueError("Quantiles must be in the range [0, 1]")
     x = tensor_of(a)
     if x.dtype.kind not in "fc":
-        return quantile(x, q, axis, None, False, method, keepdims)
+        return quantile(x, q, axis, out, False, method, keepdims)
     dtype = x.dtype if method in ("lower", "higher", "nearest") else (
         np.result_type(x.dtype, q if type(q) in (int, float) else qs))  # fmt: skip
     s, keep_shape = _sorted_last(cast(x, dtype), axis)  # (NaNs sorted last)
@@ -189,7 +190,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     r = ops.where(count == 0, np.nan, r)  # (NumPy warns: All-NaN slice)
     if keepdims:
         r = ops.reshape(r, keep_shape + qs.shape)
-    return ops.moveaxis(r, tuple(range(-qs.ndim, 0)), tuple(range(qs.ndim))) if qs.ndim else r
+    return finish(_q_first(r, qs), out, "nanquantile")
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
