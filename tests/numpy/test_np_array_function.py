@@ -183,6 +183,9 @@ def test_out_writes_into_a_tensor_and_refuses_an_ndarray():
     assert np.sum(x, axis=0, out=out) is out
     np.testing.assert_array_equal(out.numpy(), [4.0, 6.0])
     assert dnp.cumsum(x, axis=1, out=dualad.zeros(2, 2)).numpy()[1, 1] == 7.0
+    med = dualad.zeros(2)
+    assert np.median(x, axis=1, out=med) is med
+    np.testing.assert_array_equal(med.numpy(), [1.5, 3.5])
     with pytest.raises(TypeError, match=r"dualad.numpy.sum: out= must be a dualad Tensor"):
         np.sum(x, axis=0, out=np.zeros(2))
     with pytest.raises(ValueError, match="shape"):
