@@ -30,6 +30,7 @@ from __future__ import annotations
 from .reductions import *
 from .manipulation import *
 from .padding import *
+from .functional import *
 from .indexing import *
 from .products import *
 from .creation import *

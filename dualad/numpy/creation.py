@@ -1,6 +1,7 @@
 """NumPy's array creation over tensors: ``array asarray asanyarray ascontiguousarray zeros ones
 full empty zeros_like ones_like full_like empty_like arange linspace logspace geomspace eye
-identity tri meshgrid``.
+identity tri meshgrid astype asfortranarray asarray_chkfinite require`` and the window functions
+``bartlett blackman hamming hanning kaiser``.
 
 NumPy's dtypes (float64 by default, whatever dualad's default dtype), shapes and ``like=``
 (NumPy's ``np.zeros(3, like=t)`` comes here through the protocol). Values that carry a
@@ -50,6 +51,15 @@ __all__ = [
     "identity",
     "tri",
     "meshgrid",
+    "astype",
+    "asfortranarray",
+    "asarray_chkfinite",
+    "require",
+    "bartlett",
+    "blackman",
+    "hamming",
+    "hanning",
+    "kaiser",
 ]
 
 
@@ -322,3 +332,50 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if copy:
         out = [ops.clone(t) for t in out]
     return tuple(out)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``numpy.astype``: ``x`` as ``dtype`` (differentiable between floating/complex dtypes)."""
+    t = tensor_of(x)
+    r = cast(t, np.dtype(dtype))
+    if copy and r is t:
+        r = ops.clone(t)
+    return r if device is None else r.to(device)
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """``numpy.asfortranarray``: as ``asarray`` (dualad keeps its own layouts), at least 1-D."""
+    return ascontiguousarray(a, dtype)
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """``numpy.asarray_chkfinite``: ``asarray``, raising ValueError on inf or NaN (a value
+    no level tracks; a tracked one cannot be checked)."""
+    t = asarray(a, dtype, order)
+    if t.dtype.kind in "fc" and not bool(ops.all(ops.isfinite(t))):
+        raise ValueError("array must not contain infs or NaNs")
+    return t
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """``numpy.require``: ``asarray`` with ``dtype`` (layout requirements are dualad's
+    concern: 'C', 'A', 'W', 'O', 'E' are met; 'F' is refused)."""
+    wanted = {str(r).upper()[:1] for r in (requirements or ())}
+    if "F" in wanted:
+        raise ValueError("dualad.numpy.require: Fortran order ('F') is not supported")
+    return array(a, dtype, copy="E" in wanted or "O" in wanted or None)
+
+
+def _window(numpy_fn):
+    def window(M, *args):
+        return as_tensor(numpy_fn(M, *args))
+
+    window.__name__ = window.__qualname__ = numpy_fn.__name__
+    window.__doc__ = f"``numpy.{numpy_fn.__name__}``: NumPy's window of ``M`` points."
+    return window
+
+
+bartlett, blackman, hamming, hanning = map(
+    _window, (np.bartlett, np.blackman, np.hamming, np.hanning)
+)
+kaiser = _window(np.kaiser)

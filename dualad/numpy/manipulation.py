@@ -2,7 +2,7 @@
 ``reshape ravel transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims
 broadcast_to broadcast_arrays concatenate concat stack hstack vstack dstack column_stack
 row_stack split array_split hsplit vsplit dsplit flip fliplr flipud roll rot90 tile repeat
-atleast_1d atleast_2d atleast_3d append copy block apply_along_axis``.
+atleast_1d atleast_2d atleast_3d append copy block rollaxis unstack``.
 
 NumPy's semantics where PyTorch's differ: ``squeeze`` of an axis whose length is not 1 raises,
 ``concatenate(axis=None)`` flattens, ``split`` into sections that do not divide raises,
@@ -77,7 +77,8 @@ __all__ = [
     "append",
     "copy",
     "block",
-    "apply_along_axis",
+    "rollaxis",
+    "unstack",
 ]
 
 
@@ -495,21 +496,24 @@ def block(arrays):
     return build(arrays, 0)
 
 
-def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-    """``numpy.apply_along_axis``: ``func1d`` applied to each 1-D slice along ``axis``, its
-    results (of one shape) in place of that axis. A Python loop over the slices, so any
-    ``func1d`` written with dualad.numpy differentiates (``vmap`` is faster where it applies)."""
-    x = tensor_of(arr)
+def rollaxis(a, axis, start=0):
+    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``."""
+    x = tensor_of(a)
     axis = axis_of(axis, x.ndim)
-    moved = ops.moveaxis(x, axis, -1)
-    outer = tuple(moved.shape[:-1])
-    if 0 in outer:
-        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    rows = ops.reshape(moved, (-1, x.shape[axis]))
-    results = [tensor_of(func1d(rows[i], *args, **kwargs)) for i in range(rows.shape[0])]
-    stacked = ops.stack(results, 0)
-    out = ops.reshape(stacked, outer + tuple(stacked.shape[1:]))
-    k = stacked.ndim - 1
-    if not k:
-        return out
-    return ops.moveaxis(out, tuple(range(len(outer), len(outer) + k)), tuple(range(axis, axis + k)))
+    if not -x.ndim <= start <= x.ndim:
+        raise np.exceptions.AxisError(
+            f"'start' arg requires {-x.ndim} <= start < {x.ndim + 1}, but {start} was passed in"
+        )
+    start = start + x.ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    return x if axis == start else moveaxis(x, axis, start)
+
+
+def unstack(x, /, *, axis=0):
+    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors."""
+    t = tensor_of(x)
+    if t.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    moved = moveaxis(t, axis_of(axis, t.ndim), 0)
+    return tuple(moved[i] for i in range(moved.shape[0]))

@@ -1,5 +1,5 @@
-"""NumPy's order statistics over tensors: ``sort median quantile percentile nanmedian
-nanquantile nanpercentile``, on dualad's
+"""NumPy's order statistics over tensors: ``sort sort_complex median quantile percentile
+nanmedian nanquantile nanpercentile``, on dualad's
 ``sort`` op (its gradient goes back through the sorting permutation), so they differentiate in
 the data: a quantile's gradient goes to the one or two sorted elements it interpolates.
 
@@ -34,6 +34,7 @@ __all__ = [
     "nanmedian",
     "nanquantile",
     "nanpercentile",
+    "sort_complex",
 ]
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
@@ -48,6 +49,16 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
     return ops.sort(x, axis_of(axis, x.ndim)).values
+
+
+def sort_complex(a):
+    """``numpy.sort_complex``: sorted by real part, then imaginary part, as complex."""
+    x = tensor_of(a)
+    if x.dtype.kind == "c":
+        dtype = x.dtype
+    else:  # NumPy's rule: small integers to complex64, everything else to complex128
+        dtype = np.complex64 if x.dtype.char in "bhBH" else np.complex128
+    return ops.sort(cast(x, dtype), -1).values
 
 
 def _sorted_last(x, axis):

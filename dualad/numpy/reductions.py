@@ -1,6 +1,7 @@
 """NumPy's reductions and scans over tensors, built from dualad ops so every level
 differentiates them: ``sum mean prod std var max amax min amin ptp cumsum cumprod
-cumulative_sum cumulative_prod average nansum nanmean nanprod nanstd nanvar nanmax nanmin``.
+cumulative_sum cumulative_prod average nansum nanmean nanprod nanstd nanvar nanmax nanmin
+nancumsum nancumprod``.
 
 NumPy's signatures and semantics: ``axis`` None/int/negative/tuple (``AxisError`` when out of
 range), ``keepdims``, ``dtype`` (integer and bool inputs of ``mean``/``std``/``var`` are computed
@@ -50,6 +51,8 @@ __all__ = [
     "nanvar",
     "nanmax",
     "nanmin",
+    "nancumsum",
+    "nancumprod",
 ]
 
 
@@ -360,3 +363,13 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoVa
 def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
     """``numpy.nanmin``: ``min`` ignoring NaNs (NaN where a slice is all NaN)."""
     return _nan_extremum("nanmin", min, np.inf, a, axis, out, keepdims, initial, where)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumsum``: ``cumsum`` counting NaNs as 0."""
+    return cumsum(_nan_filled(a, 0), axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """``numpy.nancumprod``: ``cumprod`` counting NaNs as 1."""
+    return cumprod(_nan_filled(a, 1), axis, dtype, out)

@@ -28,6 +28,7 @@ from dualad.numpy import (
     calculus,
     creation,
     elementwise,
+    functional,
     indexing,
     manipulation,
     order_statistics,
@@ -252,6 +253,39 @@ CASES = [
     Case("asanyarray", (I8,), diff=(), protocol=False),
     Case("atleast_1d", (np.array(2.5), W)),
     Case("row_stack", ([W, W],), diff=(), protocol=False),
+    Case("nancumsum", (NAN,), dict(axis=1)),
+    Case("nancumprod", (NAN,)),
+    Case("rollaxis", (A, 2)),
+    Case("rollaxis", (A, 0, 3)),
+    Case("unstack", (A,), dict(axis=1)),
+    Case("apply_over_axes", (dnp.sum, A, [0, 2]), diff=(1,)),
+    Case("fromfunction", (lambda i, j: i * 2.0 + j, (2, 3)), diff=(), vmap=False, protocol=False),
+    Case("astype", (A, np.float32), diff=()),
+    Case("astype", (F32, np.float64)),
+    Case("asfortranarray", (M,), protocol=False),
+    Case("asarray_chkfinite", (M,), vmap=False, protocol=False),
+    Case("require", (M, np.float64, ["C", "O"]), protocol=False),
+    Case("sort_complex", (COMPLEX[0],), diff=()),
+    Case("sort_complex", (W,), diff=()),  # (complex out: the real-loss checks do not apply)
+    Case("sort_complex", (I8[0],), diff=()),
+    Case("polyadd", (W, V), diff=(0, 1)),
+    Case("polysub", (V, W), diff=(0, 1)),
+    Case("polymul", (W, V), diff=(0, 1)),
+    Case("polyder", (V,)),
+    Case("polyder", (V, 2)),
+    Case("polyint", (W, 2, [1.0, 2.0])),
+    Case("poly", (W,)),
+    Case("poly", (np.array([1j, -1j, 2.0]),), diff=()),
+    *(
+        Case(name, args, diff=(), vmap=False, protocol=False)
+        for name, args in [
+            ("bartlett", (5,)),
+            ("blackman", (6,)),
+            ("hamming", (4,)),
+            ("hanning", (5,)),
+            ("kaiser", (5, 14.0)),
+        ]
+    ),
     # finite differences and integration (differentiable in spacings and sample points too)
     Case("diff", (A,)),
     Case("diff", (A, 2, 0)),
@@ -518,7 +552,8 @@ def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
     modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
-               statistics, polynomials, order_statistics, padding, dnp.linalg, dnp.fft)  # fmt: skip
+               statistics, polynomials, order_statistics, padding, functional, dnp.linalg,
+               dnp.fft)  # fmt: skip
     missing = set()
     exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
     for module in modules:
