@@ -110,16 +110,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
              *, weights=None, interpolation=None):  # fmt: skip
     """``numpy.quantile``: the ``q``-th quantiles (``q`` in [0, 1]) over ``axis``; for an
     array ``q`` the quantiles are along the first axes of the result."""
-    method = interpolation or method
-    _check_quantile_args(weights, method)
-    qs = _plain_q(q)
-    if not ((qs >= 0) & (qs <= 1)).all():
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    x = tensor_of(a)
-    if method in ("lower", "higher", "nearest"):
-        dtype = x.dtype
-    else:
-        dtype = np.result_type(x.dtype, q if type(q) in (int, float) else qs)  # (NEP 50)
+    method, qs, x, dtype = _prepare(a, q, method, weights, interpolation)
     s, keep_shape = _sorted_last(cast(x, dtype), axis)
     n = s.shape[-1]
     if n == 0:
@@ -141,28 +132,46 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if s.dtype.kind in "fc":  # NaN where the slice holds one (sorted last)
         nan = ops.reshape(ops.isnan(s[..., -1]), tuple(s.shape[:-1]) + (1,) * qs.ndim)
         r = ops.where(nan, np.nan, r)
-    if keepdims:
-        r = ops.reshape(r, keep_shape + qs.shape)
-    return finish(_q_first(r, qs), out, "quantile")
+    return _finished(r, keep_shape, qs, keepdims, out, "quantile")
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
     """``numpy.percentile``: ``quantile`` with ``q`` in percent (in [0, 100])."""
-    qs = _plain_q(q)
-    if not ((qs >= 0) & (qs <= 100)).all():
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    scaled = q / 100 if type(q) in (int, float) else qs / 100  # (a Python q stays weak)
-    return quantile(a, scaled, axis, out, overwrite_input, method, keepdims,
+    return quantile(a, _percent(q), axis, out, overwrite_input, method, keepdims,
                     weights=weights, interpolation=interpolation)  # fmt: skip
 
 
-def _check_quantile_args(weights, method):
+def _prepare(a, q, method, weights, interpolation):
+    """The quantile functions' checks: the method, ``q`` as a plain array in [0, 1], the
+    input and the result's dtype (NumPy's, NEP 50 for a Python ``q``)."""
+    method = interpolation or method
     if weights is not None:
         raise ValueError("dualad.numpy: weights= is not supported by the quantile functions")
     if method not in _METHODS:
         raise ValueError(f"dualad.numpy: method={method!r} is not supported (use one of "
                          f"{', '.join(_METHODS)})")  # fmt: skip
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    x = tensor_of(a)
+    if method in ("lower", "higher", "nearest"):
+        return method, qs, x, x.dtype
+    return method, qs, x, np.result_type(x.dtype, q if type(q) in (int, float) else qs)
+
+
+def _percent(q):
+    """Percentiles ``q`` as quantiles (a Python number stays one: NEP 50)."""
+    qs = _plain_q(q)
+    if not ((qs >= 0) & (qs <= 100)).all():
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return q / 100 if type(q) in (int, float) else qs / 100
+
+
+def _finished(r, keep_shape, qs, keepdims, out, name):
+    if keepdims:
+        r = ops.reshape(r, keep_shape + qs.shape)
+    return finish(_q_first(r, qs), out, name)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -170,16 +179,9 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     """``numpy.nanquantile``: ``quantile`` of the values that are not NaN (NaN for a slice of
     NaNs only). Each slice's positions depend on its count of NaNs, so they are computed with
     dualad ops (this also runs under vmap)."""
-    method = interpolation or method
-    _check_quantile_args(weights, method)
-    qs = _plain_q(q)
-    if not ((qs >= 0) & (qs <= 1)).all():
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    x = tensor_of(a)
+    method, qs, x, dtype = _prepare(a, q, method, weights, interpolation)
     if x.dtype.kind not in "fc":
         return quantile(x, q, axis, out, False, method, keepdims)
-    dtype = x.dtype if method in ("lower", "higher", "nearest") else (
-        np.result_type(x.dtype, q if type(q) in (int, float) else qs))  # fmt: skip
     s, keep_shape = _sorted_last(cast(x, dtype), axis)  # (NaNs sorted last)
     reduced = tuple(s.shape[:-1])
     count = ops.sum(ops.logical_not(ops.isnan(s)), axis=-1, keepdims=True)
@@ -199,19 +201,13 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
         t = gamma if method == "linear" else ops.where(gamma > 0, 0.5, 0.0)
         r = _lerp(at(lo), at(lo + 1), t)
     r = ops.where(count == 0, np.nan, r)  # (NumPy warns: All-NaN slice)
-    if keepdims:
-        r = ops.reshape(r, keep_shape + qs.shape)
-    return finish(_q_first(r, qs), out, "nanquantile")
+    return _finished(r, keep_shape, qs, keepdims, out, "nanquantile")
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
     """``numpy.nanpercentile``: ``nanquantile`` with ``q`` in percent."""
-    qs = _plain_q(q)
-    if not ((qs >= 0) & (qs <= 100)).all():
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    scaled = q / 100 if type(q) in (int, float) else qs / 100
-    return nanquantile(a, scaled, axis, out, overwrite_input, method, keepdims,
+    return nanquantile(a, _percent(q), axis, out, overwrite_input, method, keepdims,
                        weights=weights, interpolation=interpolation)  # fmt: skip
 
 
