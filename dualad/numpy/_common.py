@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from .. import _dtypes
+from .. import _dtypes, ops
 from .._creation import as_tensor
 from .._tensor import _PYTHON_SCALARS, Tensor
 from ..ops import astype
@@ -24,11 +24,23 @@ _NoValue = np._NoValue
 
 
 def tensor_of(x) -> Tensor:
-    """``x`` as a tensor: tensors as they are (any level), anything else through
-    ``as_tensor`` (NumPy arrays shared, lists and scalars converted with NumPy's dtypes)."""
+    """``x`` as a tensor: tensors as they are (any level), nested lists holding tensors
+    stacked with dualad ops (so their derivatives flow: ``as_tensor`` would detach an eager
+    tensor that requires grad), anything else through ``as_tensor`` (NumPy arrays shared,
+    lists and scalars converted with NumPy's dtypes)."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, (list, tuple)) and _holds_tensor(x):
+        items = [tensor_of(item) for item in x]
+        dtype = np.result_type(*(t.dtype for t in items))
+        return ops.stack([cast(t, dtype) for t in items], 0)
     return as_tensor(x)
+
+
+def _holds_tensor(data) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    return isinstance(data, (list, tuple)) and any(_holds_tensor(d) for d in data)
 
 
 def operand(x):

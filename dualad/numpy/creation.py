@@ -67,22 +67,6 @@ def _dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-def _holds_tensor(data) -> bool:
-    if isinstance(data, Tensor):
-        return True
-    return isinstance(data, (list, tuple)) and any(_holds_tensor(d) for d in data)
-
-
-def _build(data):
-    """A tensor of ``data``: nested lists holding tensors are stacked with dualad ops (so
-    their derivatives flow), anything else converts as ``as_tensor`` does."""
-    if not isinstance(data, (list, tuple)) or not _holds_tensor(data):
-        return tensor_of(data)
-    items = [_build(d) for d in data]
-    dtype = np.result_type(*(t.dtype for t in items))
-    return ops.stack([cast(t, dtype) for t in items], 0)
-
-
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0, like=None):
     """``numpy.array``: a tensor of ``object`` (a copy by default; differentiable in the
     tensors it holds)."""
@@ -90,7 +74,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndm
     check_subok(subok, "array")
     if ndmax:
         raise ValueError("dualad.numpy.array: ndmax= is not supported")
-    t = _build(object)
+    t = tensor_of(object)  # (lists holding tensors are stacked: differentiable)
     dtype = _dtype(dtype)
     if copy is False and dtype is not None and t.dtype != dtype:
         raise ValueError("Unable to avoid copy while creating an array as requested.")

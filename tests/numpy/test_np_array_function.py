@@ -297,3 +297,22 @@ def test_quantile_positions_must_be_plain_values():
         dnp.quantile(x, dualad.tensor(0.5, requires_grad=True))
     with pytest.raises(ValueError, match="range"):
         dnp.percentile(x, 101)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lists_holding_tensors_keep_their_derivative(kind):
+    """``dnp.sum([x, 2 * x])``: the list is stacked with dualad ops, never detached."""
+    x = dualad.tensor([1.0, 2.0])
+
+    def f(t):
+        return dnp.sum([t, 2 * t]) + dnp.mean(dnp.array([[t[0], 1.0], [t[1], t[0]]]))
+
+    if kind == "plain":
+        t = x.detach().requires_grad_()
+        f(t).backward()
+        np.testing.assert_allclose(t.grad.numpy(), [3.5, 3.25])
+    elif kind == "func.grad":
+        np.testing.assert_allclose(func.grad(f)(x).numpy(), [3.5, 3.25])
+    else:
+        out = run_kind(f, x, kind)
+        assert isinstance(out, dualad.Tensor)
