@@ -356,6 +356,24 @@ CASES = [
     Case("nanquantile", (NAN, 0.4), dict(axis=-1, method="nearest")),
     Case("nanquantile", (ALL_NAN_ROW, 0.5), dict(axis=1), diff=()),
     Case("nanpercentile", (NAN, 35), dict(axis=1, method="midpoint")),
+    # complex inputs (values and dtypes)
+    *(
+        Case(name, (COMPLEX, *args), kwargs, diff=(), vmap=False)
+        for name, args, kwargs in [
+            ("sum", (), dict(axis=0)),
+            ("mean", (), {}),
+            ("var", (), dict(axis=1, ddof=1)),
+            ("std", (), {}),
+            ("cumsum", (), dict(axis=1)),
+            ("vdot", (COMPLEX[::-1],), {}),
+            ("dot", (COMPLEX.T,), {}),
+            ("linalg.norm", (), {}),
+            ("linalg.norm", (1, 1), {}),
+            ("average", (1, np.array([1.0, 2.0, 3.0])), {}),
+            ("real", (), {}),
+            ("flip", (), {}),
+        ]
+    ),
     # linalg and fft
     Case("linalg.norm", (A,)),
     Case("linalg.norm", (V, 3)),
