@@ -105,6 +105,11 @@ def finish(result: Tensor, out, name: str):
             f"dualad.numpy.{name}: out= must be a dualad Tensor (got {type(out).__name__}); a "
             "NumPy array cannot hold the derivative. Drop out= and use the returned tensor."
         )
+    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+        raise TypeError(
+            f"dualad.numpy.{name}: cannot write the {result.dtype} result into out= of dtype "
+            f"{out.dtype} with casting rule 'same_kind' (NumPy's rule for out=)"
+        )
     if tuple(out.shape) != tuple(result.shape):
         raise ValueError(
             f"dualad.numpy.{name}: out= has shape {tuple(out.shape)}, the result has shape "

@@ -190,6 +190,10 @@ def test_out_writes_into_a_tensor_and_refuses_an_ndarray():
         np.sum(x, axis=0, out=np.zeros(2))
     with pytest.raises(ValueError, match="shape"):
         dnp.sum(x, axis=0, out=dualad.zeros(3))
+    with pytest.raises(TypeError, match="same_kind"):
+        dnp.mean(x, axis=0, out=dualad.zeros(2, dtype=dualad.int64))
+    wide = dualad.zeros(2, dtype=dualad.complex128)  # (float64 into complex128: same kind)
+    assert dnp.sum(x, axis=0, out=wide).dtype == np.complex128
 
 
 def test_out_records_the_derivative():
