@@ -81,7 +81,8 @@ def unsupported(func) -> TypeError:
     )
 
 
-_OURS = (Tensor, np.ndarray)  # argument types we answer for (any other: NotImplemented)
+_OURS = (Tensor, np.ndarray)
+_NO_VALUE = np._NoValue  # argument types we answer for (any other: NotImplemented)
 
 
 class _ArrayFunction:
@@ -92,4 +93,8 @@ class _ArrayFunction:
         fn = FUNCTIONS.get(func)
         if fn is None:
             raise unsupported(func)
+        for value in kwargs.values():  # (by identity: ``in`` would compare arrays with ==)
+            if value is _NO_VALUE:  # NumPy's "not given" (keepdims=np._NoValue)
+                kwargs = {k: v for k, v in kwargs.items() if v is not _NO_VALUE}
+                break
         return fn(*args, **kwargs)

@@ -340,3 +340,9 @@ def test_complex_inputs_differentiate(m, f):
     rng = np.random.default_rng(3)
     z = dualad.tensor(rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3)), requires_grad=True)
     assert dualad.autograd.gradcheck(lambda t: f(m, t), (z,), check_forward_ad=True)
+
+
+def test_numpys_no_value_keywords_mean_not_given():
+    x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out = np.sum(x, axis=0, keepdims=np._NoValue, initial=np._NoValue, where=np._NoValue)
+    assert out.shape == (2,)
