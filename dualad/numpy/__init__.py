@@ -31,6 +31,7 @@ from .reductions import *
 from .manipulation import *
 from .padding import *
 from .functional import *
+from .assignment import *
 from .indexing import *
 from .products import *
 from .creation import *
