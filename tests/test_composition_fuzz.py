@@ -310,9 +310,10 @@ NUMPY = {
     "linspace": lambda a: dualad.linspace(0.0, a.reshape(-1)[0], 5),
 }
 NUMPY_CATEGORY = {
-    # NumPy's ufuncs run dualad ops (Tensor.__array_ufunc__): differentiable on every route
-    **dict.fromkeys(["np.exp", "np.sin", "np.square"], "ufunc"),
-    **dict.fromkeys(["np.asarray", "np.linalg.norm"], "array"),
+    # NumPy's ufuncs and functions run dualad ops (Tensor.__array_ufunc__ and
+    # __array_function__): differentiable on every route
+    **dict.fromkeys(["np.exp", "np.sin", "np.square", "np.linalg.norm"], "protocol"),
+    "np.asarray": "array",
     ".numpy()": "array",
     **dict.fromkeys(["float", ".item()", ".tolist()"], "number"),
     **dict.fromkeys(["tensor([elements])", "linspace"], "factory"),
@@ -1305,7 +1306,7 @@ class NumpyChecker(Checker):
         _, name, _, guard = prog.instrs[prog.numpy_at]
         category = NUMPY_CATEGORY[name]
         J_eager = fd_jacobian(frozen_fn(prog, x0, (*REV_FROZEN, "numpy")), x0)
-        self.J_eager = {"factory": [J_eager, self.J_rev], "ufunc": [self.J_rev]}.get(
+        self.J_eager = {"factory": [J_eager, self.J_rev], "protocol": [self.J_rev]}.get(
             category, [J_eager]
         )
         self.conversion = {

@@ -18,7 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     _reducing, indexing, views
-    extrema, linalg, norms, reductions, scans
+    extrema, linalg, norms, order_statistics, reductions, scans
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
@@ -52,6 +52,7 @@ from . import (
     moments,
     mutation,
     norms,
+    order_statistics,
     products,
     reductions,
     reordering,
@@ -84,6 +85,7 @@ from .linalg import *
 from .minmax import *
 from .moments import *
 from .norms import *
+from .order_statistics import *
 from .products import *
 from .reductions import *
 from .reordering import *

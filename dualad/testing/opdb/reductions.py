@@ -142,6 +142,23 @@ def select_samples(rng, dtype):
     return out
 
 
+def sort_samples(rng, dtype):
+    """sort along a dim; the values are a shuffled grid (0.3 apart), so no two are close
+    enough for a finite-difference step to swap them."""
+    out = []
+    for shape, args in [
+        ((), ()),
+        ((5,), ()),
+        ((3, 4), (0,)),
+        ((3, 4), (1, True)),
+        ((2, 3, 4), (-2,)),
+    ]:
+        n = int(np.prod(shape))
+        x = (rng.permutation(n) * 0.3 - 0.15 * n).reshape(shape).astype(dtype)
+        out.append(SampleInput((x, *args), note=f"args={args}"))
+    return out
+
+
 def arg_samples(rng, dtype):
     out = []
     for shape, kwargs in [
@@ -230,6 +247,15 @@ def numpy_select(largest):
         return pick(x, axis=dim, keepdims=keepdim), arg(x, axis=dim, keepdims=keepdim)
 
     return ref
+
+
+def numpy_sort(x, dim=-1, descending=False):
+    if np.ndim(x) == 0:
+        return x.copy(), np.asarray(0)
+    index = np.argsort(x, axis=dim, kind="stable")
+    if descending:
+        index = np.flip(index, axis=dim)
+    return np.take_along_axis(x, index, axis=dim), index
 
 
 def numpy_arg(fn):
@@ -324,6 +350,7 @@ OPS = [
         )
         for name, fn, largest in (("max", _max, True), ("min", _min, False))
     ),
+    OpInfo("sort", dualad.sort, sort_samples, ref=numpy_sort),
     OpInfo("argmax", dualad.argmax, arg_samples, differentiable=False, ref=numpy_arg(np.argmax)),
     OpInfo("argmin", dualad.argmin, arg_samples, differentiable=False, ref=numpy_arg(np.argmin)),
     OpInfo("logsumexp", dualad.logsumexp, reduce_samples(low=-3.0, high=3.0), ref=numpy_logsumexp),

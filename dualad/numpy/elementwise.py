@@ -1,0 +1,60 @@
+"""NumPy's elementwise functions that are not ufuncs (ufuncs answer ``__array_ufunc__``):
+``real imag angle sinc nan_to_num``, on dualad's ops, with NumPy's dtypes (``imag`` of a
+real input is zeros of its dtype, ``angle`` of a real input is 0 or pi).
+
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> z = dualad.tensor([1.0 + 1.0j, -2.0 + 0.0j])
+>>> dnp.angle(z, deg=True)
+tensor([ 45., 180.])
+>>> dnp.nan_to_num(dualad.tensor([float("nan"), 1.0]), nan=-1.0)
+tensor([-1.,  1.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .._creation import zeros
+from ._common import floating, tensor_of
+
+__all__ = ["real", "imag", "angle", "sinc", "nan_to_num"]
+
+
+def real(val):
+    """``numpy.real``: the real part (the input itself when it is real)."""
+    return ops.real(tensor_of(val))
+
+
+def imag(val):
+    """``numpy.imag``: the imaginary part (zeros of the input's dtype when it is real)."""
+    x = tensor_of(val)
+    if x.dtype.kind == "c":
+        return ops.imag(x)
+    return zeros(tuple(x.shape), dtype=x.dtype, device=x.device)
+
+
+def angle(z, deg=False):
+    """``numpy.angle``: the argument of ``z`` in radians (degrees with ``deg``); the
+    derivative of a real input's angle is 0."""
+    r = ops.angle(tensor_of(z))
+    return r * (180.0 / np.pi) if deg else r
+
+
+def sinc(x):
+    """``numpy.sinc``: ``sin(pi x) / (pi x)``, 1 at 0 (its derivative there is 0)."""
+    return ops.sinc(floating(tensor_of(x)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``numpy.nan_to_num``: NaN, +inf and -inf replaced by ``nan``, ``posinf`` and
+    ``neginf`` (the dtype's largest and most negative numbers by default); complex inputs
+    part by part. The replaced entries have derivative 0, the others 1."""
+    t = tensor_of(x)
+    if t.dtype.kind in "biu":
+        return ops.clone(t) if copy else t
+    if t.dtype.kind == "c":
+        parts = [ops.nan_to_num(p, nan, posinf, neginf) for p in (ops.real(t), ops.imag(t))]
+        return parts[0] + parts[1] * 1j
+    return ops.nan_to_num(t, nan, posinf, neginf)

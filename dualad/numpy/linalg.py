@@ -1,0 +1,225 @@
+"""``dualad.numpy.linalg``: the functions of ``numpy.linalg`` that dualad differentiates today:
+``norm vector_norm matrix_norm matmul multi_dot matrix_power outer trace diagonal
+matrix_transpose vecdot cross tensordot``.
+
+Functions that need a factorisation (``solve``, ``inv``, ``det``, ``svd``, ``eigh``, ...) are not
+here yet: there is no attribute for them, so ``np.linalg.solve(t, ...)`` raises the protocol's
+TypeError instead of converting the tensors and dropping the derivative. Norms whose value
+needs singular values (``ord=2``, ``-2``, ``'nuc'`` of matrices) raise TypeError likewise.
+
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> a = dualad.tensor([[3.0, 0.0], [0.0, 4.0]], requires_grad=True)
+>>> dnp.linalg.norm(a)
+tensor(5., grad_fn=<LinalgVectorNormBackward0>)
+>>> dnp.linalg.norm(a, ord=1)
+tensor(4., grad_fn=<AmaxBackward0>)
+>>> dnp.linalg.matrix_power(a, 3)
+tensor([[27.,  0.],
+        [ 0., 64.]], grad_fn=<MmBackward0>)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .._creation import as_tensor
+from . import indexing, manipulation, products
+from ._common import axes_of, axis_of, finish, floating, promoted_pair, tensor_of
+
+__all__ = [
+    "norm",
+    "vector_norm",
+    "matrix_norm",
+    "matmul",
+    "multi_dot",
+    "matrix_power",
+    "outer",
+    "trace",
+    "diagonal",
+    "matrix_transpose",
+    "vecdot",
+    "cross",
+    "tensordot",
+]
+
+_SINGULAR_VALUE_ORDS = (2, -2, "nuc")
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    p = 2 if ord is None else ord
+    return ops.norm(x, p=float(p), axis=axes, keepdims=keepdims)
+
+
+def _matrix_norm(x, ord, row, col, keepdims):
+    if ord in (None, "fro", "f"):
+        return ops.norm(x, p=2.0, axis=(row, col), keepdims=keepdims)
+    if ord in _SINGULAR_VALUE_ORDS:
+        raise TypeError(
+            f"dualad.numpy.linalg.norm: ord={ord!r} of a matrix needs its singular values, and "
+            "dualad has no differentiable SVD yet. Use ord='fro', 1, -1, inf or -inf, or "
+            "x.detach().numpy() if you do not need the derivative."
+        )
+    if ord in (1, -1):
+        summed, other = row, col - 1 if col > row else col
+    elif ord in (np.inf, -np.inf):
+        summed, other = col, row - 1 if row > col else row
+    else:
+        raise ValueError("Invalid norm order for matrices.")
+    reduce = ops.amax if ord > 0 else ops.amin
+    r = reduce(ops.sum(ops.abs(x), axis=summed), axis=other)
+    if keepdims:
+        shape = list(x.shape)
+        shape[row] = shape[col] = 1
+        r = ops.reshape(r, tuple(shape))
+    return r
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """``numpy.linalg.norm``: vector norms (``ord`` None/2, any number, ``inf``, ``-inf``, 0)
+    over one axis or the flattened input, matrix norms (``'fro'``, 1, -1, ``inf``, ``-inf``)
+    over two axes."""
+    x = floating(tensor_of(x))
+    if axis is None:
+        if ord is None:
+            r = ops.norm(x, p=2.0, axis=None, keepdims=keepdims)
+            return ops.reshape(r, (1,) * x.ndim) if keepdims else r
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(x.ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    axes = tuple(axis_of(d, x.ndim) for d in axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ValueError("Duplicate axes given.")
+        return _matrix_norm(x, ord, axes[0], axes[1], keepdims)
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """``numpy.linalg.vector_norm``: the ``ord``-norm over ``axis`` (all axes by default, as
+    one vector)."""
+    x = floating(tensor_of(x))
+    axes = axes_of(axis, x.ndim)
+    r = _vector_norm(x, ord, axes, keepdims)
+    if keepdims and axes is None:
+        r = ops.reshape(r, (1,) * x.ndim)
+    return r
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """``numpy.linalg.matrix_norm``: the ``ord``-norm of the matrices of the last two axes."""
+    x = floating(tensor_of(x))
+    if x.ndim < 2:
+        raise ValueError(
+            f"{x.ndim}-dimensional array given. Array must be at least two-dimensional"
+        )
+    return _matrix_norm(x, ord, x.ndim - 2, x.ndim - 1, keepdims)
+
+
+def matmul(x1, x2, /):
+    """``numpy.linalg.matmul``: the matrix product (stacks of matrices broadcast)."""
+    a, b = promoted_pair(x1, x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions")
+    return ops.matmul(a, b)
+
+
+def multi_dot(arrays, *, out=None):
+    """``numpy.linalg.multi_dot``: the product of the matrices (the first may be a 1-D row,
+    the last a 1-D column), multiplied left to right."""
+    tensors = [tensor_of(a) for a in arrays]
+    if len(tensors) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    for t in tensors[1:-1]:
+        if t.ndim != 2:
+            raise ValueError(f"{t.ndim}-dimensional array given. Array must be two-dimensional")
+    r = tensors[0]
+    for t in tensors[1:]:
+        r = products.dot(r, t)
+    return finish(r, out, "linalg.multi_dot")
+
+
+def matrix_power(a, n):
+    """``numpy.linalg.matrix_power``: the ``n``-th power of square matrices, ``n >= 0``, by
+    repeated squaring (negative ``n`` needs the inverse, which dualad cannot yet
+    differentiate)."""
+    x = tensor_of(a)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError("exponent must be an integer")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    n = int(n)
+    if n < 0:
+        raise TypeError(
+            "dualad.numpy.linalg.matrix_power: a negative power needs the matrix inverse, and "
+            "dualad has no differentiable inverse yet"
+        )
+    if n == 0:
+        eye = as_tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x.device)
+        return ops.clone(ops.broadcast_to(eye, tuple(x.shape)))
+    result, power = None, x
+    while n:
+        if n & 1:
+            result = power if result is None else ops.matmul(result, power)
+        n >>= 1
+        if n:
+            power = ops.matmul(power, power)
+    return result if result is not x else ops.clone(x)
+
+
+def outer(x1, x2, /):
+    """``numpy.linalg.outer``: ``x1[i] * x2[j]`` of two 1-D inputs."""
+    a, b = tensor_of(x1), tensor_of(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(
+            f"Input arrays must be one-dimensional, but they are {a.ndim=} and {b.ndim=}."
+        )
+    return products.outer(a, b)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """``numpy.linalg.trace``: the sums of the diagonals of the last two axes."""
+    return indexing.trace(x, offset, -2, -1, dtype)
+
+
+def diagonal(x, /, *, offset=0):
+    """``numpy.linalg.diagonal``: the diagonals of the last two axes."""
+    return indexing.diagonal(x, offset, -2, -1)
+
+
+def matrix_transpose(x, /):
+    """``numpy.linalg.matrix_transpose``: swaps the last two axes."""
+    return manipulation.matrix_transpose(x)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2)`` along ``axis`` (broadcast)."""
+    a, b = promoted_pair(x1, x2)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    d = axis_of(axis, len(shape))
+    if a.dtype.kind == "c":
+        a = ops.conj(a)
+    return ops.sum(a * b, axis=d)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """``numpy.linalg.cross``: cross products of 3-vectors along ``axis``."""
+    a, b = tensor_of(x1), tensor_of(x2)
+    if a.shape[axis_of(axis, a.ndim)] != 3 or b.shape[axis_of(axis, b.ndim)] != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+            f"{a.shape[axis]} and {b.shape[axis]} dimensional instead."
+        )
+    return products.cross(a, b, axis=axis)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """``numpy.linalg.tensordot``: ``numpy.tensordot``."""
+    return products.tensordot(x1, x2, axes)

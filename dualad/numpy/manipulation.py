@@ -1,0 +1,519 @@
+"""NumPy's shape and joining functions over tensors (all linear, so all differentiable):
+``reshape ravel transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims
+broadcast_to broadcast_arrays concatenate concat stack hstack vstack dstack column_stack
+row_stack split array_split hsplit vsplit dsplit flip fliplr flipud roll rot90 tile repeat
+atleast_1d atleast_2d atleast_3d append copy block rollaxis unstack``.
+
+NumPy's semantics where PyTorch's differ: ``squeeze`` of an axis whose length is not 1 raises,
+``concatenate(axis=None)`` flattens, ``split`` into sections that do not divide raises,
+``repeat``/``roll``/``flip`` without an axis work on the flattened array, ``tile``/``atleast_*``
+follow NumPy's rules for the number of dimensions. Only ``order='C'`` (and ``'F'`` for
+``reshape``/``ravel``) layouts.
+
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> x = dualad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+>>> dnp.concatenate([x, dnp.flip(x)], axis=None)
+tensor([1., 2., 3., 4., 5., 6., 6., 5., 4., 3., 2., 1.], grad_fn=<CatBackward0>)
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import operator
+
+import numpy as np
+
+from .. import ops
+from .._creation import as_tensor
+from .._tensor import Tensor
+from ._common import (
+    axes_of,
+    axis_of,
+    cast,
+    check_casting,
+    check_order,
+    check_subok,
+    finish,
+    tensor_of,
+)
+
+__all__ = [
+    "reshape",
+    "ravel",
+    "transpose",
+    "permute_dims",
+    "matrix_transpose",
+    "moveaxis",
+    "swapaxes",
+    "squeeze",
+    "expand_dims",
+    "broadcast_to",
+    "broadcast_arrays",
+    "concatenate",
+    "concat",
+    "stack",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "split",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90",
+    "tile",
+    "repeat",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "append",
+    "copy",
+    "block",
+    "rollaxis",
+    "unstack",
+]
+
+
+def _shape_tuple(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(operator.index(s) for s in shape)
+
+
+def reshape(a, /, shape, order="C", *, copy=None):
+    """``numpy.reshape``: the same elements in ``shape`` (one entry may be -1)."""
+    check_order(order, "reshape", ("C", "F", "A"))
+    x = tensor_of(a)
+    shape = _shape_tuple(shape)
+    if order == "F":  # Fortran order: reverse the axes, reshape in C order, reverse back
+        return ops.permute(ops.reshape(_reversed_axes(x), shape[::-1]), _reversing(len(shape)))
+    r = ops.reshape(x, shape)
+    return ops.clone(r) if copy else r
+
+
+def _reversing(n: int) -> tuple:
+    return tuple(range(n - 1, -1, -1))
+
+
+def _reversed_axes(x):
+    return ops.permute(x, _reversing(x.ndim))
+
+
+def ravel(a, order="C"):
+    """``numpy.ravel``: the elements as a 1-D tensor (C order, or F order)."""
+    return reshape(a, (-1,), order="F" if order == "F" else "C")
+
+
+def transpose(a, axes=None):
+    """``numpy.transpose``: the axes permuted (reversed by default)."""
+    x = tensor_of(a)
+    if axes is None:
+        return _reversed_axes(x)
+    axes = tuple(axis_of(d, x.ndim) for d in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError("axes don't match array")
+    return ops.permute(x, axes)
+
+
+def permute_dims(a, axes=None):
+    """``numpy.permute_dims``: ``transpose``'s Array API name."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    """``numpy.matrix_transpose``: swaps the last two axes (of an at-least-2-D input)."""
+    x = tensor_of(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return ops.swapaxes(x, -1, -2)
+
+
+def moveaxis(a, source, destination):
+    """``numpy.moveaxis``: axes ``source`` moved to ``destination``."""
+    x = tensor_of(a)
+    src = _axis_list(source, x.ndim)
+    dst = _axis_list(destination, x.ndim)
+    if len(src) != len(dst):
+        raise ValueError(
+            "`source` and `destination` arguments must have the same number of elements"
+        )
+    order = [d for d in range(x.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return ops.permute(x, tuple(order))
+
+
+def _axis_list(axes, ndim):
+    axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    out = [axis_of(d, ndim) for d in axes]
+    if len(set(out)) != len(out):
+        raise ValueError("repeated axis")
+    return out
+
+
+def swapaxes(a, axis1, axis2):
+    """``numpy.swapaxes``: axes ``axis1`` and ``axis2`` exchanged."""
+    x = tensor_of(a)
+    return ops.swapaxes(x, axis_of(axis1, x.ndim), axis_of(axis2, x.ndim))
+
+
+def squeeze(a, axis=None):
+    """``numpy.squeeze``: axes of length 1 removed (all of them, or those of ``axis``, which
+    must have length 1)."""
+    x = tensor_of(a)
+    if axis is None:
+        return ops.reshape(x, tuple(s for s in x.shape if s != 1))
+    axes = axes_of(axis, x.ndim)
+    if any(x.shape[d] != 1 for d in axes):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return ops.reshape(x, tuple(s for d, s in enumerate(x.shape) if d not in axes))
+
+
+def expand_dims(a, axis):
+    """``numpy.expand_dims``: new axes of length 1 at the positions ``axis`` of the result."""
+    x = tensor_of(a)
+    axes = axes_of(axis, x.ndim + (1 if isinstance(axis, (int, np.integer)) else len(axis)))
+    sizes = iter(x.shape)
+    return ops.reshape(x, tuple(1 if d in axes else next(sizes) for d in range(x.ndim + len(axes))))
+
+
+def broadcast_to(array, shape, subok=False):
+    """``numpy.broadcast_to``: ``array`` broadcast to ``shape``."""
+    check_subok(subok, "broadcast_to")
+    return ops.broadcast_to(tensor_of(array), _shape_tuple(shape))
+
+
+def broadcast_arrays(*args, subok=False):
+    """``numpy.broadcast_arrays``: the arguments broadcast to their common shape (a tuple)."""
+    check_subok(subok, "broadcast_arrays")
+    tensors = [tensor_of(a) for a in args]
+    shape = np.broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(ops.broadcast_to(t, shape) for t in tensors)
+
+
+def _joined(arrays, dtype, casting, name):
+    if isinstance(arrays, (np.ndarray, Tensor)):
+        arrays = list(arrays)  # NumPy iterates over the first axis
+    check_casting(casting, name)
+    tensors = [tensor_of(a) for a in arrays]
+    if not tensors:
+        raise ValueError("need at least one array to concatenate")
+    if dtype is None:
+        dtype = np.result_type(*(t.dtype for t in tensors))
+    return [cast(t, dtype) for t in tensors]
+
+
+def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """``numpy.concatenate``: the arrays joined along ``axis`` (flattened when None)."""
+    tensors = _joined(arrays, dtype, casting, "concatenate")
+    if axis is None:
+        tensors, axis = [ops.reshape(t, (-1,)) for t in tensors], 0
+    if tensors[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = axis_of(axis, tensors[0].ndim)
+    for t in tensors:
+        if t.ndim != tensors[0].ndim:
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match "
+                f"exactly (got {t.ndim} and {tensors[0].ndim} dimensions)"
+            )
+    return finish(ops.cat(tensors, axis), out, "concatenate")
+
+
+def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """``numpy.concat``: ``concatenate``'s Array API name."""
+    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """``numpy.stack``: the arrays (of one shape) joined along a new axis ``axis``."""
+    tensors = _joined(arrays, dtype, casting, "stack")
+    if len({tuple(t.shape) for t in tensors}) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = axis_of(axis, tensors[0].ndim + 1)
+    return finish(ops.stack(tensors, axis), out, "stack")
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """``numpy.hstack``: joined along axis 1 (axis 0 for 1-D inputs)."""
+    tensors = _atleast(1, _joined(tup, dtype, casting, "hstack"))
+    return concatenate(tensors, axis=0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """``numpy.vstack``: joined along axis 0, 1-D inputs as rows."""
+    return concatenate(_atleast(2, _joined(tup, dtype, casting, "vstack")), 0)
+
+
+row_stack = vstack
+
+
+def dstack(tup):
+    """``numpy.dstack``: joined along axis 2, inputs made at least 3-D."""
+    return concatenate(_atleast(3, _joined(tup, None, "same_kind", "dstack")), 2)
+
+
+def column_stack(tup):
+    """``numpy.column_stack``: 1-D inputs as columns, joined along axis 1."""
+    tensors = _joined(tup, None, "same_kind", "column_stack")
+    tensors = [ops.reshape(t, (-1, 1)) if t.ndim < 2 else t for t in tensors]
+    return concatenate(tensors, 1)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """``numpy.array_split``: pieces along ``axis`` (``n`` near-equal ones, or cut at the given
+    indices); a list of tensors."""
+    x = tensor_of(ary)
+    axis = axis_of(axis, x.ndim)
+    length = x.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(length, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = [0, *np.cumsum(sizes).tolist()]
+    else:
+        bounds = [0, *(operator.index(i) for i in indices_or_sections), length]
+    pieces = []
+    for start, stop in itertools.pairwise(bounds):  # Python's slicing rules, as NumPy's
+        pieces.append(x[(slice(None),) * axis + (slice(start, stop),)])
+    return pieces
+
+
+def split(ary, indices_or_sections, axis=0):
+    """``numpy.split``: ``array_split`` whose sections must divide the axis equally."""
+    x = tensor_of(ary)
+    if isinstance(indices_or_sections, (int, np.integer)):
+        length = x.shape[axis_of(axis, x.ndim)]
+        if indices_or_sections == 0 or length % int(indices_or_sections):
+            raise ValueError("array split does not result in an equal division")
+    return array_split(x, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    """``numpy.hsplit``: ``split`` along axis 1 (axis 0 for 1-D input)."""
+    x = tensor_of(ary)
+    if x.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """``numpy.vsplit``: ``split`` along axis 0 of an at-least-2-D input."""
+    x = tensor_of(ary)
+    if x.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    """``numpy.dsplit``: ``split`` along axis 2 of an at-least-3-D input."""
+    x = tensor_of(ary)
+    if x.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(x, indices_or_sections, 2)
+
+
+def flip(m, axis=None):
+    """``numpy.flip``: the order of the elements along ``axis`` (all axes when None)
+    reversed."""
+    x = tensor_of(m)
+    axes = axes_of(axis, x.ndim)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    return ops.flip(x, axes) if axes else x
+
+
+def fliplr(m):
+    """``numpy.fliplr``: columns reversed (axis 1)."""
+    x = tensor_of(m)
+    if x.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(m):
+    """``numpy.flipud``: rows reversed (axis 0)."""
+    x = tensor_of(m)
+    if x.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def roll(a, shift, axis=None):
+    """``numpy.roll``: elements shifted cyclically by ``shift`` along ``axis`` (along the
+    flattened input when None)."""
+    x = tensor_of(a)
+    if axis is None:
+        return ops.reshape(ops.roll(ops.reshape(x, (-1,)), _int_or_tuple(shift), 0), x.shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    total = [0] * x.ndim
+    for s, d in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        total[axis_of(d, x.ndim)] += s
+    moved = tuple(d for d in range(x.ndim) if total[d])
+    if not moved:
+        return x
+    return ops.roll(x, tuple(total[d] for d in moved), moved)
+
+
+def _int_or_tuple(shift):
+    return int(shift) if np.ndim(shift) == 0 else builtins.sum(int(s) for s in shift)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``numpy.rot90``: rotated by 90 degrees ``k`` times in the plane of ``axes``."""
+    x = tensor_of(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    a0, a1 = axis_of(axes[0], x.ndim), axis_of(axes[1], x.ndim)
+    if a0 == a1:
+        raise ValueError("Axes must be different.")
+    k %= 4
+    if k == 0:
+        return x
+    if k == 2:
+        return flip(flip(x, a0), a1)
+    if k == 1:
+        return swapaxes(flip(x, a1), a0, a1)
+    return flip(swapaxes(x, a0, a1), a1)
+
+
+def tile(A, reps):
+    """``numpy.tile``: ``A`` repeated ``reps`` times along each axis."""
+    x = tensor_of(A)
+    reps = _shape_tuple(reps)
+    if len(reps) < x.ndim:
+        reps = (1,) * (x.ndim - len(reps)) + reps
+    return ops.tile(x, reps)
+
+
+def repeat(a, repeats, axis=None):
+    """``numpy.repeat``: each element repeated ``repeats`` times along ``axis`` (of the
+    flattened input when None)."""
+    x = tensor_of(a)
+    if axis is None:
+        x, axis = ops.reshape(x, (-1,)), 0
+    axis = axis_of(axis, x.ndim)
+    if not isinstance(repeats, (int, np.integer)):
+        repeats = as_tensor(np.asarray(repeats, dtype=np.int64).reshape(-1))
+        if repeats.shape[0] == 1:
+            repeats = int(repeats[0].item())
+    return ops.repeat_interleave(x, repeats, dim=axis)
+
+
+# the shapes that NumPy's atleast_{1,2,3}d give inputs of fewer axes
+_AT_LEAST = {
+    1: {0: lambda s: (1,)},
+    2: {0: lambda s: (1, 1), 1: lambda s: (1, *s)},
+    3: {0: lambda s: (1, 1, 1), 1: lambda s: (1, *s, 1), 2: lambda s: (*s, 1)},
+}
+
+
+def _atleast(n, arrays):
+    out = []
+    for a in arrays:
+        x = tensor_of(a)
+        if x.ndim < n:
+            x = ops.reshape(x, _AT_LEAST[n][x.ndim](tuple(x.shape)))
+        out.append(x)
+    return out
+
+
+def _one_or_tuple(tensors):
+    return tensors[0] if len(tensors) == 1 else tuple(tensors)
+
+
+def atleast_1d(*arys):
+    """``numpy.atleast_1d``: 0-D inputs as shape ``(1,)``."""
+    return _one_or_tuple(_atleast(1, arys))
+
+
+def atleast_2d(*arys):
+    """``numpy.atleast_2d``: inputs made 2-D: ``(1, 1)``, ``(1, N)``."""
+    return _one_or_tuple(_atleast(2, arys))
+
+
+def atleast_3d(*arys):
+    """``numpy.atleast_3d``: inputs made 3-D: ``(1, 1, 1)``, ``(1, N, 1)``, ``(M, N, 1)``."""
+    return _one_or_tuple(_atleast(3, arys))
+
+
+def append(arr, values, axis=None):
+    """``numpy.append``: ``values`` added at the end (both flattened when ``axis`` is None)."""
+    x, v = tensor_of(arr), tensor_of(values)
+    if axis is None:
+        return concatenate([ops.reshape(x, (-1,)), ops.reshape(v, (-1,))], 0)
+    return concatenate([x, v], axis)
+
+
+def copy(a, order="K", subok=False):
+    """``numpy.copy``: a copy (differentiable: the gradient flows to ``a``)."""
+    check_order(order, "copy")
+    check_subok(subok, "copy")
+    return ops.clone(tensor_of(a))
+
+
+def _block_depth(arrays, path=()):
+    """The nesting depth of ``block``'s lists and the largest number of axes of a block;
+    NumPy's errors for tuples, empty lists and mismatched depths."""
+    if isinstance(arrays, tuple):
+        raise TypeError(
+            f"arrays{''.join(f'[{i}]' for i in path)} is a tuple. Only lists can be used to "
+            "arrange blocks, and np.block does not allow implicit conversion from tuple to "
+            "ndarray."
+        )
+    if not isinstance(arrays, list):
+        return 0, tensor_of(arrays).ndim
+    if not arrays:
+        raise ValueError(f"List at arrays{''.join(f'[{i}]' for i in path)} cannot be empty")
+    found = [_block_depth(a, (*path, i)) for i, a in enumerate(arrays)]
+    if len({d for d, _ in found}) != 1:
+        raise ValueError("List depths are mismatched.")
+    return found[0][0] + 1, builtins.max(n for _, n in found)
+
+
+def block(arrays):
+    """``numpy.block``: one tensor assembled from nested lists of blocks (the innermost lists
+    joined along the last axis, the next along the second-to-last, ...)."""
+    depth, most = _block_depth(arrays)
+    ndim = builtins.max(depth, most)
+
+    def build(part, level):
+        if not isinstance(part, list):
+            t = tensor_of(part)
+            return ops.reshape(t, (1,) * (ndim - t.ndim) + tuple(t.shape))
+        return concatenate([build(p, level + 1) for p in part], axis=level - depth)
+
+    return build(arrays, 0)
+
+
+def rollaxis(a, axis, start=0):
+    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``."""
+    x = tensor_of(a)
+    axis = axis_of(axis, x.ndim)
+    if not -x.ndim <= start <= x.ndim:
+        raise np.exceptions.AxisError(
+            f"'start' arg requires {-x.ndim} <= start < {x.ndim + 1}, but {start} was passed in"
+        )
+    start = start + x.ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    return x if axis == start else moveaxis(x, axis, start)
+
+
+def unstack(x, /, *, axis=0):
+    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors."""
+    t = tensor_of(x)
+    if t.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    moved = moveaxis(t, axis_of(axis, t.ndim), 0)
+    return tuple(moved[i] for i in range(moved.shape[0]))

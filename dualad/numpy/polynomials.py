@@ -1,0 +1,200 @@
+"""NumPy's polynomial and convolution functions over tensors: ``polyval vander convolve
+correlate polyadd polysub polymul polyder polyint poly``, made of dualad ops (Horner's rule,
+running products, a product with sliding windows), so they differentiate in the coefficients,
+the points, the roots and both sequences.
+
+>>> import dualad
+>>> import dualad.numpy as dnp
+>>> p = dualad.tensor([1.0, 0.0, -2.0], requires_grad=True)
+>>> dnp.polyval(p, 3.0)
+tensor(7., grad_fn=<AddBackward0>)
+>>> dnp.convolve(dualad.tensor([1.0, 2.0, 3.0]), dualad.tensor([0.0, 1.0, 0.5]))
+tensor([0. , 1. , 2.5, 4. , 1.5])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ops
+from .._creation import as_tensor
+from .._tensor import Tensor
+from ._common import cast, promoted_pair, tensor_of
+from .manipulation import atleast_1d, concatenate, flip
+from .padding import pad
+
+__all__ = [
+    "polyval",
+    "vander",
+    "convolve",
+    "correlate",
+    "polyadd",
+    "polysub",
+    "polymul",
+    "polyder",
+    "polyint",
+    "poly",
+]
+
+
+def polyval(p, x):
+    """``numpy.polyval``: ``p[0] * x**(N-1) + ... + p[N-1]`` by Horner's rule."""
+    coefficients, points = tensor_of(p), tensor_of(x)
+    dtype = np.result_type(coefficients.dtype, points.dtype)
+    coefficients, points = cast(coefficients, dtype), cast(points, dtype)
+    y = points * 0
+    for i in range(coefficients.shape[0] if coefficients.ndim else 1):
+        y = y * points + (coefficients[i] if coefficients.ndim else coefficients)
+    return y
+
+
+def vander(x, N=None, increasing=False):
+    """``numpy.vander``: the columns ``x**(N-1), ..., x, 1`` (reversed with ``increasing``),
+    as running products like NumPy's."""
+    v = tensor_of(x)
+    if v.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = v.shape[0] if N is None else int(N)
+    dtype = np.promote_types(v.dtype, np.int64)
+    v = cast(v, dtype)
+    if n == 0:
+        return ops.reshape(v[:0], (v.shape[0], 0)) if v.shape[0] else ops.reshape(v, (0, 0))
+    columns = [v * 0 + 1] + [v] * (n - 1)
+    powers = ops.cumprod(ops.stack(columns, 1), axis=1)
+    return powers if increasing else flip(powers, 1)
+
+
+def _sequences(a, v):
+    x, y = promoted_pair(a, v)
+    if x.ndim > 1 or y.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    x, y = ops.reshape(x, (-1,)), ops.reshape(y, (-1,))
+    if x.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if y.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    return x, y
+
+
+def _full_convolution(a, v):
+    """``out[i] = sum_k a[k] v[i - k]``: windows of the zero-padded ``a`` times reversed ``v``."""
+    n, m = a.shape[0], v.shape[0]
+    padded = pad(a, m - 1)
+    windows = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
+    return ops.matmul(ops.take(padded, as_tensor(windows, device=a.device)), flip(v))
+
+
+def _mode(full, n, m, mode):
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (min(n, m) - 1) // 2
+        return full[start : start + max(n, m)]
+    if mode == "valid":
+        return full[min(n, m) - 1 : max(n, m)]
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def convolve(a, v, mode="full"):
+    """``numpy.convolve``: the discrete linear convolution of two 1-D sequences (``mode``
+    'full', 'same' or 'valid')."""
+    x, y = _sequences(a, v)
+    if y.shape[0] > x.shape[0]:
+        x, y = y, x
+    return _mode(_full_convolution(x, y), x.shape[0], y.shape[0], mode)
+
+
+def correlate(a, v, mode="valid"):
+    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` of two 1-D sequences."""
+    x, y = _sequences(a, v)
+    if y.dtype.kind == "c":
+        y = ops.conj(y)
+    # the convolution with the reversed (conjugated) v, for either length order
+    return _mode(_full_convolution(x, flip(y)), x.shape[0], y.shape[0], mode)
+
+
+def _aligned(a1, a2):
+    """Two coefficient sequences of one length (the shorter padded with leading zeros)."""
+    x, y = promoted_pair(a1, a2)
+    x, y = atleast_1d(x), atleast_1d(y)
+    n = max(x.shape[0], y.shape[0])
+    return pad(x, (n - x.shape[0], 0)), pad(y, (n - y.shape[0], 0))
+
+
+def polyadd(a1, a2):
+    """``numpy.polyadd``: the sum of two polynomials (coefficients, highest power first)."""
+    x, y = _aligned(a1, a2)
+    return x + y
+
+
+def polysub(a1, a2):
+    """``numpy.polysub``: the difference of two polynomials."""
+    x, y = _aligned(a1, a2)
+    return x - y
+
+
+def polymul(a1, a2):
+    """``numpy.polymul``: the product of two polynomials."""
+    x, y = promoted_pair(a1, a2)
+    return convolve(atleast_1d(x), atleast_1d(y))
+
+
+def polyder(p, m=1):
+    """``numpy.polyder``: the ``m``-th derivative of a polynomial."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    y = tensor_of(p)
+    for _ in range(m):
+        n = y.shape[0] - 1
+        y = y[:-1] * as_tensor(np.arange(n, 0, -1), device=y.device)
+    return y
+
+
+def polyint(p, m=1, k=None):
+    """``numpy.polyint``: the ``m``-th antiderivative, with integration constants ``k``."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ks = [0.0] * m if k is None else list(np.atleast_1d(k) if not isinstance(k, Tensor) else k)
+    if len(ks) == 1 and m > 1:
+        ks = ks * m
+    if len(ks) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    y = tensor_of(p)
+    for i in range(m):
+        divided = y / as_tensor(np.arange(y.shape[0], 0, -1), device=y.device)
+        constant = ops.reshape(cast(tensor_of(ks[i]), divided.dtype), (1,))
+        y = concatenate([divided, constant])
+    return y
+
+
+def poly(seq_of_zeros):
+    """``numpy.poly``: the coefficients of the monic polynomial with the given roots (1-D;
+    the characteristic polynomial of a matrix needs eigenvalues, which dualad cannot yet
+    differentiate). Complex roots in conjugate pairs give real coefficients, as in NumPy."""
+    x = atleast_1d(tensor_of(seq_of_zeros))
+    if x.ndim == 2 and x.shape[0] == x.shape[1] and x.shape[0]:
+        raise TypeError(
+            "dualad.numpy.poly of a matrix needs its eigenvalues, and dualad has no "
+            "differentiable eigenvalues yet"
+        )
+    if x.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if x.shape[0] == 0:
+        return 1.0
+    if x.dtype.kind != "c":
+        x = cast(x, np.float32 if x.dtype == np.float32 else np.float64)
+    a = ops.reshape(cast(tensor_of(1.0), x.dtype), (1,))
+    for i in range(x.shape[0]):
+        a = convolve(a, ops.stack([x[i] * 0 + 1, -x[i]]))  # (1, -root) of the root's level
+    if x.dtype.kind == "c":
+        if type(x) is not Tensor:
+            raise TypeError(
+                "dualad.numpy.poly: complex roots tracked by a transform (vmap, func.grad, a "
+                "dual level): whether they come in conjugate pairs cannot be checked"
+            )
+        roots = x.detach().numpy()
+        if np.all(np.sort(roots) == np.sort(roots.conjugate())):
+            a = ops.real(a)
+    return a
