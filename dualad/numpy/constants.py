@@ -1,5 +1,5 @@
 """NumPy's constants, scalar types and ``random`` in ``dualad.numpy``: ``newaxis pi e inf nan
-euler_gamma``, the dtypes (``float64``, ``int64``, ``bool_``, ``complex128``, ...), ``dtype``
+euler_gamma``, the dtypes (``float64``, ``int64``, ``bool_``, ``complex128``, ...), and ``dtype``,
 all NumPy's own objects, so ``dnp.float32 is np.float32``.
 ``random`` is NumPy's ``numpy.random``: random draws are plain arrays (no derivative to keep).
 

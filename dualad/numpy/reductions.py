@@ -1,6 +1,6 @@
 """NumPy's reductions and scans over tensors, built from dualad ops so every level
 differentiates them: ``sum mean prod std var max amax min amin ptp cumsum cumprod
-cumulative_sum cumulative_prod average nansum nanmean nanprod nanstd nanvar nanmax nanmin
+cumulative_sum cumulative_prod average all any nansum nanmean nanprod nanstd nanvar nanmax nanmin
 nancumsum nancumprod``.
 
 NumPy's signatures and semantics: ``axis`` None/int/negative/tuple (``AxisError`` when out of
@@ -39,6 +39,8 @@ __all__ = [
     "min",
     "amin",
     "ptp",
+    "all",
+    "any",
     "cumsum",
     "cumprod",
     "cumulative_sum",
@@ -203,6 +205,23 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue
 
 amax = max
 amin = min
+
+
+def _truth(name, op, a, axis, out, keepdims, where, fill):
+    x = tensor_of(a)
+    if where is not _NoValue:  # elements outside the mask count as the reduction's identity
+        x = ops.where(tensor_of(where), x, fill)
+    return finish(op(x, axis=axes_of(axis, x.ndim), keepdims=keepdims), out, name)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
+    """``numpy.all``: whether every element over ``axis`` is true (a bool result, untracked)."""
+    return _truth("all", ops.all, a, axis, out, keepdims, where, True)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
+    """``numpy.any``: whether some element over ``axis`` is true (a bool result, untracked)."""
+    return _truth("any", ops.any, a, axis, out, keepdims, where, False)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
