@@ -21,6 +21,8 @@ tensor([[1., 0.],
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import ops
@@ -180,7 +182,7 @@ def _extremum(name, reduce, combine, a, axis, out, keepdims, initial, where):
             )
         x = _masked(x, where, initial)
     reduced = range(x.ndim) if axes is None else axes
-    if any(x.shape[d] == 0 for d in reduced):
+    if builtins.any(x.shape[d] == 0 for d in reduced):
         if initial is _NoValue:
             raise ValueError(
                 f"dualad.numpy.{name}: zero-size array to reduction operation {name} which has "
