@@ -217,8 +217,6 @@ def test_sort_and_argsort_inside_func_transforms():
 
 def test_value_functions_refuse_levels_they_cannot_follow():
     x = _distinct(2, 3)
-    with pytest.raises(dualad.TrackedConversionError, match="argsort computes on the values"):
-        dualad.vmap(lambda r: xp.sort(r))(x)
     with pytest.raises(dualad.TrackedConversionError, match="grad"):
         func.grad(lambda r: xp.sum(xp.nextafter(r, 2.0)))(x)
     with pytest.raises(dualad.TrackedConversionError, match="tangent at dual level"):
