@@ -2,11 +2,11 @@
 (or ``array_api_compat.array_namespace(t)``) makes array-API code differentiable.
 
 Every function is built on dualad ops, so it records derivatives where it has one and runs
-under ``vmap``, dual levels and ``dualad.func`` transforms like any op. Functions without a
-derivative (``argsort``, ``searchsorted``, ``unique_*``'s indices, bit shifts, ``nextafter``)
-have no dualad op yet: they compute on the values (the primal values inside ``func.grad`` and
-dual levels) and return untracked tensors; under ``vmap`` they raise ``TrackedConversionError``
-(see ``_common``). The ``linalg`` extension has the functions dualad differentiates; the ``fft``
+under ``vmap``, dual levels and ``dualad.func`` transforms like any op; functions without a
+derivative (``argsort``, ``searchsorted``, ``unique_*``'s indices, bit shifts) return untracked
+tensors. ``nextafter`` alone computes on the values (its derivative exists and dualad has none:
+an argument that requires grad or is tracked by a level raises ``TrackedConversionError``, see
+``_common``). The ``linalg`` extension has the functions dualad differentiates; the ``fft``
 extension and the linalg decompositions are absent (``NOT_IMPLEMENTED`` in
 ``tests/array_api/test_array_api_signatures.py`` lists each missing name with its reason).
 

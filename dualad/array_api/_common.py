@@ -1,12 +1,11 @@
-"""Shared helpers of ``dualad.array_api``: argument conversion and the bridge to NumPy for the
-few functions that have no derivative (argsort, searchsorted, unique's indices, bit shifts).
+"""Shared helpers of ``dualad.array_api``: argument conversion and the bridge to NumPy for
+``nextafter``, whose derivative dualad lacks.
 
-Differentiable functions are made of dualad ops only, so they record derivatives under every
-level. A function without a derivative computes on the values of its arguments and returns an
-untracked tensor (an index or a count, whose derivative is zero where it exists); where there is
-no single value (an argument batched by ``vmap``), or the function has a derivative dualad lacks
-(``nextafter`` of a tracked argument), it raises ``TrackedConversionError`` naming the level,
-never a silently constant result.
+Every other function is made of dualad ops only, so it records derivatives (or, for indices,
+counts and masks, returns untracked tensors) under every level. ``nextafter`` computes on the
+values of its arguments; where they carry a derivative (require grad, or are tracked by
+``func.grad`` or a dual level) or have no single value (batched by ``vmap``), it raises
+``TrackedConversionError`` naming the level, never a silently constant result.
 """
 
 from __future__ import annotations
@@ -50,41 +49,32 @@ def axis_tuple(axis, ndim: int):
     return tuple(np.lib.array_utils.normalize_axis_tuple(axes, ndim))
 
 
-def values(name: str, x, *, derivative_dropped_ok: bool = True):
-    """The array behind ``x`` for a function dualad cannot differentiate.
-
-    ``derivative_dropped_ok``: the result is an index, a count or a mask, whose derivative is
-    zero where it exists (argsort, unique's counts), so ``x`` is read without its derivative
-    (its primal value: inside ``func.grad`` and dual levels too). Otherwise (nextafter) a
-    tracked ``x`` raises: its derivative exists and dualad has none. Under ``vmap`` there is no
-    single value to read: TrackedConversionError.
-    """
+def values(name: str, x):
+    """The array behind ``x`` for a function whose derivative dualad lacks (``nextafter``):
+    an ``x`` that requires grad or is tracked by a level (``func.grad``, a dual level, or
+    ``vmap``, where there is no single value to read) raises ``TrackedConversionError``."""
     if not isinstance(x, Tensor):
         return x if type(x) in PYTHON_SCALARS else np.asarray(x)
     try:
-        if not derivative_dropped_ok:
-            if GRAD.levels:
-                x._refuse_if_tracked("array")
-            if x.requires_grad:
-                raise TrackedConversionError(
-                    f"dualad.array_api.{name}: dualad has no derivative of {name}, and its "
-                    "argument requires grad. Call .detach() on the argument if a constant "
-                    "result is meant."
-                )
-        x = x.detach()
         if GRAD.levels:
             x._refuse_if_tracked("array")
+        if x.requires_grad:
+            raise TrackedConversionError(
+                f"dualad.array_api.{name}: dualad has no derivative of {name}, and its "
+                "argument requires grad. Call .detach() on the argument if a constant "
+                "result is meant."
+            )
     except TrackedConversionError as exc:
         raise TrackedConversionError(
             f"dualad.array_api.{name} computes on the values of its arguments (it has no "
-            f"dualad op yet): {exc}"
+            f"dualad op with a derivative): {exc}"
         ) from None
     return x._data
 
 
-def untracked(name: str, fn, *args, derivative_dropped_ok: bool = True, **kwargs) -> Tensor:
+def untracked(name: str, fn, *args, **kwargs) -> Tensor:
     """``fn(xp, *arrays, **kwargs)`` on the values of ``args``, as an untracked tensor."""
-    arrays = [values(name, a, derivative_dropped_ok=derivative_dropped_ok) for a in args]
+    arrays = [values(name, a) for a in args]
     xp = np
     for a in arrays:
         if not isinstance(a, (np.ndarray, *PYTHON_SCALARS)):

@@ -2,8 +2,8 @@
 function has a derivative, and batched under ``vmap`` like the op).
 
 Binary functions take Python scalars for either argument (weak, NEP 50). Functions without a
-derivative (comparisons, predicates, integer bit operations) return untracked tensors; the bit
-shifts and ``nextafter`` have no dualad op and compute on the values (see ``_common``).
+derivative (comparisons, predicates, integer bit operations) return untracked tensors;
+``nextafter`` computes on the values and refuses tracked arguments (see ``_common``).
 
 >>> import dualad, dualad.array_api as xp
 >>> x = dualad.tensor([0.5, 2.0], requires_grad=True)
@@ -178,20 +178,17 @@ def clip(x, /, min=None, max=None) -> Tensor:
     return out if out.dtype == x.dtype else ops.astype(out, x.dtype)
 
 
-def _shift(name: str, numpy_name: str):
+def _shift(name: str, op):
     def fn(x1, x2, /) -> Tensor:
-        def run(xp, a, b):
-            return getattr(xp, numpy_name)(a, b)
-
-        return untracked(name, run, operand(x1), operand(x2))
+        return op(operand(x1), operand(x2))
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` of integer arrays (no derivative; not under ``vmap``)."
+    fn.__doc__ = f"Elementwise ``{name}`` of integer arrays (no derivative)."
     return fn
 
 
-bitwise_left_shift = _shift("bitwise_left_shift", "left_shift")
-bitwise_right_shift = _shift("bitwise_right_shift", "right_shift")
+bitwise_left_shift = _shift("bitwise_left_shift", ops.left_shift)
+bitwise_right_shift = _shift("bitwise_right_shift", ops.right_shift)
 
 
 def nextafter(x1, x2, /) -> Tensor:
@@ -201,7 +198,7 @@ def nextafter(x1, x2, /) -> Tensor:
     def run(xp, a, b):
         return xp.nextafter(a, b)
 
-    return untracked("nextafter", run, operand(x1), operand(x2), derivative_dropped_ok=False)
+    return untracked("nextafter", run, operand(x1), operand(x2))
 
 
 __all__ = [

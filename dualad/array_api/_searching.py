@@ -2,12 +2,12 @@
 ``count_nonzero``, ``nonzero``, ``searchsorted``, ``where``, ``argsort``, ``sort``, ``isin``,
 ``unique_all``, ``unique_counts``, ``unique_inverse``, ``unique_values``.
 
-Indices, counts and masks have no derivative: they are untracked. ``sort`` and the values of the
-``unique_*`` functions are differentiable: they gather ``x`` at indices found on its values
-(each output element's derivative is that of the input element it came from). ``argsort``,
-``searchsorted``, ``isin`` and ``unique_*`` have no dualad op yet and compute on the values (the
-primal values inside ``func.grad`` and dual levels), so under ``vmap`` they raise
-``TrackedConversionError``.
+Indices, counts and masks have no derivative: they are untracked, made of dualad's
+non-differentiable ops (``dualad/ops/searching.py``, ``sets.py``), so they run inside
+``func.grad``, dual levels and ``vmap`` (the ``unique_*`` functions once per example: their sizes
+depend on the values, and the examples' results stack when the sizes agree). ``sort`` and the
+values of the ``unique_*`` functions are differentiable: they gather ``x`` at those indices
+(each output element's derivative is that of the input element it came from).
 
 >>> import dualad, dualad.array_api as xp
 >>> x = dualad.tensor([3.0, 1.0, 2.0], requires_grad=True)
@@ -23,8 +23,11 @@ import builtins
 from typing import NamedTuple
 
 from .. import ops
-from .._tensor import Tensor, wrap
-from ._common import axis_tuple, operand, tensor_arg, untracked
+from .._dispatch import apply
+from .._tensor import Tensor
+from ..ops.searching import argsort_op, searchsorted_op
+from ..ops.sets import isin_op, unique_op
+from ._common import axis_tuple, operand, tensor_arg
 
 
 def _arg_extremum(name: str, op, x, axis, keepdims) -> Tensor:
@@ -75,19 +78,13 @@ def argsort(x, /, *, axis: int = -1, descending=False, stable=True) -> Tensor:
     if x.ndim == 0:
         raise ValueError("dualad.array_api.argsort: x must have at least one dimension")
     (axis,) = axis_tuple(axis, x.ndim)
-
     # always stable (``stable=False`` allows any order of ties, so a stable one is right too)
-    def run(xp, a):
-        if not descending:
-            return xp.argsort(a, axis=axis, kind="stable")
-        # descending with ties in their order: the stable ascending order of the reversed array,
-        # read backwards, in the reversed array's positions mapped back
-        n = a.shape[axis]
-        rev = xp.flip(a, axis=axis)
-        idx = xp.flip(xp.argsort(rev, axis=axis, kind="stable"), axis=axis)
-        return n - 1 - idx
-
-    return untracked("argsort", run, x)
+    if not descending:
+        return apply(argsort_op, x, axis=axis, kind="stable", stable=None)
+    # descending with ties in their order: the stable ascending order of the reversed array,
+    # read backwards, in the reversed array's positions mapped back
+    index = apply(argsort_op, ops.flip(x, axis), axis=axis, kind="stable", stable=None)
+    return (x.shape[axis] - 1) - ops.flip(index, axis)
 
 
 def sort(x, /, *, axis: int = -1, descending=False, stable=True) -> Tensor:
@@ -101,7 +98,7 @@ def sort(x, /, *, axis: int = -1, descending=False, stable=True) -> Tensor:
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None) -> Tensor:
     """The indices where ``x2``'s elements would go in the sorted 1-d ``x1`` (``side``:
-    ``"left"`` or ``"right"`` of equal elements)."""
+    ``"left"`` or ``"right"`` of equal elements; ``sorter``: the indices that sort ``x1``)."""
     if side not in ("left", "right"):
         raise ValueError(
             f"dualad.array_api.searchsorted: side must be 'left' or 'right', not {side!r}"
@@ -109,21 +106,15 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None) -> Tensor:
     x1 = tensor_arg("searchsorted", x1)
     if x1.ndim != 1:
         raise ValueError("dualad.array_api.searchsorted: x1 must be 1-d")
-
-    def run(xp, a, v, *s):
-        return xp.searchsorted(a, v, side=side, sorter=s[0] if s else None)
-
-    args = (x1, operand(x2)) + (() if sorter is None else (tensor_arg("searchsorted", sorter),))
-    return untracked("searchsorted", run, *args)
+    if sorter is not None:
+        x1 = ops.take(x1, tensor_arg("searchsorted", sorter), 0)
+    return apply(searchsorted_op, x1, tensor_arg("searchsorted", x2), side=side)
 
 
 def isin(x1, x2, /, *, invert=False) -> Tensor:
     """Whether each element of ``x1`` is in ``x2`` (``invert``: is not)."""
-
-    def run(xp, a, b):
-        return xp.isin(a, b, invert=invert)
-
-    return untracked("isin", run, operand(x1), operand(x2))
+    x1, x2 = tensor_arg("isin", x1), tensor_arg("isin", x2)
+    return apply(isin_op, x1, x2, assume_unique=False, invert=bool(invert), kind=None)
 
 
 class UniqueAllResult(NamedTuple):
@@ -145,21 +136,10 @@ class UniqueInverseResult(NamedTuple):
 
 def _unique(x):
     x = tensor_arg("unique", x)
-    found = {}
-
-    def run(xp, a):
-        # NaNs are distinct (equal_nan=False), as the standard says
-        _, first, inverse, counts = xp.unique(
-            a.reshape(-1), return_index=True, return_inverse=True, return_counts=True,
-            equal_nan=False,
-        )  # fmt: skip
-        found["first"], found["counts"] = first, counts
-        return inverse.reshape(a.shape)
-
-    inverse = untracked("unique", run, x)
-    first, counts = wrap(found["first"]), wrap(found["counts"])
+    # NaNs are distinct (equal_nan=False), as the standard says
+    _, first, inverse, counts = apply(unique_op, x, axis=None, equal_nan=False)
     values = ops.take(ops.reshape(x, (-1,)), first, 0)
-    return values, first, inverse, counts
+    return values, first, ops.reshape(inverse, x.shape), counts
 
 
 def unique_all(x, /) -> UniqueAllResult:
