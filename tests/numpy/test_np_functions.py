@@ -276,6 +276,12 @@ CASES = [
     Case("polyadd", (W, V), diff=(0, 1)),
     Case("polysub", (V, W), diff=(0, 1)),
     Case("polymul", (W, V), diff=(0, 1)),
+    # (polydiv's remainder is trimmed by a test of its values: under vmap, test_pieces_...)
+    Case("polydiv", (r(6), W + np.array([3.0, 0, 0])), diff=(0, 1), vmap=False),
+    Case("polydiv", (V, r(1) + 3.0), diff=(0, 1), vmap=False),
+    Case("polydiv", (W, V + np.array([3.0, 0, 0, 0])), diff=(0, 1), vmap=False),
+    Case("polydiv", (I8[0], np.array([2, 1])), diff=(), vmap=False),
+    Case("polydiv", (F32[0], np.array([2.0, 1.0], np.float32)), diff=(), vmap=False),
     Case("polyder", (V,)),
     Case("polyder", (V, 2)),
     Case("polyint", (W, 2, [1.0, 2.0])),

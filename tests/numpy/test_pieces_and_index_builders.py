@@ -144,3 +144,12 @@ def test_bad_input_raises_numpys_exception_class(call, error):
         call(np)
     with pytest.raises(error):
         call(dnp)
+
+
+def test_polydiv_trims_numpys_way_and_refuses_vmap():
+    u, v = np.array([1.0, -3.0, 3.0, -1.0]), np.array([1.0, -1.0])  # (x - 1)^3 / (x - 1)
+    for got, ref in zip(dnp.polydiv(dualad.tensor(u), dualad.tensor(v)), np.polydiv(u, v)):
+        assert got.shape == ref.shape
+        np.testing.assert_array_equal(got.numpy(), ref)
+    with pytest.raises(TrackedConversionError, match="vmap"):
+        dualad.vmap(lambda a: dnp.polydiv(a, dualad.tensor(v))[1])(dualad.tensor(np.stack([u, u])))
