@@ -47,6 +47,7 @@ from .calculus import *
 from .elementwise import *
 from .index_builders import *
 from .pieces import *
+from .text_and_files import *
 from .statistics import *
 from .polynomials import *
 from .order_statistics import *
