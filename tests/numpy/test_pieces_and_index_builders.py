@@ -153,3 +153,13 @@ def test_polydiv_trims_numpys_way_and_refuses_vmap():
         np.testing.assert_array_equal(got.numpy(), ref)
     with pytest.raises(TrackedConversionError, match="vmap"):
         dualad.vmap(lambda a: dnp.polydiv(a, dualad.tensor(v))[1])(dualad.tensor(np.stack([u, u])))
+
+
+def test_piecewise_with_conditions_of_the_batched_input_under_vmap():
+    funcs = [lambda v: -v, lambda v: v * v, 0.5]
+    f = lambda t: dnp.piecewise(t, [t < 0, t > 1], funcs)
+    x = np.array([[-1.0, 0.5, 2.0], [3.0, -2.0, 0.0]])
+    ref = np.stack([np.piecewise(row, [row < 0, row > 1], funcs) for row in x])
+    np.testing.assert_array_equal(dualad.vmap(f)(dualad.tensor(x)).numpy(), ref)
+    jac = func.vmap(func.jacrev(f))(dualad.tensor(x))
+    np.testing.assert_array_equal(jac.numpy()[1], np.diag([6.0, -1.0, 0.0]))
