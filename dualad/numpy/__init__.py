@@ -45,6 +45,9 @@ from .products import *
 from .creation import *
 from .calculus import *
 from .elementwise import *
+from .index_builders import *
+from .pieces import *
+from .text_and_files import *
 from .statistics import *
 from .polynomials import *
 from .order_statistics import *

@@ -1,6 +1,6 @@
 """NumPy's elementwise functions that are not ufuncs (ufuncs answer ``__array_ufunc__``):
-``real imag angle sinc nan_to_num``, on dualad's ops, with NumPy's dtypes (``imag`` of a
-real input is zeros of its dtype, ``angle`` of a real input is 0 or pi).
+``real imag angle sinc nan_to_num real_if_close``, on dualad's ops, with NumPy's dtypes
+(``imag`` of a real input is zeros of its dtype, ``angle`` of a real input is 0 or pi).
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -19,7 +19,7 @@ from .. import ops
 from .._creation import zeros
 from ._common import floating, tensor_of
 
-__all__ = ["real", "imag", "angle", "sinc", "nan_to_num"]
+__all__ = ["real", "imag", "angle", "sinc", "nan_to_num", "real_if_close"]
 
 
 def real(val):
@@ -58,3 +58,17 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         parts = [ops.nan_to_num(p, nan, posinf, neginf) for p in (ops.real(t), ops.imag(t))]
         return parts[0] + parts[1] * 1j
     return ops.nan_to_num(t, nan, posinf, neginf)
+
+
+def real_if_close(a, tol=100):
+    """``numpy.real_if_close``: the real part of a complex ``a`` when every imaginary part is
+    below ``tol`` (in machine epsilons of its dtype when ``tol > 1``), else ``a`` itself. Which
+    one depends on the values, so under ``vmap`` it needs them as plain values."""
+    x = tensor_of(a)
+    if x.dtype.kind != "c":
+        return x
+    if tol > 1:
+        tol = np.finfo(x.dtype).eps * tol
+    if bool(ops.all(ops.abs(ops.imag(x)) < tol)):
+        return ops.real(x)
+    return x

@@ -1,4 +1,4 @@
-"""NumPy's order statistics over tensors: ``sort sort_complex median quantile percentile
+"""NumPy's order statistics over tensors: ``sort sort_complex partition median quantile percentile
 nanmedian nanquantile nanpercentile``, on dualad's
 ``sort`` op (its gradient goes back through the sorting permutation), so they differentiate in
 the data: a quantile's gradient goes to the one or two sorted elements it interpolates.
@@ -25,6 +25,7 @@ from .. import ops
 from .._creation import as_tensor
 from .._tensor import Tensor
 from ._common import axes_of, axis_of, cast, finish, floating, tensor_of
+from .searching import argpartition
 
 __all__ = [
     "sort",
@@ -35,6 +36,7 @@ __all__ = [
     "nanquantile",
     "nanpercentile",
     "sort_complex",
+    "partition",
 ]
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
@@ -49,6 +51,22 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
     return ops.sort(x, axis_of(axis, x.ndim)).values
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """``numpy.partition``: ``a`` rearranged along ``axis`` (of the flattened input when None)
+    so that its ``kth`` element(s) sit where sorting puts them, smaller ones before; the values
+    are NumPy's (taken at ``argpartition``'s indices, the same selection) and differentiate
+    through that permutation."""
+    if order is not None:
+        raise ValueError("dualad.numpy.partition: order= (structured arrays) is not supported")
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    x = tensor_of(a)
+    if axis is None:
+        x, axis = ops.reshape(x, (-1,)), 0
+    axis = axis_of(axis, x.ndim)  # (NumPy's AxisError, for a 0-d input too)
+    return ops.take_along_dim(x, argpartition(x, kth, axis=axis), axis)
 
 
 def sort_complex(a):

@@ -1,5 +1,5 @@
 """NumPy's polynomial and convolution functions over tensors: ``polyval vander convolve
-correlate polyadd polysub polymul polyder polyint poly``, made of dualad ops (Horner's rule,
+correlate polyadd polysub polymul polydiv polyder polyint poly``, made of dualad ops (Horner's rule,
 running products, a product with sliding windows), so they differentiate in the coefficients,
 the points, the roots and both sequences.
 
@@ -17,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ops
-from .._creation import as_tensor
+from .._creation import as_tensor, zeros
 from .._tensor import Tensor
 from ._common import cast, promoted_pair, tensor_of
 from .manipulation import atleast_1d, concatenate, flip
 from .padding import pad
+from .predicates import allclose
 
 __all__ = [
     "polyval",
@@ -34,6 +35,7 @@ __all__ = [
     "polyder",
     "polyint",
     "poly",
+    "polydiv",
 ]
 
 
@@ -198,3 +200,31 @@ def poly(seq_of_zeros):
         if np.all(np.sort(roots) == np.sort(roots.conjugate())):
             a = ops.real(a)
     return a
+
+
+def polydiv(u, v):
+    """``numpy.polydiv``: the quotient and remainder of dividing polynomial ``u`` by ``v``
+    (coefficients highest power first), by NumPy's long division, so both differentiate in
+    ``u`` and ``v``. The remainder loses its leading coefficients while they are close to 0
+    (NumPy's rule: a test of the values, so under ``vmap`` it raises).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.polydiv(dualad.tensor([3.0, 5.0, 2.0]), dualad.tensor([2.0, 1.0]))
+    (tensor([1.5 , 1.75]), tensor([0.25]))
+    """
+    u, v = atleast_1d(tensor_of(u)), atleast_1d(tensor_of(v))
+    if u.ndim != 1 or v.ndim != 1:
+        raise ValueError("dualad.numpy.polydiv: u and v must be 1-D sequences of coefficients")
+    dtype = np.result_type(u.dtype, v.dtype, 0.0)  # (NumPy's u + 0.0: floating, NEP 50)
+    u, v = cast(u, dtype), cast(v, dtype)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / v[0]
+    r, quotient = u, []
+    for k in range(m - n + 1):  # (NumPy's loop, each step subtracting a shifted multiple)
+        d = scale * r[k]
+        quotient.append(d)
+        r = r - d * pad(v, (k, m - n - k))
+    q = ops.stack(quotient, 0) if quotient else zeros((1,), dtype=dtype, device=u.device)
+    while r.shape[0] > 1 and allclose(r[0], 0, rtol=1e-14):
+        r = r[1:]
+    return q, r

@@ -33,6 +33,7 @@ from dualad.numpy import (
     manipulation,
     order_statistics,
     padding,
+    pieces,
     polynomials,
     products,
     reductions,
@@ -275,6 +276,12 @@ CASES = [
     Case("polyadd", (W, V), diff=(0, 1)),
     Case("polysub", (V, W), diff=(0, 1)),
     Case("polymul", (W, V), diff=(0, 1)),
+    # (polydiv's remainder is trimmed by a test of its values: under vmap, test_pieces_...)
+    Case("polydiv", (r(6), W + np.array([3.0, 0, 0])), diff=(0, 1), vmap=False),
+    Case("polydiv", (V, r(1) + 3.0), diff=(0, 1), vmap=False),
+    Case("polydiv", (W, V + np.array([3.0, 0, 0, 0])), diff=(0, 1), vmap=False),
+    Case("polydiv", (I8[0], np.array([2, 1])), diff=(), vmap=False),
+    Case("polydiv", (F32[0], np.array([2.0, 1.0], np.float32)), diff=(), vmap=False),
     Case("polyder", (V,)),
     Case("polyder", (V, 2)),
     Case("polyint", (W, 2, [1.0, 2.0])),
@@ -329,6 +336,16 @@ CASES = [
     Case("corrcoef", (r(3, 5),)),
     Case("real", (COMPLEX,), diff=()),
     Case("real", (A,)),
+    Case("real_if_close", (A,)),
+    Case("real_if_close", (COMPLEX,), diff=()),  # (imaginary parts kept: complex out)
+    Case("real_if_close", (COMPLEX.real + 1e-15j,), diff=()),
+    Case("real_if_close", (COMPLEX.real + 1e-15j,), dict(tol=1), diff=()),
+    Case("piecewise", (V, [V < 0, V > 1], [lambda v: -v, lambda v: v * v])),
+    Case("piecewise", (V, [V < 0], [lambda v: 2.0 * v, 0.5])),
+    Case("piecewise", (A, [A > 0], [lambda v, c: v * c, lambda v, c: v - c], 3.0)),
+    Case("piecewise", (I8, [I8 > 2], [lambda v: v * 1.5]), diff=()),
+    Case("trim_zeros", (np.array([0.0, 0.0, 1.5, 0.0, -2.0, 0.0]),), diff=()),  # (test_pieces)
+    Case("trim_zeros", (np.pad(A[0], 1),), dict(axis=-1, trim="F"), diff=()),
     Case("imag", (COMPLEX,), diff=()),
     Case("imag", (A,), diff=()),
     Case("angle", (COMPLEX,), dict(deg=True), diff=()),
@@ -340,6 +357,10 @@ CASES = [
     Case("sort", (A,)),
     Case("sort", (A, 0)),
     Case("sort", (A, None)),
+    Case("partition", (A, 1)),
+    Case("partition", (A, (0, 1), 0)),
+    Case("partition", (A, -3), dict(axis=None)),
+    Case("partition", (V, [0, 3])),
     Case("median", (A,)),
     Case("median", (A,), dict(axis=(0, 2), keepdims=True)),
     Case("median", (r(3, 5),), dict(axis=-1)),
@@ -574,7 +595,7 @@ def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
     modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
-               statistics, polynomials, order_statistics, padding, functional, dnp.linalg,
+               statistics, polynomials, order_statistics, padding, functional, pieces, dnp.linalg,
                dnp.fft)  # fmt: skip
     missing = set()
     exempt = {"empty", "empty_like"}  # (arbitrary values: test_empty_has_the_shape_and_dtype)
