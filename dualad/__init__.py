@@ -77,3 +77,4 @@ from .func import vmap  # (the array-in, array-out vmap; dualad.vmap.api.vmap is
 from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
+from . import fft, linalg, nn, special

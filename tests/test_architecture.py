@@ -53,7 +53,8 @@ LAYERS = (
     (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
-        "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.*",
+        "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.*",
     ),
 )
 MAX_LINES = 600

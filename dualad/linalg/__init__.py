@@ -1,0 +1,22 @@
+"""``dualad.linalg``: linear algebra on stacks of matrices, with PyTorch's and NumPy's spellings.
+
+Every function works on ``(..., m, n)`` inputs (the leading dimensions are a batch, as in
+``numpy.linalg``), has reverse, forward and batching rules, and says in its docstring what it
+does at singular points. The functions come from four modules of one subject each:
+
+- ``solvers``: solve, solve_triangular, inv, det, slogdet, cholesky, cho_solve, lu, lu_factor,
+  lu_solve, lstsq, pinv, matrix_rank, tensorsolve, tensorinv, matrix_power;
+- ``spectral``: eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, matrix_exp, cond;
+- ``norms``: norm, vector_norm, matrix_norm;
+- ``products``: multi_dot, cross, vecdot, outer, trace, diagonal, matmul, tensordot.
+"""
+
+from __future__ import annotations
+
+from . import norms, products, solvers, spectral
+from .norms import *
+from .products import *
+from .solvers import *
+from .spectral import *
+
+__all__ = [*solvers.__all__, *spectral.__all__, *norms.__all__, *products.__all__]

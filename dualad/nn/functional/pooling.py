@@ -1,0 +1,5 @@
+"""dualad.nn.functional.pooling (see the package docstring for what it holds)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
