@@ -124,7 +124,14 @@ sqrt = public.inplace(
         lambda xp, x: xp.sqrt(_floating(x)),
         lambda x, y: 0.5 / y,
         uses="y",
-        doc="Square root.",
+        doc="""Square root; its derivative ``1 / (2 sqrt(x))`` is +inf at 0 (the one-sided
+    limit: the derivative does not exist there, and dualad does not pretend it does).
+
+    >>> import dualad
+    >>> x = dualad.tensor([0.0, 4.0], requires_grad=True)
+    >>> dualad.autograd.grad(dualad.sqrt(x).sum(), x)[0]
+    tensor([ inf, 0.25])
+    """,
     )
 )
 rsqrt = public.inplace(

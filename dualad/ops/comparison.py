@@ -112,7 +112,23 @@ _where_op = register(
 
 @public.method
 def where(condition, a, b):
-    """``a`` where ``condition`` is true, else ``b`` (broadcasting)."""
+    """``a`` where ``condition`` is true, else ``b`` (broadcasting).
+
+    The derivative flows to ``a`` where ``condition`` holds and to ``b`` elsewhere; the other
+    branch gets 0 there. That 0 multiplies the untaken branch's own derivative, so a branch
+    whose derivative is inf or NaN at the masked points still poisons the result (``0 * inf``
+    is NaN): ``where(x > 0, sqrt(x), 0)`` has a NaN gradient at ``x = 0``, as in PyTorch and
+    JAX. The cure is the "double where": make the unsafe branch's *input* safe too, so its
+    derivative is finite where it is not taken.
+
+    >>> import dualad
+    >>> x = dualad.tensor([0.0, 4.0], requires_grad=True)
+    >>> dualad.autograd.grad(dualad.where(x > 0, dualad.sqrt(x), 0.0).sum(), x)[0]
+    tensor([ nan, 0.25])
+    >>> safe = dualad.where(x > 0, x, 1.0)
+    >>> dualad.autograd.grad(dualad.where(x > 0, dualad.sqrt(safe), 0.0).sum(), x)[0]
+    tensor([0.  , 0.25])
+    """
     if isinstance(a, Tensor) and not isinstance(b, Tensor) and b is not None:
         b = _scalar_like(b, a)
     elif isinstance(b, Tensor) and not isinstance(a, Tensor) and a is not None:
