@@ -410,3 +410,27 @@ def test_complex_input_to_a_real_transform_and_bad_axes(module):
         module.fft(z, axis=1) if module is dnp.fft else module.fft(z, dim=1)
     with pytest.raises(IndexError):  # (AxisError is an IndexError, as NumPy's and PyTorch's)
         module.fft(dualad.tensor(1.0))
+
+
+@pytest.mark.gpu
+def test_cuda_matches_cpu():
+    """CuPy's transforms with the same rules: values and gradients (the complex-to-real one on
+    an input that is not Hermitian on its DC plane: the map the rules assume is NumPy's)."""
+    a, z, weights = real(4, 6), cplx(3, 4), real(3, 6)
+
+    def run(device):
+        x = dualad.tensor(a, device=device, requires_grad=True)
+        y = dualad.tensor(z, device=device, requires_grad=True)
+        w = dualad.tensor(weights, device=device)
+        loss = (
+            (dualad.fft.rfft(x, n=7, norm="ortho").abs() ** 2).sum()
+            + (dualad.fft.irfftn(y, s=(3, 6)) * w).sum()
+            + dualad.fft.fft2(y).real.sum()
+            + (dualad.fft.hfft(y, n=5) ** 2).sum()
+            + dualad.fft.ihfftn(x).imag.sum()
+        )
+        grads = dualad.autograd.grad(loss, (x, y))
+        return [np.asarray(t.detach().cpu()._data) for t in (loss, *grads)]
+
+    for got, expected in zip(run("cuda"), run("cpu")):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
