@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .. import _dtypes, ops
 from ..numpy import fft as _np_fft
-from ..numpy.fft import cook_nd_args, one_axis, transform_input, transform_nd
+from ..numpy.fft import cook_nd_args, one_axis, swapped_norm, transform_input, transform_nd
 
 __all__ = [
     "fft",
@@ -55,14 +55,6 @@ __all__ = [
     "rfftfreq",
 ]
 
-_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
-
-
-def _swapped(norm):
-    if norm not in _SWAP:
-        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
-    return _SWAP[norm]
-
 
 def _either(name: str, dim, numpy_name: str, numpy_value, default):
     """PyTorch's ``dim`` or NumPy's ``axis``/``axes`` (not both), else ``default``."""
@@ -85,7 +77,7 @@ def _one_dim(name: str, kind: str, forward: bool = True, hermitian: bool = False
         x = _input(input, kind, name)
         axis = _either(name, dim, "axis", axis, -1)
         if hermitian:
-            norm = _swapped(norm)
+            norm = swapped_norm(norm)
             if kind == "c2r":
                 x = ops.conj(x)
         out = one_axis(kind, x, n, axis, norm, forward)
@@ -113,7 +105,7 @@ def _n_dims(name: str, kind: str, forward=True, hermitian=False, default_dim=Non
         if not dims:
             raise ValueError(f"dualad.fft.{name}: no dims to transform (input of shape ())")
         if hermitian:
-            norm = _swapped(norm)
+            norm = swapped_norm(norm)
             if kind == "c2r":
                 x = ops.conj(x)
         if kind == "c2r" and s is None:
@@ -311,47 +303,65 @@ hfft2 = _n_dims("hfft2", "c2r", hermitian=True, default_dim=_2D, doc=_doc_2d("hf
 ihfft2 = _n_dims("ihfft2", "r2c", hermitian=True, default_dim=_2D, doc=_doc_2d("ihfft2", "ihfftn"))
 
 
-def fftshift(input, dim=None, *, axes=None):
+def _shift(name: str, doc: str):
+    """``torch.fft.<name>``: NumPy's roll by half of each of ``dim`` (``axes``; default: all)."""
+
+    def shift(input, dim=None, *, axes=None):
+        return getattr(_np_fft, name)(input, _either(name, dim, "axes", axes, None))
+
+    shift.__name__ = shift.__qualname__ = name
+    shift.__doc__ = doc
+    return shift
+
+
+fftshift = _shift(
+    "fftshift",
     """The zero frequency moved to the centre of ``dim`` (``axes``; default: all dims).
 
     >>> import dualad
     >>> dualad.fft.fftshift(dualad.fft.fftfreq(5))
     tensor([-0.4, -0.2,  0. ,  0.2,  0.4])
-    """
-    return _np_fft.fftshift(input, _either("fftshift", dim, "axes", axes, None))
-
-
-def ifftshift(input, dim=None, *, axes=None):
+    """,
+)
+ifftshift = _shift(
+    "ifftshift",
     """The inverse of ``fftshift``.
 
     >>> import dualad
     >>> dualad.fft.ifftshift(dualad.fft.fftshift(dualad.arange(5)))
     tensor([0, 1, 2, 3, 4])
-    """
-    return _np_fft.ifftshift(input, _either("ifftshift", dim, "axes", axes, None))
+    """,
+)
 
 
-def _frequencies(numpy_fn, n, d, dtype, device):
-    out = numpy_fn(n, d=d, device=device)
-    return out if dtype is None else ops.astype(out, dtype)
+def _frequencies(name: str, doc: str):
+    """``torch.fft.<name>``: NumPy's frequencies, in ``dtype`` when given."""
+
+    def frequencies(n, d=1.0, *, dtype=None, device=None):
+        out = getattr(_np_fft, name)(n, d=d, device=device)
+        return out if dtype is None else ops.astype(out, dtype)
+
+    frequencies.__name__ = frequencies.__qualname__ = name
+    frequencies.__doc__ = doc
+    return frequencies
 
 
-def fftfreq(n, d=1.0, *, dtype=None, device=None):
+fftfreq = _frequencies(
+    "fftfreq",
     """The sample frequencies of an ``n``-point FFT with sample spacing ``d`` (a tensor ``d``:
     differentiable in it).
 
     >>> import dualad
     >>> dualad.fft.fftfreq(4, d=0.25)
     tensor([ 0.,  1., -2., -1.])
-    """
-    return _frequencies(_np_fft.fftfreq, n, d, dtype, device)
-
-
-def rfftfreq(n, d=1.0, *, dtype=None, device=None):
+    """,
+)
+rfftfreq = _frequencies(
+    "rfftfreq",
     """The sample frequencies of ``rfft``'s ``n // 2 + 1`` bins.
 
     >>> import dualad
     >>> dualad.fft.rfftfreq(5)
     tensor([0. , 0.2, 0.4])
-    """
-    return _frequencies(_np_fft.rfftfreq, n, d, dtype, device)
+    """,
+)

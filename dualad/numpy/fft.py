@@ -153,7 +153,9 @@ def _finished(result: Tensor, a, real_output: bool, out, name: str):
     return finish(result, out, f"fft.{name}")
 
 
-def _swapped(norm):
+def swapped_norm(norm):
+    """The norm of the transform in the other direction (hfft/ihfft), NumPy's ValueError for
+    an unknown one."""
     if norm not in _SWAP:
         raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
     return _SWAP[norm]
@@ -170,7 +172,7 @@ def _1d(name: str, kind: str, forward: bool = True, conjugate: bool = False, exa
         x = transform_input(a, kind, f"numpy.fft.{name}")
         axis = axis_of(axis, x.ndim)
         if conjugate:
-            norm = _swapped(norm)
+            norm = swapped_norm(norm)
             if kind == "c2r":
                 x = ops.conj(x)
         result = one_axis(kind, x, n, axis, norm, forward)

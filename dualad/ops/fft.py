@@ -24,9 +24,14 @@ respect to ``z`` is ``dL/dRe z + i dL/dIm z``):
 - r2c is ``scale * crop(F x)``; its adjoint ``Re(F^H pad(ct))`` is ``irfftn(ct / w)`` with the
   swapped norm (the same identity read backwards).
 
-The VJPs are written with these ops themselves, so every order of derivative and every
-transform composes. The batching rule moves the batch dim first: ``axes`` are stored negative,
+Each is made by ``linear`` (``ops/base.py``): the JVP is the op, the VJP its transpose. The VJPs
+are written with these ops themselves, so every order of derivative and every transform
+composes. The batching rule moves the batch dim first: ``axes`` are stored negative,
 counted from the end, so they name the same logical dims with a batch dim in front.
+
+Singular points: none. The transforms are linear, so their derivatives are constant maps,
+defined everywhere (a zero input included); ``abs`` of a spectrum has its own (``abs``'s
+subgradient 0 at 0).
 
 ``n``/``s`` (the transform sizes) are applied before the op by cropping (a view, ``getitem``)
 and zero-padding (``index_put_zeros``): both are linear ops with their own rules.
@@ -38,10 +43,10 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._creation import as_tensor
-from .._dispatch import OpDef, apply, dispatch, register
-from ._batching import move_bdim_to_front
+from .._dispatch import apply, dispatch
 from ._exports import Exports
 from ._keys import IndexKey
+from .base import linear, move_bdim_to_front
 from .complex_parts import real
 from .slicing import getitem, index_put_zeros
 
@@ -89,22 +94,11 @@ def _c2c_impl(xp, x, *, axes, forward, norm):
     return transform(x, axes=axes, norm=norm)
 
 
-def _c2c_vjp(cts, outs, args, params, needs):
-    grad = _c2c_raw(cts[0], params["axes"], not params["forward"], _SWAP[params["norm"]])
-    return (_real_if_real(grad, args[0]),)
+def _c2c_transpose(ct, x, *, axes, forward, norm):
+    return _real_if_real(_c2c_raw(ct, axes, not forward, _SWAP[norm]), x)
 
 
-_c2c_op = register(
-    OpDef(
-        "fft_c2c",
-        _c2c_impl,
-        vjp=_c2c_vjp,
-        jvp=lambda tangents, outs, args, params: apply(_c2c_op, tangents[0], **params),
-        batch=_batch,
-        save_args=False,
-        node_name="FftC2CBackward0",
-    )
-)
+_c2c_op = linear("fft_c2c", _c2c_impl, _c2c_transpose, batch=_batch, node_name="FftC2CBackward0")
 
 
 def _c2c_raw(x, axes, forward, norm):
@@ -119,24 +113,13 @@ def _r2c_impl(xp, x, *, axes, norm):
     return xp.fft.rfftn(x, axes=axes, norm=norm)
 
 
-def _r2c_vjp(cts, outs, args, params, needs):
-    axes, norm = params["axes"], params["norm"]
-    last_size = args[0].shape[axes[-1]]
-    ct = cts[0] * _hermitian_weights(cts[0], axes[-1], last_size, inverse=True)
-    return (_c2r_raw(ct, axes, last_size, _SWAP[norm]),)
+def _r2c_transpose(ct, x, *, axes, norm):
+    last_size = x.shape[axes[-1]]
+    ct = ct * _hermitian_weights(ct, axes[-1], last_size, inverse=True)
+    return _c2r_raw(ct, axes, last_size, _SWAP[norm])
 
 
-_r2c_op = register(
-    OpDef(
-        "fft_r2c",
-        _r2c_impl,
-        vjp=_r2c_vjp,
-        jvp=lambda tangents, outs, args, params: apply(_r2c_op, tangents[0], **params),
-        batch=_batch,
-        save_args=False,
-        node_name="FftR2CBackward0",
-    )
-)
+_r2c_op = linear("fft_r2c", _r2c_impl, _r2c_transpose, batch=_batch, node_name="FftR2CBackward0")
 
 
 def _r2c_raw(x, axes, norm):
@@ -156,24 +139,13 @@ def _c2r_impl(xp, x, *, axes, last_size, norm):
     return xp.fft.irfft(x, n=last_size, axis=axes[-1], norm=norm)
 
 
-def _c2r_vjp(cts, outs, args, params, needs):
-    axes, last_size = params["axes"], params["last_size"]
-    grad = _r2c_raw(cts[0], axes, _SWAP[params["norm"]])
+def _c2r_transpose(ct, x, *, axes, last_size, norm):
+    grad = _r2c_raw(ct, axes, _SWAP[norm])
     grad = grad * _hermitian_weights(grad, axes[-1], last_size, inverse=False)
-    return (_real_if_real(grad, args[0]),)
+    return _real_if_real(grad, x)
 
 
-_c2r_op = register(
-    OpDef(
-        "fft_c2r",
-        _c2r_impl,
-        vjp=_c2r_vjp,
-        jvp=lambda tangents, outs, args, params: apply(_c2r_op, tangents[0], **params),
-        batch=_batch,
-        save_args=False,
-        node_name="FftC2RBackward0",
-    )
-)
+_c2r_op = linear("fft_c2r", _c2r_impl, _c2r_transpose, batch=_batch, node_name="FftC2RBackward0")
 
 
 def _c2r_raw(x, axes, last_size, norm):

@@ -113,6 +113,10 @@ def _shift_samples(rng, dtype):
     ]
 
 
+def _shift_ref(name):
+    return lambda a, dim=None, axes=None: getattr(np.fft, name)(a, axes if dim is None else dim)
+
+
 def _frequency_samples(rng, dtype):
     spacing = np.asarray(rng.uniform(0.5, 2.0), dtype=dtype)
     return [SampleInput((n, spacing), diff=(1,), note=f"n={n}") for n in (4, 5)]
@@ -137,35 +141,20 @@ OPS = [
     _fft_entry("irfft2", TWO_DIMS, _ref(np.fft.irfft2, nd=True), "fft_c2r"),
     _fft_entry("hfft2", TWO_DIMS, _hfft2_ref, "fft_c2r", ALL_DIFF, "conj"),
     _fft_entry("ihfft2", TWO_DIMS, _ihfft2_ref, "fft_r2c", FLOATING, "conj"),
-    entry(
-        "fft.fftshift",
-        _shift_samples,
-        lambda a, dim=None, axes=None: np.fft.fftshift(a, axes if dim is None else dim),
-        "roll",
-        fn=dualad.fft.fftshift,
-    ),
-    entry(
-        "fft.ifftshift",
-        _shift_samples,
-        lambda a, dim=None, axes=None: np.fft.ifftshift(a, axes if dim is None else dim),
-        "roll",
-        fn=dualad.fft.ifftshift,
+    *(
+        entry(f"fft.{name}", _shift_samples, _shift_ref(name), "roll", fn=getattr(dualad.fft, name))
+        for name in ("fftshift", "ifftshift")
     ),
     # the frequencies k / (n d): differentiable in a tensor spacing d
-    entry(
-        "fft.fftfreq",
-        _frequency_samples,
-        lambda n, d: np.fft.fftfreq(n, d),
-        "div",
-        fn=dualad.fft.fftfreq,
-        dtypes=("float64",),
-    ),
-    entry(
-        "fft.rfftfreq",
-        _frequency_samples,
-        lambda n, d: np.fft.rfftfreq(n, d),
-        "div",
-        fn=dualad.fft.rfftfreq,
-        dtypes=("float64",),
+    *(
+        entry(
+            f"fft.{name}",
+            _frequency_samples,
+            getattr(np.fft, name),
+            "div",
+            fn=getattr(dualad.fft, name),
+            dtypes=("float64",),
+        )
+        for name in ("fftfreq", "rfftfreq")
     ),
 ]
