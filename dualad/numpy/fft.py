@@ -92,10 +92,10 @@ _OPS = {"c2c": ("fft_c2c",), "r2c": ("fft_r2c",), "c2r": ("fft_c2r",)}
 
 
 def transform_input(a, kind: str, name: str, integer_dtype=_dtypes.float64) -> Tensor:
-    # (name: the qualified name for messages, "numpy.fft.rfft" or "fft.rfft")
     """``a`` as the tensor a transform of ``kind`` reads: integers and bools as
     ``integer_dtype`` (NumPy: float64), float16 as float32 (the transforms are single or
-    double precision); a complex input of a real-input transform is NumPy's TypeError."""
+    double precision); a complex input of a real-input transform is NumPy's TypeError (``name``
+    qualified for the message: "numpy.fft.rfft", "fft.rfft")."""
     x = tensor_of(a)
     if x.dtype.kind in "biu":
         x = astype(x, integer_dtype)
@@ -146,9 +146,9 @@ def transform_nd(kind: str, x: Tensor, sizes, axes, norm, forward: bool = True):
     return one_axis("c2r", x, sizes[-1], axes[-1], norm)
 
 
-def _finished(result: Tensor, a, real_output: bool, out, name: str):
-    """NumPy's output dtype (float16 input: a float16 real output) and ``out=``."""
-    if real_output and tensor_of(a).dtype == np.float16:
+def _finished(result: Tensor, given: Tensor, real_output: bool, out, name: str):
+    """NumPy's output dtype (a float16 input: a float16 real output) and ``out=``."""
+    if real_output and given.dtype == np.float16:
         result = astype(result, _dtypes.float16)
     return finish(result, out, f"fft.{name}")
 
@@ -169,7 +169,8 @@ def _1d(name: str, kind: str, forward: bool = True, conjugate: bool = False, exa
     relations, with the norm of the other direction)."""
 
     def transform(a, n=None, axis=-1, norm=None, out=None):
-        x = transform_input(a, kind, f"numpy.fft.{name}")
+        given = tensor_of(a)
+        x = transform_input(given, kind, f"numpy.fft.{name}")
         axis = axis_of(axis, x.ndim)
         if conjugate:
             norm = swapped_norm(norm)
@@ -178,7 +179,7 @@ def _1d(name: str, kind: str, forward: bool = True, conjugate: bool = False, exa
         result = one_axis(kind, x, n, axis, norm, forward)
         if conjugate and kind == "r2c":
             result = ops.conj(result)
-        return _finished(result, a, kind == "c2r", out, name)
+        return _finished(result, given, kind == "c2r", out, name)
 
     transform.__name__ = transform.__qualname__ = name
     transform.ops = _OPS[kind] + (("conj",) if conjugate else ())
@@ -212,16 +213,17 @@ def _nd(name: str, kind: str, forward: bool = True, default_axes=None, example="
     """NumPy's n-D transform ``name`` (the 2-D ones: ``default_axes`` (-2, -1))."""
 
     def transform(a, s=None, axes=default_axes, norm=None, out=None):
-        x = transform_input(a, kind, f"numpy.fft.{name}")
+        given = tensor_of(a)
+        x = transform_input(given, kind, f"numpy.fft.{name}")
         sizes, axes = cook_nd_args(x, s, axes, name)
         if not axes:
             if kind != "c2c":  # (NumPy: an IndexError of its s[-1])
                 raise IndexError(f"dualad.numpy.fft.{name}: no axes to transform")
-            return finish(x, out, f"fft.{name}")  # NumPy returns the input as it is
+            return finish(given, out, f"fft.{name}")  # NumPy returns the input as it is
         if kind == "c2r" and s is None:
             sizes[-1] = None  # NumPy's default: 2 (m - 1) samples from m bins
         result = transform_nd(kind, x, sizes, axes, norm, forward)
-        return _finished(result, a, kind == "c2r", out, name)
+        return _finished(result, given, kind == "c2r", out, name)
 
     transform.__name__ = transform.__qualname__ = name
     transform.ops = _OPS[kind]
