@@ -6,8 +6,8 @@ under ``vmap``, dual levels and ``dualad.func`` transforms like any op; function
 derivative (``argsort``, ``searchsorted``, ``unique_*``'s indices, bit shifts) return untracked
 tensors. ``nextafter`` alone computes on the values (its derivative exists and dualad has none:
 an argument that requires grad or is tracked by a level raises ``TrackedConversionError``, see
-``_common``). The ``linalg`` extension has the functions dualad differentiates; the ``fft``
-extension and the linalg decompositions are absent (``NOT_IMPLEMENTED`` in
+``_common``). The ``fft`` extension is whole; the ``linalg`` extension has the functions dualad
+differentiates, the decompositions are absent (``NOT_IMPLEMENTED`` in
 ``tests/array_api/test_array_api_signatures.py`` lists each missing name with its reason).
 
 >>> import dualad, dualad.array_api as xp
@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from .._backend import Device
-from . import _members, linalg
+from . import _members, fft, linalg
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all
 from ._dtypes import *  # noqa: F403
@@ -59,6 +59,7 @@ __all__ = [
     "pi",
     "newaxis",
     "linalg",
+    "fft",
     *_creation_all,
     *_dtypes_all,
     *_elementwise_all,

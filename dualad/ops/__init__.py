@@ -18,7 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     _reducing, indexing, views
-    extrema, linalg, norms, order_statistics, reductions, scans
+    extrema, fft, linalg, norms, order_statistics, reductions, scans
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
@@ -43,6 +43,7 @@ from . import (
     einsums,
     exp_log,
     extrema,
+    fft,
     floating,
     gather_scatter,
     indexing,
@@ -77,6 +78,7 @@ from .diagonals import *
 from .einsums import *
 from .exp_log import *
 from .extrema import *
+from .fft import *
 from .floating import *
 from .gather_scatter import *
 from .indexing import *

@@ -27,7 +27,6 @@ _NO_DECOMPOSITIONS = (
     "a matrix decomposition or solver: dualad has no op for it, and computing it without a "
     "derivative would give silently wrong gradients"
 )
-_NO_FFT = "the fft extension: dualad has no FFT ops (the extension is absent, not partial)"
 # the standard's names dualad.array_api lacks, each with the reason (the only such list)
 NOT_IMPLEMENTED = {
     "linalg.cholesky": _NO_DECOMPOSITIONS,
@@ -42,8 +41,6 @@ NOT_IMPLEMENTED = {
     "linalg.solve": _NO_DECOMPOSITIONS,
     "linalg.svd": _NO_DECOMPOSITIONS,
     "linalg.svdvals": _NO_DECOMPOSITIONS,
-    "fft": _NO_FFT,
-    **{f"fft.{name}": _NO_FFT for name in array_api_strict.fft.__all__},
 }
 
 

@@ -423,6 +423,27 @@ CASES = [
     Case("fft.ifftshift", (A,), dict(axes=(0, 2))),
     Case("fft.fftfreq", (5, np.array(0.3)), diff=(1,), protocol=False),
     Case("fft.rfftfreq", (6, np.array(2.0)), diff=(1,), protocol=False),
+    # the transforms: even and odd n, cropping and padding, each norm, repeated axes, out=
+    Case("fft.fft", (A,)),
+    Case("fft.fft", (COMPLEX,), dict(n=5, axis=0, norm="ortho")),
+    Case("fft.ifft", (A,), dict(n=3, axis=1, norm="forward")),
+    Case("fft.rfft", (A,), dict(n=5, axis=1)),
+    Case("fft.rfft", (F32,), diff=()),
+    Case("fft.irfft", (COMPLEX,), dict(n=5)),
+    Case("fft.irfft", (COMPLEX,), dict(axis=0, norm="ortho")),
+    Case("fft.hfft", (COMPLEX,), dict(n=4, norm="forward")),
+    Case("fft.ihfft", (A,), dict(axis=1, n=4)),
+    Case("fft.fftn", (A,), dict(axes=(0, 2), s=(3, 1))),
+    Case("fft.fftn", (A,), dict(axes=(1, 1, 0))),
+    Case("fft.ifftn", (COMPLEX,), dict(norm="ortho")),
+    Case("fft.rfftn", (A,), dict(axes=(2, 1), s=(3, 4), norm="forward")),
+    Case("fft.irfftn", (COMPLEX,), dict(axes=(0, 1), s=(2, 5))),
+    Case("fft.irfftn", (COMPLEX,)),
+    Case("fft.fft2", (A,)),
+    Case("fft.ifft2", (A,), dict(s=(4, 2), axes=(0, 1))),
+    Case("fft.rfft2", (A,), dict(norm="ortho")),
+    Case("fft.irfft2", (COMPLEX[None],), dict(s=(3, 4))),
+    Case("fft.fft", (I8,), diff=()),
 ]
 
 
@@ -479,7 +500,8 @@ def leaf_value(case, leaf):
     value = case.args
     for i in leaf:
         value = value[i]
-    return np.asarray(value, float)
+    value = np.asarray(value)
+    return value.astype(complex if value.dtype.kind == "c" else float)
 
 
 def _replaced(value, path, new):
@@ -491,13 +513,17 @@ def _replaced(value, path, new):
 
 
 def differentiable(case, via):
-    """The function of the differentiable arrays alone (a flat tensor out)."""
+    """The function of the differentiable arrays alone (a flat real tensor out: a complex
+    result's real and imaginary parts, so the checks' real losses apply)."""
 
     def f(*diffs):
         args = [to_tensors(a) for a in case.args]
         for path, d in zip(leaves(case), diffs):
             args = _replaced(args, path, d)
-        return flat(call(case, via, args))
+        out = flat(call(case, via, args))
+        if out.dtype.kind == "c":
+            return dnp.concatenate([dnp.real(out), dnp.imag(out)])
+        return out
 
     return f
 
