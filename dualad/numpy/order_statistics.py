@@ -127,8 +127,13 @@ def _lerp(a, b, t):
 
 
 # Hyndman and Fan's continuous methods: (alpha, beta) of NumPy's _compute_virtual_index
-_ALPHA_BETA = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
-               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}  # fmt: skip
+_ALPHA_BETA = {
+    "interpolated_inverted_cdf": (0, 1),
+    "hazen": (0.5, 0.5),
+    "weibull": (0, 0),
+    "median_unbiased": (1 / 3.0, 1 / 3.0),
+    "normal_unbiased": (3 / 8.0, 3 / 8.0),
+}
 
 
 def _discrete(index, keep_previous):
@@ -144,7 +149,8 @@ def _positions(method, n, q):
     tensors, ``n`` a number or a tensor of counts): the lower and upper indices and the weight
     of the upper one (None for the methods that pick one order statistic)."""
     if method in ("lower", "higher", "nearest"):
-        index = {"lower": ops.floor, "higher": ops.ceil, "nearest": ops.round}[method]((n - 1) * q)
+        pick = {"lower": ops.floor, "higher": ops.ceil, "nearest": ops.round}[method]
+        index = pick((n - 1) * q)
         return index, index, None
     if method == "inverted_cdf":
         index = _discrete(n * q - 1, lambda g, i: g == 0)

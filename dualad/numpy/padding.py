@@ -134,8 +134,9 @@ def _fill_axis(x, axis, before, after, mode, option):
     """Axis ``axis`` of ``x`` padded in the modes that compute their values from the edges."""
     if mode == "linear_ramp":
         n = x.shape[axis]
-        sides = [_ramp(x, axis, before, float(option[0]), _along(x, axis, 0, 1), False),
-                 _ramp(x, axis, after, float(option[1]), _along(x, axis, n - 1, n), True)]  # fmt: skip
+        first, last = _along(x, axis, 0, 1), _along(x, axis, n - 1, n)
+        sides = [_ramp(x, axis, before, float(option[0]), first, False),
+                 _ramp(x, axis, after, float(option[1]), last, True)]  # fmt: skip
     else:
         stats = _stat_sides(x, axis, option, mode)
         shapes = [list(x.shape), list(x.shape)]
@@ -147,7 +148,8 @@ def _fill_axis(x, axis, before, after, mode, option):
 _ALLOWED = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),
             "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
             "linear_ramp": {"end_values"}, "maximum": {"stat_length"},
-            "minimum": {"stat_length"}, "mean": {"stat_length"}, "median": {"stat_length"}}  # fmt: skip
+            "minimum": {"stat_length"}, "mean": {"stat_length"},
+            "median": {"stat_length"}}  # fmt: skip
 
 
 def pad(array, pad_width, mode="constant", **kwargs):

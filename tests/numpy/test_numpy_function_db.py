@@ -157,7 +157,7 @@ def test_forward_mode_matches_finite_differences_of_numpy(c):
         outputs = reference(c, list(xs))
         return tuple(outputs[i] for i in keep)
 
-    primal, tangent = func.jvp(
+    _, tangent = func.jvp(
         ours_f, tuple(dualad.tensor(a) for a in arrays), tuple(dualad.tensor(t) for t in tangents)
     )
     expected = numerical_jvp(numpy_f, arrays, tangents)
