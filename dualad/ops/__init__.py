@@ -18,8 +18,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     _reducing, indexing, views
-    extrema, linalg, norms, order_statistics, reductions, scans
+    extrema, linalg, norms, order_statistics, reductions, scans, selection
     moments, mutation, products, reordering
+    convolve, distances
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
 """
@@ -38,8 +39,10 @@ from . import (
     closeness,
     comparison,
     complex_parts,
+    convolve,
     counting,
     diagonals,
+    distances,
     einsums,
     exp_log,
     extrema,
@@ -59,6 +62,7 @@ from . import (
     rounding,
     scans,
     searching,
+    selection,
     sets,
     slicing,
     special,
@@ -74,6 +78,7 @@ from .casts import *
 from .comparison import *
 from .complex_parts import *
 from .diagonals import *
+from .distances import *
 from .einsums import *
 from .exp_log import *
 from .extrema import *
@@ -91,6 +96,7 @@ from .reductions import *
 from .reordering import *
 from .rounding import *
 from .scans import *
+from .selection import *
 from .slicing import *
 from .special import *
 from .trigonometric import *

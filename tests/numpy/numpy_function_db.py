@@ -288,7 +288,7 @@ CALLS = [
     Call("trapezoid", (A, None, 0.3, 1), note="dx"),
     Call("interp", (XI, XP, r(4)), diff=(0, 2)),
     Call("interp", (XI, XP, r(4)), dict(left=-3.0, right=3.0), diff=(0, 2), note="left-right"),
-    Call("interp", (XI * 3, XP, r(4)), dict(period=5.0), diff=(0, 2), note="period"),
+    Call("interp", (XI * 3 + 0.2, XP, r(4)), dict(period=5.0), diff=(0, 2), note="period"),
     Call("interp", (XI[1:-1], XP, r(4)), diff=(1,), note="xp"),
     Call("unwrap", (np.cumsum(r(2, 8) * 3, axis=1),)),
     # polynomials and convolutions
