@@ -7,8 +7,9 @@ taken from (a scatter-add of the cotangent at the indices: repeated indices of a
 extremum accumulate), their tangent is the input's tangent gathered at the indices, and the
 indices are not differentiable. Complex inputs are rejected (not ordered). Ties: ``topk`` and
 ``kthvalue`` take equal values in input order; ``cummax``/``cummin`` point at the LAST
-position where the running extremum was reached (PyTorch's choice). NaN counts as larger than every number (``topk``
-largest picks NaNs first) and propagates through running extrema, as in PyTorch.
+position where the running extremum was reached (PyTorch's choice). NaN counts as larger than
+every number (``topk`` largest picks NaNs first) and propagates through running extrema, as in
+PyTorch.
 """
 
 from __future__ import annotations
