@@ -407,6 +407,19 @@ CALLS = [
     Call("pad", (V, (7, 6)), dict(mode="reflect"), note="reflect-long"),
     Call("pad", (V, (9, 12)), dict(mode="reflect", reflect_type="odd"), note="reflect-odd-long"),
     Call("pad", (V, (7, 6)), dict(mode="wrap"), note="wrap-long"),
+    # (np.asmatrix and np.bmat make np.matrix objects: they do not dispatch to dualad)
+    Call("asmatrix", (V,), protocol=False),
+    Call("asmatrix", (r(1, 3, 1, 2),), protocol=False, note="squeezed"),
+    Call("bmat", ([[M, r(3, 2)], [r(1, 3), r(1, 2)]],), protocol=False),
+    Call("bmat", ([W, V],), protocol=False, note="one row"),
+    Call(
+        "bmat",
+        (M, r(3, 2)),
+        diff=(0, 1),
+        fn=lambda m, a, b: m.bmat("a, b; a, b", {"a": a}, {"b": b}),
+        protocol=False,
+        note="string",
+    ),
     # selection and indexing
     Call("take", (A, [[0, 3], [5, 11]])),
     Call("take", (A, [2, 0, 2]), dict(axis=1), note="axis"),
