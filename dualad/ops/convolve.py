@@ -11,8 +11,8 @@ inputs and, with batch dims, one ``einsum`` over a sliding-window view of the ze
 
 from __future__ import annotations
 
-from .._dispatch import OpDef, apply, dispatch, register
-from ._batching import batched_front
+from .._dispatch import OpDef, dispatch, register
+from ._batching import leading_batch
 from ._helpers import conj
 from .reordering import flip
 
@@ -47,18 +47,13 @@ def _convolve_jvp(tangents, outs, args, params):
     return out
 
 
-def _convolve_batch(op, args, bdims, params):
-    # the batch goes first on both factors (an unbatched one is broadcast)
-    return apply(op, *batched_front(args, bdims)), 0
-
-
 convolve_full_op = register(
     OpDef(
         "convolve_full",
         _convolve_impl,
         vjp=_convolve_vjp,
         jvp=_convolve_jvp,
-        batch=_convolve_batch,
+        batch=leading_batch,
     )
 )
 

@@ -14,8 +14,8 @@ PyTorch returns (``norm`` at 0, DESIGN 8).
 
 from __future__ import annotations
 
-from .._dispatch import OpDef, apply, dispatch, register
-from ._batching import batched_front
+from .._dispatch import OpDef, dispatch, register
+from ._batching import leading_batch
 from ._exports import Exports
 from ._reducing import _as_tensor, _sum
 from .base import broadcast_to, unsqueeze
@@ -68,18 +68,13 @@ def _euclidean_jvp(tangents, outs, args, params):
     return _weights(total, outs[0])
 
 
-def _euclidean_batch(op, args, bdims, params):
-    # leading dims are batch dims: the batch goes first on both (broadcast where unbatched)
-    return apply(op, *batched_front(args, bdims)), 0
-
-
 _euclidean_op = register(
     OpDef(
         "cdist_euclidean",
         _euclidean_impl,
         vjp=_euclidean_vjp,
         jvp=_euclidean_jvp,
-        batch=_euclidean_batch,
+        batch=leading_batch,
         save_out=True,
         node_name="CdistBackward0",
     )

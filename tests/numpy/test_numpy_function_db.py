@@ -61,18 +61,16 @@ def as_tensors(value):
     return value
 
 
-def _replaced(value, path, new):
-    if not path:
-        return new
-    copy = list(value)
-    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
-    return copy
-
-
 def with_leaves(args, paths, leaves):
+    """``args`` with ``leaves`` at ``paths`` (the lists on the way copied, never changed)."""
+    args = list(args)
     for path, leaf in zip(paths, leaves):
-        args = _replaced(args, path, leaf)
-    return list(args)
+        holder = args
+        for i in path[:-1]:
+            holder[i] = list(holder[i])
+            holder = holder[i]
+        holder[path[-1]] = leaf
+    return args
 
 
 def run(c, module, args):
