@@ -1,6 +1,6 @@
 """Order-based selections along one dim, PyTorch's: ``topk`` (the k largest or smallest values
-and their indices), ``kthvalue`` (the k-th smallest), ``cummax``/``cummin`` (running extrema and
-where they were reached) and ``msort``.
+and their indices), ``kthvalue`` (the k-th smallest), ``median`` (the lower middle value),
+``cummax``/``cummin`` (running extrema and where they were reached) and ``msort``.
 
 Each returns ``(values, indices)``; the values' gradient goes to the element each value was
 taken from (a scatter-add of the cotangent at the indices: repeated indices of a running
@@ -228,3 +228,53 @@ def cummin(x, dim: int):
     tensor([2., 2., 1.])
     """
     return _running(_cummin_op, x, dim, "cummin", cummin_result)
+
+
+# ---------------------------------------------------------------------------------------------
+# median (PyTorch's: the lower of the two middle values; NaN when the slice holds one)
+
+median_result = namedtuple("median", ("values", "indices"))
+
+
+def _median_impl(xp, x, *, dim, keepdim):
+    order = xp.argsort(x, axis=dim, kind="stable")  # (NaNs last)
+    valid = xp.sum(~xp.isnan(x), axis=dim, keepdims=True)
+    # the lower middle, or the first NaN where the slice holds one
+    position = xp.where(valid < x.shape[dim], valid, (x.shape[dim] - 1) // 2)
+    index = xp.take_along_axis(order, position, axis=dim)
+    values = xp.take_along_axis(x, index, axis=dim)
+    index = index.astype(xp.int64, copy=False)
+    if not keepdim:
+        return xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
+    return values, index
+
+
+_median_op = _picking_op("median", _median_impl, "MedianBackward1")
+
+
+@public.method
+def median(x, dim=None, keepdim: bool = False):
+    """PyTorch's median: the lower of the two middle values (no averaging) along ``dim``, a
+    named tuple ``(values, indices)``; over all elements (a 0-d tensor) when ``dim`` is None.
+    A slice holding NaN gives NaN (at a NaN's index). The gradient goes to the chosen
+    element. (NumPy's averaging median is ``dualad.numpy.median``.)
+
+    >>> import dualad
+    >>> x = dualad.tensor([[3.0, 1.0, 2.0, 4.0], [0.0, 5.0, 6.0, 1.0]])
+    >>> dualad.median(x, 1)
+    median(values=tensor([2., 1.]), indices=tensor([2, 3]))
+    >>> dualad.median(x)
+    tensor(2.)
+    """
+    if dim is None:
+        x = _as_tensor(x)
+        _check_ordered(x, "median")
+        if x.numel() == 0:
+            raise RuntimeError("dualad.median: median() of an empty tensor is undefined")
+        flat = reshape(x, (x.numel(),))
+        return apply1(_median_op, flat, {"dim": 0, "keepdim": False})[0]
+    x, dim, scalar = _prepared(x, dim, "median")
+    if x.shape[dim] == 0:
+        raise IndexError(f"dualad.median: dimension {dim} of shape {tuple(x.shape)} is empty")
+    keepdim = bool(keepdim) and not scalar
+    return median_result(*apply1(_median_op, x, {"dim": dim, "keepdim": keepdim}))

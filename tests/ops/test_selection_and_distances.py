@@ -90,3 +90,13 @@ def test_diff_matches_numpy_and_differentiates():
     assert x.diff().shape == (3, 4)
     assert dualad.autograd.gradcheck(lambda v: dualad.diff(v, 2, prepend=v[:, :1]), (x,))
     assert dualad.diff(dualad.tensor([True, True, False])).tolist() == [False, True]
+
+
+def test_median_is_the_lower_middle_and_nan_propagates_like_pytorch():
+    x = dualad.tensor([[3.0, 1.0, 2.0, 4.0], [1.0, math.nan, 0.0, 2.0]], requires_grad=True)
+    values, index = dualad.median(x, 1)
+    assert values.tolist()[0] == 2.0 and math.isnan(values.tolist()[1])
+    assert index.tolist() == [2, 1]
+    assert math.isnan(dualad.median(x).item())
+    values[0].backward()
+    assert x.grad.tolist()[0] == [0.0, 0.0, 1.0, 0.0]

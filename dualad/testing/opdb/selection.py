@@ -55,6 +55,20 @@ def _numpy_kthvalue(x, k, dim=-1, keepdim=False):
     return values.squeeze(dim), index.squeeze(dim)
 
 
+def _median_samples(rng, dtype):
+    return [
+        SampleInput((_grid(rng, (5,), dtype),)),
+        SampleInput((_grid(rng, (3, 4), dtype), 1), note="even"),
+        SampleInput((_grid(rng, (2, 3, 5), dtype), 0, True), note="keepdim"),
+    ]
+
+
+def _numpy_median(x, dim=None, keepdim=False):
+    if dim is None:
+        return np.sort(x, axis=None)[(x.size - 1) // 2]
+    return _numpy_kthvalue(x, (x.shape[dim] + 1) // 2, dim, keepdim)
+
+
 def _running_samples(rng, dtype):
     return [
         SampleInput((_grid(rng, (6,), dtype), 0)),
@@ -135,6 +149,7 @@ def _convolve_samples(rng, dtype):
 OPS = [
     OpInfo("topk", dualad.topk, _topk_samples, twice_differentiable=True, ref=_numpy_topk),
     OpInfo("kthvalue", dualad.kthvalue, _kthvalue_samples, ref=_numpy_kthvalue),
+    OpInfo("median", dualad.median, _median_samples, ref=_numpy_median),
     OpInfo("cummax", dualad.cummax, _running_samples, ref=_numpy_running(np.maximum)),
     OpInfo("cummin", dualad.cummin, _running_samples, ref=_numpy_running(np.minimum)),
     OpInfo(
