@@ -1,5 +1,6 @@
-"""Pairwise distances: ``cdist`` (PyTorch's), the p-norm distance between every row of ``x1``
-and every row of ``x2``, batched over leading dims.
+"""Pairwise distances and norm limits, PyTorch's: ``cdist``, the p-norm distance between every
+row of ``x1`` and every row of ``x2``, batched over leading dims; ``renorm``, slices scaled
+down to a maximum norm.
 
 The Euclidean case (p = 2) is one op whose rules are matrix products (no ``P x R x M`` tensor
 of differences is made for the derivative): with ``W = ct / d`` (0 where ``d == 0``),
@@ -16,10 +17,11 @@ from __future__ import annotations
 
 from .._dispatch import OpDef, dispatch, register
 from ._batching import leading_batch
+from ._dims import normalize_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _sum
 from .base import broadcast_to, unsqueeze
-from .comparison import eq, where
+from .comparison import eq, gt, where
 from .linalg import matmul
 from .norms import vector_norm
 from .views import matrix_transpose as mT
@@ -135,3 +137,28 @@ def _broadcast_lead(x1, x2):
 
 def _lead(x, lead):
     return x if tuple(x.shape[:-2]) == lead else broadcast_to(x, lead + tuple(x.shape[-2:]))
+
+
+@public.method
+def renorm(x, p: float, dim: int, maxnorm: float):
+    """``x`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to
+    norm ``maxnorm`` (PyTorch's ``renorm``: the scale is ``maxnorm / (norm + 1e-7)``); the
+    derivative goes through the norm too. Slices at most ``maxnorm`` pass unchanged.
+
+    >>> import dualad
+    >>> dualad.renorm(dualad.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.59999999, 0.79999998],
+            [0.3       , 0.4       ]])
+    """
+    x = _as_tensor(x)
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(f"dualad.renorm: expected a floating-point tensor (got {x.dtype})")
+    if not float(p) > 0 or float(maxnorm) < 0:
+        raise RuntimeError(f"dualad.renorm: needs p > 0 and maxnorm >= 0 (got {p}, {maxnorm})")
+    if x.ndim < 2:
+        raise RuntimeError(f"dualad.renorm: needs at least 2 dims (got shape {tuple(x.shape)})")
+    dim = normalize_dim(dim, x.ndim, op="renorm")
+    others = tuple(d for d in range(x.ndim) if d != dim)
+    norm = vector_norm(x, float(p), dim=others, keepdim=True)
+    above = gt(norm, maxnorm)
+    return x * where(above, maxnorm / (where(above, norm, 1) + 1e-7), 1)

@@ -125,6 +125,22 @@ def _numpy_cdist(p):
     return ref
 
 
+def _renorm_samples(rng, dtype):
+    # slices of norm well above and well below maxnorm (1.0): never at the switch
+    x = uniform(rng, (3, 4), dtype, 0.5, 1.5) * np.array([[2.0], [0.1], [-3.0]]).astype(dtype)
+    return [
+        SampleInput((x, 2, 0, 1.0)),
+        SampleInput((x.T.copy(), 1.5, 1, 1.0), note="dim 1"),
+        SampleInput((uniform(rng, (2, 3, 2), dtype, 1.0, 2.0), 1, -1, 1.5), note="3-d"),
+    ]
+
+
+def _numpy_renorm(x, p, dim, maxnorm):
+    others = tuple(d for d in range(x.ndim) if d != dim % x.ndim)
+    norm = np.sum(np.abs(x) ** p, axis=others, keepdims=True) ** (1 / p)
+    return (x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1)).astype(x.dtype)
+
+
 def _convolve_samples(rng, dtype):
     return [
         SampleInput((uniform(rng, (7,), dtype), uniform(rng, (3,), dtype)), diff=(0, 1)),
@@ -168,6 +184,7 @@ OPS = [
         ops=("norm", "sub"),
         ref=_numpy_cdist(1.5),
     ),
+    OpInfo("renorm", dualad.renorm, _renorm_samples, ops=("norm", "mul"), ref=_numpy_renorm),
     OpInfo(
         "convolve",
         dnp.convolve,
