@@ -193,11 +193,13 @@ def _interpolated(s, method, n, q, at):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None, interpolation=None):  # fmt: skip
     """``numpy.quantile``: the ``q``-th quantiles (``q`` in [0, 1]) over ``axis``, by any of
-    NumPy's 13 methods; for an array ``q`` the quantiles are along the first axes of the
-    result. The derivative goes to the one or two order statistics each quantile is made of
-    (the discontinuous methods' jumps, where ``q`` moves the choice, do not involve the
-    data)."""
-    method, qs, x, dtype = _prepare(a, q, method, weights, interpolation)
+    NumPy's 13 methods (``weights``, plain values, with ``inverted_cdf``); for an array ``q``
+    the quantiles are along the first axes of the result. The derivative goes to the one or
+    two order statistics each quantile is made of (the discontinuous methods' jumps, where
+    ``q`` moves the choice, do not involve the data)."""
+    method, qs, x, dtype = _prepare(a, q, method, None, interpolation)
+    if weights is not None:
+        return _weighted_quantile(cast(x, dtype), qs, axis, method, weights, keepdims, out)
     s, keep_shape = _sorted_last(cast(x, dtype), axis)
     n = s.shape[-1]
     if n == 0:
@@ -210,6 +212,65 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if s.dtype.kind in "fc":  # NaN where the slice holds one (sorted last)
         nan = ops.reshape(ops.isnan(s[..., -1]), tuple(s.shape[:-1]) + (1,) * qs.ndim)
         r = ops.where(nan, np.nan, r)
+    return _finished(r, keep_shape, qs, keepdims, out, "quantile")
+
+
+def _weights(weights, x, axis):
+    """NumPy's ``_weights_are_valid``: plain non-negative weights of ``x``'s shape, or 1-D
+    (N-D) along the reduced ``axis``, broadcast to ``x``'s shape."""
+    w = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights, np.float64)
+    axes = axes_of(axis, x.ndim)
+    if w.shape != tuple(x.shape):
+        if axes is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.shape != tuple(x.shape[d] for d in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")  # fmt: skip
+        w = w.transpose(np.argsort(axes))
+        w = w.reshape(tuple(n if d in axes else 1 for d, n in enumerate(x.shape)))
+    if np.any(w < 0):
+        raise ValueError("Weights must be non-negative.")
+    return np.broadcast_to(w, tuple(x.shape))
+
+
+def _weighted_quantile(x, qs, axis, method, weights, keepdims, out):
+    """NumPy's weighted ``inverted_cdf``: the first sorted value whose share of the total
+    weight reaches ``q``. The weights choose the element (no derivative: they must be plain);
+    the derivative in ``x`` goes to the chosen element."""
+    if method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
+    plain = _weights(weights, x, axis)
+    axes = axes_of(axis, x.ndim)
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    total = plain.sum(axis=axes)  # (each slice's total: the order does not change it)
+    if not np.all((total > 0) & np.isfinite(total)):
+        raise ValueError("Weights included NaN, inf or were all zero.")
+    w = as_tensor(plain, device=x.device)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    order = (*kept, *axes)
+    reduced = tuple(x.shape[d] for d in kept)
+
+    def merged(t):
+        return ops.reshape(ops.permute(t, order) if t.ndim else t, (*reduced, -1))
+
+    values, index = ops.sort(merged(x), -1)
+    n = values.shape[-1]
+    if n == 0:
+        raise IndexError("dualad.numpy.quantile: the quantile of an empty slice is undefined")
+    cdf = ops.cumsum(ops.take_along_dim(merged(w), index, -1), -1)
+    cdf = cdf / cdf[..., -1:]
+    cdf = ops.where(cdf == 0, -1.0, cdf)  # (leading zero weights: never chosen, as NumPy)
+    q = ops.reshape(as_tensor(qs, device=x.device), (1,) * len(reduced) + qs.shape + (1,))
+    below = ops.unsqueeze(cdf, -2) if qs.ndim else cdf
+    for _ in range(qs.ndim - 1):
+        below = ops.unsqueeze(below, -2)
+    count = ops.sum(below < q, axis=-1)  # (searchsorted, side left)
+    pick = ops.reshape(ops.minimum(count, n - 1), (*reduced, -1))
+    r = ops.reshape(ops.take_along_dim(values, pick, -1), reduced + qs.shape)
+    if values.dtype.kind == "f":  # NaN where the slice holds one (sorted last)
+        nan = ops.reshape(ops.isnan(values[..., -1]), reduced + (1,) * qs.ndim)
+        r = ops.where(nan, np.nan, r)
+    keep_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
     return _finished(r, keep_shape, qs, keepdims, out, "quantile")
 
 

@@ -250,6 +250,18 @@ CALLS = [
         )
     ),
     Call("percentile", (A, [10.0, 90.0]), dict(axis=(0, 2))),
+    Call(
+        "quantile",
+        (r(3, 7), [0.2, 0.6]),
+        dict(axis=1, method="inverted_cdf", weights=pos(7)),
+        note="weights",
+    ),
+    Call(
+        "percentile",
+        (A, 35.0),
+        dict(axis=(0, 2), method="inverted_cdf", weights=pos(2, 4)),
+        note="weights",
+    ),
     # statistics
     Call("cov", (r(3, 6),)),
     Call("cov", (r(6, 2),), dict(rowvar=False, ddof=2), note="ddof"),
