@@ -184,3 +184,22 @@ def test_every_differentiable_numpy_function_has_a_call():
     names = {c.name for c in CALLS}
     listed = {row.name for row in rows("numpy") if row.status == "differentiable"}
     assert not listed - names, sorted(listed - names)
+
+
+def test_arguments_that_are_not_differentiated_raise_when_tracked_and_bad_input_raises():
+    x = dualad.tensor(np.arange(6.0).reshape(2, 3))
+    w = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(dualad.TrackedConversionError):  # (weights choose: no derivative)
+        dnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=w)
+    with pytest.raises(ValueError, match="Only method 'inverted_cdf' supports weights"):
+        dnp.quantile(x, 0.5, axis=1, weights=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        dnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=[1.0, -2.0, 3.0])
+    with pytest.raises(ValueError, match="all zero"):
+        dnp.quantile(x, 0.5, axis=1, method="inverted_cdf", weights=[0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        dnp.interp(x, [0.0, 1.0], [1.0, 2.0], period=0)
+    with pytest.raises(ValueError, match="reflect_type"):
+        dnp.pad(x, 1, mode="reflect", reflect_type="nope")
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        dnp.pad(x, 1, mode="maximum", stat_length=0)
