@@ -19,7 +19,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     casts, gather_scatter, joining, special
     _reducing, indexing, views
     extrema, linalg, norms, order_statistics, reductions, scans, selection
-    moments, mutation, products, reordering
+    moments, mutation, products, quantiles, reordering
     convolve, distances
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
@@ -57,6 +57,7 @@ from . import (
     norms,
     order_statistics,
     products,
+    quantiles,
     reductions,
     reordering,
     rounding,
@@ -92,6 +93,7 @@ from .moments import *
 from .norms import *
 from .order_statistics import *
 from .products import *
+from .quantiles import *
 from .reductions import *
 from .reordering import *
 from .rounding import *

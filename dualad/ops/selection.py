@@ -1,6 +1,7 @@
-"""Order-based selections along one dim, PyTorch's: ``topk`` (the k largest or smallest values
-and their indices), ``kthvalue`` (the k-th smallest), ``median`` (the lower middle value),
-``cummax``/``cummin`` (running extrema and where they were reached) and ``msort``.
+"""Order-based selections along one dim, PyTorch's: ``topk`` (the k largest or smallest
+values and their indices), ``kthvalue`` (the k-th smallest), ``median``/``nanmedian`` (the
+lower middle value), ``cummax``/``cummin`` (running extrema and where they were reached) and
+``msort``.
 
 Each returns ``(values, indices)``; the values' gradient goes to the element each value was
 taken from (a scatter-add of the cotangent at the indices: repeated indices of a running
@@ -15,6 +16,7 @@ PyTorch.
 from __future__ import annotations
 
 from collections import namedtuple
+from functools import partial
 
 from .._dispatch import OpDef, apply1, register
 from ._dims import normalize_dim
@@ -236,11 +238,13 @@ def cummin(x, dim: int):
 median_result = namedtuple("median", ("values", "indices"))
 
 
-def _median_impl(xp, x, *, dim, keepdim):
+def _median_impl(xp, x, *, dim, keepdim, skipnan=False):
     order = xp.argsort(x, axis=dim, kind="stable")  # (NaNs last)
     valid = xp.sum(~xp.isnan(x), axis=dim, keepdims=True)
-    # the lower middle, or the first NaN where the slice holds one
-    position = xp.where(valid < x.shape[dim], valid, (x.shape[dim] - 1) // 2)
+    if skipnan:  # the lower middle of the values that are not NaN (the first NaN: all NaN)
+        position = xp.maximum(valid - 1, 0) // 2
+    else:  # the lower middle, or the first NaN where the slice holds one
+        position = xp.where(valid < x.shape[dim], valid, (x.shape[dim] - 1) // 2)
     index = xp.take_along_axis(order, position, axis=dim)
     values = xp.take_along_axis(x, index, axis=dim)
     index = index.astype(xp.int64, copy=False)
@@ -252,6 +256,10 @@ def _median_impl(xp, x, *, dim, keepdim):
 # (not "median": that name would stand for dualad.numpy.median, NumPy's averaging one, in the
 # coverage table)
 _median_op = _picking_op("lower_median", _median_impl, "MedianBackward1")
+_nanmedian_op = _picking_op(
+    "lower_nanmedian", partial(_median_impl, skipnan=True), "NanmedianBackward1"
+)
+nanmedian_result = namedtuple("nanmedian", ("values", "indices"))
 
 
 @public.method
@@ -268,15 +276,32 @@ def median(x, dim=None, keepdim: bool = False):
     >>> dualad.median(x)
     tensor(2.)
     """
+    return _lower_median(_median_op, x, dim, keepdim, "median", median_result)
+
+
+@public.method
+def nanmedian(x, dim=None, keepdim: bool = False):
+    """PyTorch's ``nanmedian``: ``median`` of the values that are not NaN (NaN, at index 0 of
+    the sorted slice, where all are NaN); the gradient goes to the chosen element, never to a
+    NaN entry.
+
+    >>> import dualad
+    >>> dualad.nanmedian(dualad.tensor([[1.0, float("nan"), 0.0, 2.0]]), 1)
+    nanmedian(values=tensor([1.]), indices=tensor([0]))
+    """
+    return _lower_median(_nanmedian_op, x, dim, keepdim, "nanmedian", nanmedian_result)
+
+
+def _lower_median(op, x, dim, keepdim, name, result):
     if dim is None:
         x = _as_tensor(x)
-        _check_ordered(x, "median")
+        _check_ordered(x, name)
         if x.numel() == 0:
-            raise RuntimeError("dualad.median: median() of an empty tensor is undefined")
+            raise RuntimeError(f"dualad.{name}: {name}() of an empty tensor is undefined")
         flat = reshape(x, (x.numel(),))
-        return apply1(_median_op, flat, {"dim": 0, "keepdim": False})[0]
-    x, dim, scalar = _prepared(x, dim, "median")
+        return apply1(op, flat, {"dim": 0, "keepdim": False})[0]
+    x, dim, scalar = _prepared(x, dim, name)
     if x.shape[dim] == 0:
-        raise IndexError(f"dualad.median: dimension {dim} of shape {tuple(x.shape)} is empty")
+        raise IndexError(f"dualad.{name}: dimension {dim} of shape {tuple(x.shape)} is empty")
     keepdim = bool(keepdim) and not scalar
-    return median_result(*apply1(_median_op, x, {"dim": dim, "keepdim": keepdim}))
+    return result(*apply1(op, x, {"dim": dim, "keepdim": keepdim}))

@@ -100,3 +100,17 @@ def test_median_is_the_lower_middle_and_nan_propagates_like_pytorch():
     assert math.isnan(dualad.median(x).item())
     values[0].backward()
     assert x.grad.tolist()[0] == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_quantile_q_is_a_plain_value_and_bad_input_raises():
+    x = dualad.tensor([3.0, 1.0, 2.0])
+    with pytest.raises(dualad.TrackedConversionError):  # (q picks positions: no derivative)
+        dualad.quantile(x, dualad.tensor(0.5, requires_grad=True))
+    with pytest.raises(RuntimeError, match=r"q values must be in the range \[0, 1\]"):
+        dualad.quantile(x, 1.5)
+    with pytest.raises(RuntimeError, match="interpolation"):
+        dualad.quantile(x, 0.5, interpolation="cubic")
+    with pytest.raises(RuntimeError, match="floating-point"):
+        dualad.quantile(dualad.tensor([1, 2]), 0.5)
+    assert math.isnan(dualad.quantile(dualad.tensor([1.0, math.nan]), 0.5).item())
+    assert dualad.nanquantile(dualad.tensor([1.0, math.nan, 3.0]), 0.5).item() == 2.0

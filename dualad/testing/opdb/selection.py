@@ -69,6 +69,64 @@ def _numpy_median(x, dim=None, keepdim=False):
     return _numpy_kthvalue(x, (x.shape[dim] + 1) // 2, dim, keepdim)
 
 
+def _with_nan(rng, shape, dtype):
+    x = _grid(rng, shape, dtype)
+    x.reshape(-1)[::3] = np.nan
+    return x
+
+
+def _nanmedian_samples(rng, dtype):
+    return [
+        SampleInput((_with_nan(rng, (7,), dtype),)),
+        SampleInput((_with_nan(rng, (3, 5), dtype), 1), note="dim 1"),
+        SampleInput((_with_nan(rng, (2, 3, 4), dtype), 2, True), note="keepdim"),
+    ]
+
+
+def _numpy_nanmedian(x, dim=None, keepdim=False):
+    def lower(v):
+        v = np.sort(v[~np.isnan(v)])
+        return v[(v.size - 1) // 2] if v.size else np.nan
+
+    if dim is None:
+        return np.asarray(lower(x.ravel()), x.dtype)
+    values = np.apply_along_axis(lower, dim, x).astype(x.dtype)
+    index = np.argmax(x == np.expand_dims(values, dim), axis=dim)  # (distinct values)
+    if keepdim:
+        return np.expand_dims(values, dim), np.expand_dims(index, dim)
+    return values, index
+
+
+def _quantile_samples(nan):
+    def samples(rng, dtype):
+        make = _with_nan if nan else _grid
+        return [
+            SampleInput((make(rng, (7,), dtype), 0.3)),
+            SampleInput((make(rng, (3, 5), dtype), [0.1, 0.5, 0.9]), {"dim": 1}, note="q vector"),
+            SampleInput(
+                (make(rng, (2, 3, 4), dtype), 0.7),
+                {"dim": 2, "keepdim": True, "interpolation": "midpoint"},
+                note="midpoint",
+            ),
+            SampleInput(
+                (make(rng, (3, 4), dtype), [0.2, 0.8]),
+                {"dim": -1, "interpolation": "nearest"},
+                note="nearest",
+            ),
+        ]
+
+    return samples
+
+
+def _numpy_quantile(nan):
+    def ref(x, q, dim=None, keepdim=False, interpolation="linear"):
+        fn = np.nanquantile if nan else np.quantile
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x, q, axis=dim, keepdims=keepdim, method=interpolation), x.dtype)
+
+    return ref
+
+
 def _running_samples(rng, dtype):
     return [
         SampleInput((_grid(rng, (6,), dtype), 0)),
@@ -166,6 +224,27 @@ OPS = [
     OpInfo("topk", dualad.topk, _topk_samples, twice_differentiable=True, ref=_numpy_topk),
     OpInfo("kthvalue", dualad.kthvalue, _kthvalue_samples, ref=_numpy_kthvalue),
     OpInfo("median", dualad.median, _median_samples, ops=("lower_median",), ref=_numpy_median),
+    OpInfo(
+        "nanmedian",
+        dualad.nanmedian,
+        _nanmedian_samples,
+        ops=("lower_nanmedian",),
+        ref=_numpy_nanmedian,
+    ),
+    OpInfo(
+        "quantile",
+        dualad.quantile,
+        _quantile_samples(False),
+        ops=("sort", "gather"),
+        ref=_numpy_quantile(False),
+    ),
+    OpInfo(
+        "nanquantile",
+        dualad.nanquantile,
+        _quantile_samples(True),
+        ops=("sort", "gather"),
+        ref=_numpy_quantile(True),
+    ),
     OpInfo("cummax", dualad.cummax, _running_samples, ref=_numpy_running(np.maximum)),
     OpInfo("cummin", dualad.cummin, _running_samples, ref=_numpy_running(np.minimum)),
     OpInfo(
