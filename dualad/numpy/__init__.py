@@ -51,6 +51,7 @@ from .text_and_files import *
 from .statistics import *
 from .polynomials import *
 from .order_statistics import *
+from .matrices import *
 from .constants import *
 from .constants import bool
 from . import fft, linalg

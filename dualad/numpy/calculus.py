@@ -19,6 +19,7 @@ from .. import ops
 from .._tensor import Tensor
 from ._common import _NoValue, axis_of, cast, floating, tensor_of
 from .manipulation import concatenate, ravel
+from .searching import argsort, searchsorted
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap"]
 
@@ -180,15 +181,26 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return ops.sum(d * heights, axis=axis)
 
 
+def _periodic(points, knots, values, period):
+    """NumPy's periodic ``interp``: everything modulo ``period``, the sample points sorted and
+    extended by one period-shifted point at each end."""
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    points, knots = ops.remainder(points, period), ops.remainder(knots, period)
+    order = argsort(knots)
+    knots, values = ops.take(knots, order), ops.take(values, order)
+    knots = concatenate([knots[-1:] - period, knots, knots[:1] + period])
+    return points, knots, concatenate([values[-1:], values, values[:1]])
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
     """``numpy.interp``: the piecewise-linear interpolant through ``(xp, fp)`` (``xp``
     increasing) at ``x``; ``left``/``right`` outside ``[xp[0], xp[-1]]`` (``fp[0]``/``fp[-1]`` by
-    default). Differentiable in ``x``, ``xp`` and ``fp``; at a sample point ``xp[k]`` the
-    derivative in ``x`` is the slope of the segment to its right (the left one at ``xp[-1]``).
-    Made of comparisons rather than a search, so it also runs under vmap (cost
-    ``len(x) * len(xp)``)."""
-    if period is not None:
-        raise ValueError("dualad.numpy.interp: period= is not supported")
+    default), or periodic in ``period``. Differentiable in ``x``, ``xp`` and ``fp``; at a sample
+    point ``xp[k]`` the derivative in ``x`` is the slope of the segment to its right (the left
+    one at ``xp[-1]``). Each point's segment is found by a binary search (``searchsorted``:
+    cost ``len(x) log len(xp)``, batched under vmap)."""
     points, knots, values = tensor_of(x), tensor_of(xp), tensor_of(fp)
     if knots.ndim != 1 or values.ndim != 1:
         raise ValueError("data points must be 1-D sequences")
@@ -198,11 +210,14 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("array of sample points is empty")
     points, knots = cast(points, np.float64), cast(knots, np.float64)
     values = cast(values, np.complex128 if values.dtype.kind == "c" else np.float64)
+    if period is not None:  # (left and right are ignored, as in NumPy)
+        points, knots, values = _periodic(points, knots, values, period)
+        left = right = None
     n = knots.shape[0]
     if n == 1:
         y = ops.broadcast_to(values[0], tuple(points.shape))
     else:
-        below = ops.sum(cast(ops.unsqueeze(points, -1) >= knots, np.int64), axis=-1)
+        below = searchsorted(knots, points, side="right")  # (the knots <= each point)
         segment = ops.clip(below - 1, 0, n - 2)
         x0, x1 = ops.take(knots, segment), ops.take(knots, segment + 1)
         y0, y1 = ops.take(values, segment), ops.take(values, segment + 1)

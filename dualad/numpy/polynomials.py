@@ -18,7 +18,9 @@ import numpy as np
 
 from .. import ops
 from .._creation import as_tensor, zeros
+from .._dispatch import dispatch
 from .._tensor import Tensor
+from ..ops.convolve import convolve_full_op
 from ._common import cast, promoted_pair, tensor_of
 from .manipulation import atleast_1d, concatenate, flip
 from .padding import pad
@@ -79,11 +81,9 @@ def _sequences(a, v):
 
 
 def _full_convolution(a, v):
-    """``out[i] = sum_k a[k] v[i - k]``: windows of the zero-padded ``a`` times reversed ``v``."""
-    n, m = a.shape[0], v.shape[0]
-    padded = pad(a, m - 1)
-    windows = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
-    return ops.matmul(ops.take(padded, as_tensor(windows, device=a.device)), flip(v))
+    """``out[i] = sum_k a[k] v[i - k]``: the ``convolve_full`` op (its rules are
+    convolutions; vmap batches it in one call)."""
+    return dispatch(convolve_full_op, (a, v), {})
 
 
 def _mode(full, n, m, mode):
@@ -109,10 +109,17 @@ def convolve(a, v, mode="full"):
 def correlate(a, v, mode="valid"):
     """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` of two 1-D sequences."""
     x, y = _sequences(a, v)
+    if x.shape[0] < y.shape[0]:  # NumPy's rule: the swapped correlation, reversed, conjugated
+        swapped = correlate(y, x, mode)
+        return flip(ops.conj(swapped) if swapped.dtype.kind == "c" else swapped, 0)
     if y.dtype.kind == "c":
         y = ops.conj(y)
-    # the convolution with the reversed (conjugated) v, for either length order
+    # the convolution with the reversed (conjugated) v
     return _mode(_full_convolution(x, flip(y)), x.shape[0], y.shape[0], mode)
+
+
+# (the coverage table lists the op behind them)
+convolve.ops = correlate.ops = ("convolve_full",)
 
 
 def _aligned(a1, a2):

@@ -18,8 +18,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     _reducing, indexing, views
-    extrema, fft, linalg, norms, order_statistics, reductions, scans
-    moments, mutation, products, reordering
+    extrema, fft, linalg, norms, order_statistics, reductions, scans, selection
+    moments, mutation, products, quantiles, reordering
+    convolve, distances
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
 """
@@ -38,8 +39,10 @@ from . import (
     closeness,
     comparison,
     complex_parts,
+    convolve,
     counting,
     diagonals,
+    distances,
     einsums,
     exp_log,
     extrema,
@@ -55,11 +58,13 @@ from . import (
     norms,
     order_statistics,
     products,
+    quantiles,
     reductions,
     reordering,
     rounding,
     scans,
     searching,
+    selection,
     sets,
     slicing,
     special,
@@ -75,6 +80,7 @@ from .casts import *
 from .comparison import *
 from .complex_parts import *
 from .diagonals import *
+from .distances import *
 from .einsums import *
 from .exp_log import *
 from .extrema import *
@@ -89,10 +95,12 @@ from .moments import *
 from .norms import *
 from .order_statistics import *
 from .products import *
+from .quantiles import *
 from .reductions import *
 from .reordering import *
 from .rounding import *
 from .scans import *
+from .selection import *
 from .slicing import *
 from .special import *
 from .trigonometric import *

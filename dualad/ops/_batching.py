@@ -89,3 +89,10 @@ def pad_after_batch(x, rank: int):
     if missing <= 0:
         return x
     return reshape(x, (x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
+
+
+def leading_batch(op, args, bdims, params):
+    """The rule of an op whose leading dims are batch dims, equal on every tensor argument
+    (``cdist``, ``convolve_full``): the batch goes first on all of them (broadcast where
+    unbatched) and the op runs once."""
+    return dispatch(op, tuple(batched_front(args, bdims)), params), 0

@@ -172,4 +172,5 @@ FAMILIES = (
     "forward",
     "searching",
     "fft",
+    "selection",
 )
