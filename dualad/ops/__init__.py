@@ -22,6 +22,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
+    convolution                             conv and its two transposes (nn.functional)
+    pooling                                 max/avg pooling (with convolution's windows)
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from . import (
     closeness,
     comparison,
     complex_parts,
+    convolution,
     counting,
     diagonals,
     einsums,
@@ -53,6 +56,7 @@ from . import (
     mutation,
     norms,
     order_statistics,
+    pooling,
     products,
     reductions,
     reordering,
