@@ -125,7 +125,7 @@ def _conv_input_impl(xp, y, w, *, stride, padding, dilation, groups, size):
 
 
 # ---------------------------------------------------------------------------------------------
-# the rules: each op's VJP is made of the other two ops, its JVP of itself
+# the rules: each op's VJP is made of the other two ops, its JVP of itself (_bilinear_op)
 
 
 def _common(params) -> dict:
@@ -169,21 +169,6 @@ def _conv_weight_vjp(cts, outs, args, params, needs):
     gx = conv_input(conj(y), ct, params, x.shape[2:]) if needs[0] else None
     gy = conv(conj(x), ct, _common(params)) if needs[1] else None
     return gx, gy
-
-
-def _bilinear_jvp(call):
-    """JVP of an op bilinear in its two arguments: ``call(ta, b) + call(a, tb)``."""
-
-    def jvp(tangents, outs, args, params):
-        ta, tb = tangents
-        a, b = args
-        out = None if ta is None else call(ta, b, params)
-        if tb is not None:
-            term = call(a, tb, params)
-            out = term if out is None else out + term
-        return out
-
-    return jvp
 
 
 def _keep_other(needs):
@@ -242,34 +227,32 @@ def _conv_batch(op, args, bdims, params):
     return _unfold(dispatch(op, tuple(args), params), *folds[roles[2]], size), 0
 
 
-_conv_op = register(
-    OpDef(
-        "conv",
-        _conv_impl,
-        vjp=_conv_vjp,
-        jvp=_bilinear_jvp(conv),
-        batch=_conv_batch,
-        save_mask=_keep_other,
-        node_name="ConvolutionBackward0",
+def _bilinear_op(name: str, impl, vjp, node_name: str | None = None) -> OpDef:
+    """An op bilinear in its two arguments: its JVP is ``op(ta, b) + op(a, tb)``."""
+
+    def jvp(tangents, outs, args, params):
+        ta, tb = tangents
+        a, b = args
+        out = None if ta is None else dispatch(op, (ta, b), params)
+        if tb is not None:
+            term = dispatch(op, (a, tb), params)
+            out = term if out is None else out + term
+        return out
+
+    op = register(
+        OpDef(
+            name,
+            impl,
+            vjp=vjp,
+            jvp=jvp,
+            batch=_conv_batch,
+            save_mask=_keep_other,
+            node_name=node_name,
+        )
     )
-)
-_conv_input_op = register(
-    OpDef(
-        "conv_input",
-        _conv_input_impl,
-        vjp=_conv_input_vjp,
-        jvp=_bilinear_jvp(lambda y, w, params: conv_input(y, w, params, params["size"])),
-        batch=_conv_batch,
-        save_mask=_keep_other,
-    )
-)
-_conv_weight_op = register(
-    OpDef(
-        "conv_weight",
-        _conv_weight_impl,
-        vjp=_conv_weight_vjp,
-        jvp=_bilinear_jvp(lambda x, y, params: conv_weight(x, y, params, params["kernel"])),
-        batch=_conv_batch,
-        save_mask=_keep_other,
-    )
-)
+    return op
+
+
+_conv_op = _bilinear_op("conv", _conv_impl, _conv_vjp, "ConvolutionBackward0")
+_conv_input_op = _bilinear_op("conv_input", _conv_input_impl, _conv_input_vjp)
+_conv_weight_op = _bilinear_op("conv_weight", _conv_weight_impl, _conv_weight_vjp)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..._creation import as_tensor
 from ...ops import reshape, squeeze, unsqueeze
 from ...ops.convolution import conv, conv_input
+from ._arguments import expand_ints
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 
@@ -30,15 +31,12 @@ def _tensor(value, name: str, op: str):
 
 def _ints(value, nd: int, name: str):
     """An int or a sequence of ``nd`` ints (PyTorch's expansion of scalar arguments)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value,) * nd
-    values = tuple(value)
-    if len(values) == 1:
-        values = values * nd
-    if len(values) != nd or not all(isinstance(v, int) for v in values):
+    values = expand_ints(value, nd)
+    if values is None:
+        shown = list(value) if isinstance(value, (tuple, list)) else value
         raise RuntimeError(
             f"expected {name} to be a single integer value or a list of {nd} values to match "
-            f"the convolution dimensions, but got {name}={list(values)}"
+            f"the convolution dimensions, but got {name}={shown}"
         )
     return values
 
@@ -129,6 +127,17 @@ def _prepare(op, nd, x, weight, bias, transposed, groups):
     return x, weight, bias, unbatched
 
 
+def _steps(stride, dilation, nd: int):
+    """Checked ``stride`` and ``dilation`` tuples."""
+    stride = _ints(stride, nd, "stride")
+    dilation = _ints(dilation, nd, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    return stride, dilation
+
+
 def _finish(y, bias, unbatched: bool, nd: int):
     if bias is not None:
         y = y + reshape(bias, (-1,) + (1,) * nd)
@@ -137,12 +146,7 @@ def _finish(y, bias, unbatched: bool, nd: int):
 
 def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups):
     x, weight, bias, unbatched = _prepare(op, nd, x, weight, bias, False, groups)
-    stride = _ints(stride, nd, "stride")
-    dilation = _ints(dilation, nd, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    stride, dilation = _steps(stride, dilation, nd)
     kernel = tuple(weight.shape[2:])
     pads = _padding(padding, kernel, stride, dilation, nd)
     _check_channels(op, x, weight, groups, False)
@@ -199,21 +203,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     tensor([[[[10., 18.],
               [42., 50.]]]], grad_fn=<ConvolutionBackward0>)
     >>> dualad.autograd.grad(y.sum(), w)[0]
-    tensor([[[[24., 28.],
-              [40., 44.]]]])
+    tensor([[[[20., 24.],
+              [36., 40.]]]])
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _conv_transpose(op, nd, x, weight, bias, stride, padding, output_padding, groups, dilation):
+def _transpose(nd, x, weight, bias, stride, padding, output_padding, groups, dilation):
+    op = f"conv_transpose{nd}d"
     x, weight, bias, unbatched = _prepare(op, nd, x, weight, bias, True, groups)
-    stride = _ints(stride, nd, "stride")
-    dilation = _ints(dilation, nd, "dilation")
+    stride, dilation = _steps(stride, dilation, nd)
     extra = _ints(output_padding, nd, "output_padding")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if isinstance(padding, str):
         raise RuntimeError(f"{op}: padding must be an int or a tuple of ints, not a string")
     pads = _padding(padding, (), stride, dilation, nd)
@@ -252,18 +252,7 @@ def conv_transpose1d(
     >>> F.conv_transpose1d(dualad.tensor([[[1.0, 2.0]]]), dualad.tensor([[[1.0, 10.0]]]))
     tensor([[[ 1., 12., 20.]]])
     """
-    return _conv_transpose(
-        "conv_transpose1d",
-        1,
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
-    )
+    return _transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose2d(
@@ -279,15 +268,4 @@ def conv_transpose2d(
     >>> F.conv_transpose2d(dualad.ones(1, 1, 2, 2), dualad.ones(1, 1, 2, 2), stride=2).shape
     (1, 1, 4, 4)
     """
-    return _conv_transpose(
-        "conv_transpose2d",
-        2,
-        input,
-        weight,
-        bias,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
-    )
+    return _transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..._creation import as_tensor
 from ...ops.pooling import avg_pool, max_pool, pool_output_size
+from ._arguments import expand_ints
 
 __all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
 
@@ -36,12 +37,8 @@ def _input(x, op: str, nd: int):
 def _ints(value, nd: int, name: str, op: str, default=None):
     if value is None or (isinstance(value, (tuple, list)) and len(value) == 0 and default):
         return default
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value,) * nd
-    values = tuple(value)
-    if len(values) == 1:
-        values = values * nd
-    if len(values) != nd or not all(isinstance(v, int) for v in values):
+    values = expand_ints(value, nd)
+    if values is None:
         count = "a single int" if nd == 1 else "a single int, or a tuple of two ints"
         omitted = "either be omitted, " if name == "stride" else "either be "
         raise RuntimeError(f"{op}: {name} must {omitted}{count}")

@@ -8,6 +8,8 @@ ops' im2col): ``y[n, o] += w[o, c, k] * xpad[n, c, o * stride + k * dilation]``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import dualad.nn.functional as F
@@ -138,16 +140,8 @@ def ref_max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     return win.max(axis=-1)
 
 
-def ref_avg_pool(
-    x,
-    kernel_size,
-    stride=None,
-    padding=0,
-    ceil_mode=False,
-    count_include_pad=True,
-    divisor_override=None,
-    nd=1,
-):
+def ref_avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, *, nd=1, **divisor):
+    """``avg_pool1d``/``2d``; ``divisor`` holds ``count_include_pad`` and ``divisor_override``."""
     kernel = _tuple(kernel_size, nd)
     stride = kernel if stride is None else _tuple(stride, nd)
     padding = _tuple(padding, nd)
@@ -158,9 +152,9 @@ def ref_avg_pool(
     size = x.shape[x.ndim - nd :]
     inside_win, _ = _pool_windows(np.ones(size), kernel, stride, padding, ones, ceil_mode, 1, 0)
     real_win, _ = _pool_windows(np.ones(size), kernel, stride, padding, ones, ceil_mode, 0)
-    if divisor_override:
-        divisor = divisor_override
-    elif count_include_pad:
+    if divisor.get("divisor_override"):
+        divisor = divisor["divisor_override"]
+    elif divisor.get("count_include_pad", True):
         divisor = inside_win.sum(axis=-1)
     else:
         divisor = real_win.sum(axis=-1)
@@ -393,7 +387,14 @@ def _ref_avg_backward(
         e = np.zeros(size)
         e.flat[k] = 1.0
         pooled = ref_avg_pool(
-            e, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, nd=len(size)
+            e,
+            kernel,
+            stride,
+            padding,
+            ceil_mode,
+            nd=len(size),
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
         )
         columns.append(
             np.tensordot(ct, pooled, axes=len(size)) if ct.ndim > len(size) else (ct * pooled).sum()
@@ -401,71 +402,48 @@ def _ref_avg_backward(
     return np.stack(columns, axis=-1).reshape(lead + tuple(size)).astype(ct.dtype)
 
 
+def _family(name, fn, samples, ops, dtypes, ref):
+    return OpInfo(name, fn, samples, ops=ops, dtypes=dtypes, ref=ref)
+
+
 OPS = [
-    OpInfo(
-        "conv1d",
-        F.conv1d,
-        _conv_samples(CONV_CASES[:5], False),
-        ops=("conv",),
-        dtypes=ALL_DIFF,
-        ref=ref_conv,
+    *(
+        _family(
+            f"conv{nd}d",
+            getattr(F, f"conv{nd}d"),
+            _conv_samples(cases, False),
+            ("conv",),
+            ALL_DIFF,
+            ref_conv,
+        )
+        for nd, cases in ((1, CONV_CASES[:5]), (2, CONV_CASES[5:]))
     ),
-    OpInfo(
-        "conv2d",
-        F.conv2d,
-        _conv_samples(CONV_CASES[5:], False),
-        ops=("conv",),
-        dtypes=ALL_DIFF,
-        ref=ref_conv,
-    ),
-    OpInfo(
-        "conv_transpose1d",
-        F.conv_transpose1d,
-        _conv_samples(TRANSPOSE_CASES[:2], True),
-        ops=("conv_input",),
-        dtypes=ALL_DIFF,
-        ref=ref_conv_transpose,
-    ),
-    OpInfo(
-        "conv_transpose2d",
-        F.conv_transpose2d,
-        _conv_samples(TRANSPOSE_CASES[2:], True),
-        ops=("conv_input",),
-        dtypes=ALL_DIFF,
-        ref=ref_conv_transpose,
+    *(
+        _family(
+            f"conv_transpose{nd}d",
+            getattr(F, f"conv_transpose{nd}d"),
+            _conv_samples(cases, True),
+            ("conv_input",),
+            ALL_DIFF,
+            ref_conv_transpose,
+        )
+        for nd, cases in ((1, TRANSPOSE_CASES[:2]), (2, TRANSPOSE_CASES[2:]))
     ),
     OpInfo("conv_weight", _weight_fn, _weight_samples, dtypes=ALL_DIFF, ref=ref_conv_weight),
-    OpInfo(
-        "max_pool1d",
-        F.max_pool1d,
-        _pool_samples(MAX_POOL_CASES[1], distinct),
-        ops=("max_pool",),
-        dtypes=FLOATING,
-        ref=lambda x, **kw: ref_max_pool(x, **kw, nd=1),
-    ),
-    OpInfo(
-        "max_pool2d",
-        F.max_pool2d,
-        _pool_samples(MAX_POOL_CASES[2], distinct),
-        ops=("max_pool",),
-        dtypes=FLOATING,
-        ref=lambda x, **kw: ref_max_pool(x, **kw, nd=2),
-    ),
-    OpInfo(
-        "avg_pool1d",
-        F.avg_pool1d,
-        _pool_samples(AVG_POOL_CASES[1], uniform),
-        ops=("avg_pool",),
-        dtypes=FLOATING,
-        ref=lambda x, **kw: ref_avg_pool(x, **kw, nd=1),
-    ),
-    OpInfo(
-        "avg_pool2d",
-        F.avg_pool2d,
-        _pool_samples(AVG_POOL_CASES[2], uniform),
-        ops=("avg_pool",),
-        dtypes=FLOATING,
-        ref=lambda x, **kw: ref_avg_pool(x, **kw, nd=2),
+    *(
+        _family(
+            f"{kind}_pool{nd}d",
+            getattr(F, f"{kind}_pool{nd}d"),
+            _pool_samples(cases[nd], make),
+            (f"{kind}_pool",),
+            FLOATING,
+            functools.partial(ref, nd=nd),
+        )
+        for kind, cases, make, ref in (
+            ("max", MAX_POOL_CASES, distinct, ref_max_pool),
+            ("avg", AVG_POOL_CASES, uniform, ref_avg_pool),
+        )
+        for nd in (1, 2)
     ),
     OpInfo(
         "avg_pool_backward",
