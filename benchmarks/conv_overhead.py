@@ -6,8 +6,9 @@ Run: ``python benchmarks/conv_overhead.py [--dtype float32] [--repeat 20]``; for
 columns run it with an interpreter that has torch (``/root/.venvs/ad-peers/bin/python`` here,
 with ``PYTHONPATH`` at the repository). The case is issue 14's: N=32, C=16, 32x32, 3x3 kernel,
 32 output channels, padding 1 (and a 2x2 max pool of its output). Times are the best of
-``--repeat`` runs after a warm-up, in milliseconds (the best: the least disturbed by other
-load on a shared machine).
+``--repeat`` rounds after a warm-up, in milliseconds, the cases taking turns within each round
+(the best, and turns: the least disturbed by other load on a shared machine). Set
+``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` to compare at one thread.
 """
 
 from __future__ import annotations
@@ -26,14 +27,18 @@ except ImportError:  # pragma: no cover - depends on the interpreter
     torch = None
 
 
-def median_ms(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
+def best_ms(cases: dict, repeat: int) -> dict:
+    """The best time of each case in milliseconds, the cases run in turn ``repeat`` times (so
+    that a burst of other load on a shared machine touches all of them alike)."""
+    for fn in cases.values():
+        fn()  # warm-up
+    best = dict.fromkeys(cases, float("inf"))
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * min(times)
+        for name, fn in cases.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], 1e3 * (time.perf_counter() - start))
+    return best
 
 
 def numpy_conv2d(x, w, padding: int):
@@ -56,78 +61,56 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 16, 32, 32)).astype(args.dtype)
     w = rng.standard_normal((32, 16, 3, 3)).astype(args.dtype)
-    rows = []
-
     ref = numpy_conv2d(x, w, 1)
-    rows.append(
-        (
-            "numpy forward (im2col + matmul)",
-            median_ms(lambda: numpy_conv2d(x, w, 1), args.repeat),
-        )
-    )
-
     dx, dw = dualad.tensor(x), dualad.tensor(w)
     got = F.conv2d(dx, dw, padding=1).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-3 if args.dtype == "float32" else 1e-10, atol=1e-3)
-    rows.append(
-        ("dualad conv2d forward", median_ms(lambda: F.conv2d(dx, dw, padding=1), args.repeat))
-    )
-
     gx = dualad.tensor(x, requires_grad=True)
     gw = dualad.tensor(w, requires_grad=True)
+    y = dualad.tensor(got)
+    gy = dualad.tensor(got, requires_grad=True)
 
     def dualad_step():
         F.conv2d(gx, gw, padding=1).sum().backward()
         gx.grad = gw.grad = None
 
-    rows.append(("dualad conv2d forward+backward", median_ms(dualad_step, args.repeat)))
-
-    y = dualad.tensor(got)
-    rows.append(
-        ("dualad max_pool2d(2) forward", median_ms(lambda: F.max_pool2d(y, 2), args.repeat))
-    )
-    gy = dualad.tensor(got, requires_grad=True)
-
     def dualad_pool_step():
         F.max_pool2d(gy, 2).sum().backward()
         gy.grad = None
 
-    rows.append(("dualad max_pool2d(2) forward+backward", median_ms(dualad_pool_step, args.repeat)))
-
+    cases = {
+        "numpy forward (im2col + matmul)": lambda: numpy_conv2d(x, w, 1),
+        "dualad conv2d forward": lambda: F.conv2d(dx, dw, padding=1),
+        "dualad conv2d forward+backward": dualad_step,
+        "dualad max_pool2d(2) forward": lambda: F.max_pool2d(y, 2),
+        "dualad max_pool2d(2) forward+backward": dualad_pool_step,
+    }
     if torch is not None:
-        tx, tw = torch.from_numpy(x), torch.from_numpy(w)
-        with torch.no_grad():
-            rows.append(
-                (
-                    "torch conv2d forward",
-                    median_ms(lambda: torch.nn.functional.conv2d(tx, tw, padding=1), args.repeat),
-                )
-            )
-        px = tx.clone().requires_grad_(True)
-        pw = tw.clone().requires_grad_(True)
+        tx, tw, ty = torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(got)
+        px, pw = tx.clone().requires_grad_(True), tw.clone().requires_grad_(True)
+        py = ty.clone().requires_grad_(True)
+
+        def torch_forward():
+            with torch.no_grad():
+                torch.nn.functional.conv2d(tx, tw, padding=1)
 
         def torch_step():
             torch.nn.functional.conv2d(px, pw, padding=1).sum().backward()
             px.grad = pw.grad = None
 
-        rows.append(("torch conv2d forward+backward", median_ms(torch_step, args.repeat)))
-        ty = torch.from_numpy(got)
-        with torch.no_grad():
-            rows.append(
-                (
-                    "torch max_pool2d(2) forward",
-                    median_ms(lambda: torch.nn.functional.max_pool2d(ty, 2), args.repeat),
-                )
-            )
-        py = ty.clone().requires_grad_(True)
+        def torch_pool_forward():
+            with torch.no_grad():
+                torch.nn.functional.max_pool2d(ty, 2)
 
         def torch_pool_step():
             torch.nn.functional.max_pool2d(py, 2).sum().backward()
             py.grad = None
 
-        rows.append(
-            ("torch max_pool2d(2) forward+backward", median_ms(torch_pool_step, args.repeat))
-        )
+        cases["torch conv2d forward"] = torch_forward
+        cases["torch conv2d forward+backward"] = torch_step
+        cases["torch max_pool2d(2) forward"] = torch_pool_forward
+        cases["torch max_pool2d(2) forward+backward"] = torch_pool_step
+    rows = list(best_ms(cases, args.repeat).items())
 
     floor = rows[0][1]
     threads = f", torch threads {torch.get_num_threads()}" if torch is not None else ""

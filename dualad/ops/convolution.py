@@ -86,7 +86,8 @@ def _columns(xp, x, kernel, out, stride, padding, dilation, groups):
     win = windows(xp, x, kernel, out, stride, padding, dilation)
     win = win.reshape((n, groups, c // groups, *win.shape[2:]))  # splits C: still a view
     order = (0, 1, 2, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd))
-    return xp.ascontiguousarray(win.transpose(order)).reshape(n, groups, -1, math.prod(out))
+    rows = c // groups * math.prod(kernel)
+    return xp.ascontiguousarray(win.transpose(order)).reshape(n, groups, rows, math.prod(out))
 
 
 def _conv_impl(xp, x, w, *, stride, padding, dilation, groups):
@@ -101,7 +102,7 @@ def _conv_impl(xp, x, w, *, stride, padding, dilation, groups):
 def _conv_weight_impl(xp, x, y, *, stride, padding, dilation, groups, kernel):
     n, cout = y.shape[:2]
     cols = _columns(xp, x, kernel, y.shape[2:], stride, padding, dilation, groups)
-    rows = y.reshape(n, groups, cout // groups, -1)
+    rows = y.reshape(n, groups, cout // groups, math.prod(y.shape[2:]))
     dw = xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (G, C_out/G, C/G * K)
     return dw.reshape((cout, x.shape[1] // groups, *tuple(kernel)))
 
@@ -111,7 +112,7 @@ def _conv_input_impl(xp, y, w, *, stride, padding, dilation, groups, size):
     out, kernel = y.shape[2:], w.shape[2:]
     cg = w.shape[1]
     wm = w.reshape(groups, cout // groups, -1)
-    rows = y.reshape(n, groups, cout // groups, -1)
+    rows = y.reshape(n, groups, cout // groups, math.prod(out))
     cols = xp.matmul(wm.transpose(0, 2, 1), rows)  # (N, G, C/G * prod(K), prod(O))
     cols = cols.reshape((n, groups, cg, *tuple(kernel), *tuple(out)))
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
@@ -216,9 +217,12 @@ def _conv_batch(op, args, bdims, params):
     args = [a if b is None else move_bdim_to_front(a, b) for a, b in zip(args, bdims)]
     groups = params["groups"]
     if batched == {"x", "y"}:  # fold into N
-        args = [a if b is None else reshape(a, (-1, *a.shape[2:])) for a, b in zip(args, bdims)]
+        args = [
+            a if b is None else reshape(a, (size * a.shape[1], *a.shape[2:]))
+            for a, b in zip(args, bdims)
+        ]
         out = dispatch(op, tuple(args), params)
-        return reshape(out, (size, -1, *out.shape[1:])), 0
+        return reshape(out, (size, out.shape[0] // size, *out.shape[1:])), 0
     mode = "groups" if len(batched) == 3 else ("cout" if "y" in batched else "cin")
     folds = {role: (dim, groups if g == "G" else g) for role, (dim, g) in _FOLDS[mode].items()}
     args = [a if b is None else _fold(a, *folds[r]) for a, b, r in zip(args, bdims, roles)]

@@ -74,7 +74,7 @@ def _max_pool_impl(xp, x, *, kernel, stride, padding, dilation, ceil_mode):
     out = pool_output_size(size, kernel, stride, padding, dilation, ceil_mode)
     pads = _pads(size, kernel, stride, padding, dilation, out)
     win = windows(xp, x, kernel, out, stride, pads, dilation, value=-np.inf)
-    flat = win.reshape((*win.shape[: lead + nd], -1))
+    flat = win.reshape((*win.shape[: lead + nd], math.prod(kernel)))
     arg = xp.argmax(flat, axis=-1)  # the first maximum; NaN counts as the largest
     nan = xp.isnan(flat)
     if nan.any():  # PyTorch's CPU kernel keeps the last NaN of a window

@@ -483,6 +483,23 @@ def test_errors(call, message):
         call()
 
 
+def test_an_empty_batch_and_strided_views():
+    x = dualad.zeros(0, 4, 6, requires_grad=True)
+    w = dualad.ones(2, 2, 3, requires_grad=True)
+    y = F.conv1d(x, w, padding=1, groups=2)
+    assert tuple(y.shape) == (0, 2, 6)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, 4, 6) and np.all(w.grad.numpy() == 0)
+    rng = np.random.default_rng(9)
+    base, w = rng.standard_normal((7, 3, 2, 8)), rng.standard_normal((4, 3, 2, 3))
+    view = dualad.tensor(base).permute(2, 1, 3, 0)[:, :, ::-1]  # (2, 3, 8, 7), odd strides
+    want = loops_conv(
+        base.transpose(2, 1, 3, 0)[:, :, ::-1], w, None, (1, 2), ((0, 0), (1, 1)), (1, 1), 1
+    )
+    got = F.conv2d(view, dualad.tensor(w), stride=(1, 2), padding=(0, 1))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
 def test_inputs_are_not_mutated():
     rng = np.random.default_rng(8)
     x, w = rng.standard_normal((1, 2, 5)), rng.standard_normal((2, 2, 3))

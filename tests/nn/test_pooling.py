@@ -278,6 +278,22 @@ def test_vmap_at_any_dim_matches_a_loop(pool):
             np.testing.assert_array_equal(g.numpy()[i], s.numpy())
 
 
+def test_an_empty_batch_and_strided_views():
+    x = dualad.zeros(0, 2, 5, 4, requires_grad=True)
+    for y, rows in ((F.max_pool2d(x, 2), 2), (F.avg_pool2d(x, 2, ceil_mode=True), 3)):
+        assert tuple(y.shape) == (0, 2, rows, 2)
+        y.sum().backward()
+        assert tuple(x.grad.shape) == (0, 2, 5, 4)
+    rng = np.random.default_rng(5)
+    base = _distinct(rng, (4, 6, 2, 3))  # a transposed view (2, 3, 6, 4) with odd strides
+    view = dualad.tensor(base).permute(2, 3, 1, 0)[:, :, ::-1]
+    dense = np.ascontiguousarray(base.transpose(2, 3, 1, 0)[:, :, ::-1])
+    for pool in (F.max_pool2d, F.avg_pool2d):
+        np.testing.assert_array_equal(
+            pool(view, 2, 1, 1).numpy(), pool(dualad.tensor(dense), 2, 1, 1).numpy()
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # errors
 
@@ -327,7 +343,7 @@ def _t(*shape, dtype=np.float64):
         (
             lambda: F.max_pool2d(_t(5, 5), 2),
             RuntimeError,
-            r"max_pool2d: Expected 3D or 4D \(batch mode\) non-empty tensor for input, but got: \[5, 5\]",
+            r"max_pool2d: Expected 3D or 4D \(batch mode\) tensor with optional 0 dim batch size for input, but got: \[5, 5\]",
         ),
         (lambda: F.max_pool1d(_t(5), 2), RuntimeError, r"Expected 2D or 3D"),
         (

@@ -26,10 +26,10 @@ def _input(x, op: str, nd: int):
             f"dualad.nn.functional.{op}: input of dtype {x.dtype} is not supported: pooling "
             "takes floating tensors (cast integers with .float())"
         )
-    if x.ndim not in (nd + 1, nd + 2) or x.size == 0:
+    if x.ndim not in (nd + 1, nd + 2) or 0 in x.shape[x.ndim - nd - 1 :]:
         raise RuntimeError(
-            f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) non-empty tensor for input, "
-            f"but got: {list(x.shape)}"
+            f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
+            f"batch size for input, but got: {list(x.shape)}"
         )
     return x
 
