@@ -108,6 +108,28 @@ def test_values_and_shapes_match_the_loops(nd, stride, padding, dilation, groups
     np.testing.assert_allclose(single.numpy(), want[1], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "stride, padding, dilation, groups",
+    [(1, 0, 1, 1), (2, 1, 1, 2), ((1, 2, 1), (1, 0, 2), (2, 1, 1), 1), (1, "same", 2, 2)],
+)
+def test_conv3d_matches_the_loops(stride, padding, dilation, groups):
+    rng = np.random.default_rng(10)
+    x, w = (
+        rng.standard_normal((2, 2 * groups, 5, 4, 6)),
+        rng.standard_normal((2 * groups, 2, 2, 3, 2)),
+    )
+    got = F.conv3d(dualad.tensor(x), dualad.tensor(w), None, stride, padding, dilation, groups)
+
+    def expand(v):
+        return v if isinstance(v, tuple) else (v,) * 3
+
+    pairs = _pairs(
+        padding if isinstance(padding, str) else expand(padding), w.shape[2:], expand(dilation), 3
+    )
+    want = loops_conv(x, w, None, expand(stride), pairs, expand(dilation), groups)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
 def test_tuple_arguments_per_dim_match_the_loops():
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((1, 3, 8, 7)), rng.standard_normal((2, 3, 2, 3))

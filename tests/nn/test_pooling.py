@@ -119,6 +119,22 @@ def test_avg_pool_values_and_shapes_match_the_loops(nd, include, k, st, p, d, ce
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize(
+    "k, st, p, d, ceil", [(2, 1, 0, 1, False), (3, 2, 1, 1, True), (2, 1, 1, 2, True)]
+)
+def test_3d_pooling_matches_the_loops(k, st, p, d, ceil):
+    rng = np.random.default_rng(k + st + p + d)
+    x = _distinct(rng, (1, 2, 5, 4, 6))
+    values, indices = F.max_pool3d(dualad.tensor(x), k, st, p, d, ceil, return_indices=True)
+    want_v, want_i = loops_max_pool(x, (k,) * 3, (st,) * 3, (p,) * 3, (d,) * 3, ceil)
+    np.testing.assert_array_equal(values.numpy(), want_v)
+    np.testing.assert_array_equal(indices.numpy(), want_i)
+    if d == 1:
+        got = F.avg_pool3d(dualad.tensor(x), k, st, p, ceil, False)
+        want = loops_avg_pool(x, (k,) * 3, (st,) * 3, (p,) * 3, ceil, False, None)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
 def test_avg_pool2d_divisor_override_and_tuple_arguments():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 2, 7, 6))

@@ -1,5 +1,5 @@
-"""Convolutions: ``conv1d``, ``conv2d`` and their transposes ``conv_transpose1d``,
-``conv_transpose2d``, with PyTorch's signatures, output shapes and argument errors.
+"""Convolutions: ``conv1d``, ``conv2d``, ``conv3d`` and their transposes
+``conv_transpose1d/2d/3d``, with PyTorch's signatures, output shapes and argument errors.
 
 The arithmetic is the N-d ops of ``dualad/ops/convolution.py`` (im2col and one batched matmul;
 derivatives of every order, forward mode and vmap without loops); this module checks and
@@ -14,7 +14,14 @@ from ...ops import reshape, squeeze, unsqueeze
 from ...ops.convolution import conv, conv_input
 from ._arguments import expand_ints
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+]
 
 
 def _tensor(value, name: str, op: str):
@@ -209,6 +216,19 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution (cross-correlation) of ``input`` ``(N, C_in, D, H, W)`` or
+    ``(C_in, D, H, W)`` with ``weight`` ``(C_out, C_in / groups, kD, kH, kW)``; PyTorch's
+    ``conv3d``. Parameters as in ``conv2d`` (ints or triples, ``'valid'``, ``'same'``).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.conv3d(dualad.ones(1, 1, 3, 3, 3), dualad.ones(1, 1, 2, 2, 2), padding="same").shape
+    (1, 1, 3, 3, 3)
+    """
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _transpose(nd, x, weight, bias, stride, padding, output_padding, groups, dilation):
     op = f"conv_transpose{nd}d"
     x, weight, bias, unbatched = _prepare(op, nd, x, weight, bias, True, groups)
@@ -269,3 +289,18 @@ def conv_transpose2d(
     (1, 1, 4, 4)
     """
     return _transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """3-d transposed convolution (the gradient of ``conv3d`` with respect to its input) of
+    ``input`` ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` with ``weight``
+    ``(C_in, C_out / groups, kD, kH, kW)``; PyTorch's ``conv_transpose3d``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.conv_transpose3d(dualad.ones(1, 1, 2, 2, 2), dualad.ones(1, 1, 2, 2, 2)).sum()
+    tensor(64.)
+    """
+    return _transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)

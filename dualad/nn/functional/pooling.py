@@ -1,4 +1,4 @@
-"""Pooling: ``max_pool1d``, ``max_pool2d``, ``avg_pool1d``, ``avg_pool2d`` with PyTorch's
+"""Pooling: ``max_pool1d/2d/3d`` and ``avg_pool1d/2d/3d`` with PyTorch's
 signatures, output shapes (``ceil_mode`` included) and argument errors.
 
 The arithmetic is the N-d ops of ``dualad/ops/pooling.py`` (max pooling saves the argmax indices;
@@ -13,7 +13,7 @@ from ..._creation import as_tensor
 from ...ops.pooling import avg_pool, max_pool, pool_output_size
 from ._arguments import expand_ints
 
-__all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
+__all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d"]
 
 
 def _input(x, op: str, nd: int):
@@ -34,12 +34,15 @@ def _input(x, op: str, nd: int):
     return x
 
 
+_WORDS = {2: "two", 3: "three"}
+
+
 def _ints(value, nd: int, name: str, op: str, default=None):
     if value is None or (isinstance(value, (tuple, list)) and len(value) == 0 and default):
         return default
     values = expand_ints(value, nd)
     if values is None:
-        count = "a single int" if nd == 1 else "a single int, or a tuple of two ints"
+        count = "a single int" + ("" if nd == 1 else f", or a tuple of {_WORDS[nd]} ints")
         omitted = "either be omitted, " if name == "stride" else "either be "
         raise RuntimeError(f"{op}: {name} must {omitted}{count}")
     return values
@@ -91,7 +94,8 @@ def _geometry(op, x, nd, kernel_size, stride, padding, dilation, ceil_mode):
     }
 
 
-def _max_pool(op, nd, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+def _max_pool(nd, x, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    op = f"max_pool{nd}d"
     x = _input(x, op, nd)
     params = _geometry(op, x, nd, kernel_size, stride, padding, dilation, ceil_mode)
     values, indices = max_pool(x, params)
@@ -118,9 +122,7 @@ def max_pool1d(
     >>> x.grad
     tensor([[[0., 1., 0., 1., 1.]]])
     """
-    return _max_pool(
-        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(
@@ -139,12 +141,27 @@ def max_pool2d(
               [13., 15.]]]]), tensor([[[[ 5,  7],
               [13, 15]]]]))
     """
-    return _max_pool(
-        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
-    )
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-def _avg_pool(op, nd, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor):
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """3-d max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; PyTorch's ``max_pool3d``.
+
+    Parameters as in ``max_pool1d``, each an int or a triple; indices are flat positions in the
+    ``D * H * W`` volume (row-major).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.max_pool3d(dualad.arange(8.0).reshape(1, 2, 2, 2), 2, return_indices=True)
+    (tensor([[[[7.]]]]), tensor([[[[7]]]]))
+    """
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool(nd, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor):
+    op = f"avg_pool{nd}d"
     x = _input(x, op, nd)
     params = _geometry(op, x, nd, kernel_size, stride, padding, 1, ceil_mode)
     del params["dilation"]
@@ -170,9 +187,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     >>> F.avg_pool1d(x, 2, padding=1, count_include_pad=False)
     tensor([[[1. , 2.5, 4.5]]])
     """
-    return _avg_pool(
-        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
-    )
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
 def avg_pool2d(
@@ -195,14 +210,26 @@ def avg_pool2d(
     tensor([[[ 2.5,  4.5],
              [10.5, 12.5]]])
     """
-    return _avg_pool(
-        "avg_pool2d",
-        2,
-        input,
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        count_include_pad,
-        divisor_override,
-    )
+    geometry = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(2, input, *geometry)
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """3-d average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; PyTorch's
+    ``avg_pool3d``. Parameters as in ``avg_pool2d`` (ints or triples).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.avg_pool3d(dualad.arange(8.0).reshape(1, 2, 2, 2), 2, divisor_override=4)
+    tensor([[[[7.]]]])
+    """
+    geometry = (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool(3, input, *geometry)

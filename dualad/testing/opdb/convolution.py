@@ -209,6 +209,14 @@ CONV_CASES = [
         {"stride": 2, "groups": 3, "padding": "valid"},
         "2d depthwise",
     ),
+    (
+        (1, 2, 4, 3, 4),
+        (2, 1, 2, 2, 3),
+        True,
+        {"stride": (1, 2, 1), "padding": (1, 0, 1), "dilation": (1, 1, 2), "groups": 2},
+        "3d",
+    ),
+    ((2, 3, 3, 4), (2, 2, 2, 1, 2), False, {"padding": "same"}, "3d unbatched same"),
 ]
 
 # (input shape, weight shape, bias?, keyword arguments, note)
@@ -222,6 +230,7 @@ TRANSPOSE_CASES = [
         {"stride": (2, 1), "dilation": (1, 2), "groups": 2, "padding": (0, 1)},
         "2d",
     ),
+    ((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), True, {"stride": 2, "output_padding": 1}, "3d"),
 ]
 
 # (x shape, y shape, kernel, stride, padding pairs, dilation, groups, note)
@@ -292,6 +301,13 @@ MAX_POOL_CASES = {
         ((1, 2, 6, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}, "ceil"),
         ((2, 5, 5), {"kernel_size": 2, "dilation": (2, 1), "stride": 1}, "unbatched dilation"),
     ],
+    3: [
+        (
+            (1, 2, 4, 5, 4),
+            {"kernel_size": 2, "stride": (2, 1, 2), "padding": 1, "ceil_mode": True},
+            "3d",
+        )
+    ],
 }
 
 AVG_POOL_CASES = {
@@ -325,6 +341,13 @@ AVG_POOL_CASES = {
             "unbatched exclude pad",
         ),
         ((1, 1, 4, 5), {"kernel_size": 2, "divisor_override": 3}, "divisor_override"),
+    ],
+    3: [
+        (
+            (2, 4, 3, 5),
+            {"kernel_size": (3, 2, 2), "stride": 2, "padding": 1, "count_include_pad": False},
+            "3d unbatched exclude pad",
+        )
     ],
 }
 
@@ -402,6 +425,11 @@ def _ref_avg_backward(
     return np.stack(columns, axis=-1).reshape(lead + tuple(size)).astype(ct.dtype)
 
 
+def _by_rank(cases):
+    """``(nd, the cases with an nd-d weight)`` for nd = 1, 2, 3."""
+    return [(nd, [case for case in cases if len(case[1]) == nd + 2]) for nd in (1, 2, 3)]
+
+
 def _family(name, fn, samples, ops, dtypes, ref):
     return OpInfo(name, fn, samples, ops=ops, dtypes=dtypes, ref=ref)
 
@@ -416,7 +444,7 @@ OPS = [
             ALL_DIFF,
             ref_conv,
         )
-        for nd, cases in ((1, CONV_CASES[:5]), (2, CONV_CASES[5:]))
+        for nd, cases in _by_rank(CONV_CASES)
     ),
     *(
         _family(
@@ -427,7 +455,7 @@ OPS = [
             ALL_DIFF,
             ref_conv_transpose,
         )
-        for nd, cases in ((1, TRANSPOSE_CASES[:2]), (2, TRANSPOSE_CASES[2:]))
+        for nd, cases in _by_rank(TRANSPOSE_CASES)
     ),
     OpInfo("conv_weight", _weight_fn, _weight_samples, dtypes=ALL_DIFF, ref=ref_conv_weight),
     *(
@@ -443,7 +471,7 @@ OPS = [
             ("max", MAX_POOL_CASES, distinct, ref_max_pool),
             ("avg", AVG_POOL_CASES, uniform, ref_avg_pool),
         )
-        for nd in (1, 2)
+        for nd in (1, 2, 3)
     ),
     OpInfo(
         "avg_pool_backward",
