@@ -76,24 +76,28 @@ def _max_pool_impl(xp, x, *, kernel, stride, padding, dilation, ceil_mode):
     win = windows(xp, x, kernel, out, stride, pads, dilation, value=-np.inf)
     flat = win.reshape((*win.shape[: lead + nd], math.prod(kernel)))
     arg = xp.argmax(flat, axis=-1)  # the first maximum; NaN counts as the largest
-    nan = xp.isnan(flat)
-    if nan.any():  # PyTorch's CPU kernel keeps the last NaN of a window
+    values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    if xp.isnan(values).any():  # PyTorch's CPU kernel keeps the last NaN of a window
+        nan = xp.isnan(flat)
         last = flat.shape[-1] - 1 - xp.argmax(nan[..., ::-1], axis=-1)
         arg = xp.where(nan.any(axis=-1), last, arg)
-    values = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
     offsets = xp.unravel_index(arg, kernel)
     coords, firsts = [], []
-    outside = xp.zeros(arg.shape, dtype=bool)
+    outside = None
     for j in range(nd):
         start = _positions(xp, out, lead, j) * stride[j] - padding[j]
         coord = start + offsets[j] * dilation[j]
-        outside |= (coord < 0) | (coord >= size[j])
+        coords.append(coord)
+        if pads[j] != (0, 0):  # only windows that reach into the padding can pick it
+            off = (coord < 0) | (coord >= size[j])
+            outside = off if outside is None else outside | off
         # the window's first input element along j (the choice when all of its inputs are -inf)
         firsts.append(start + (-(start // dilation[j])).clip(0) * dilation[j])
-        coords.append(coord)
+    if outside is not None and not outside.any():
+        outside = None
     index = 0
     for j in range(nd):
-        coord = xp.where(outside, firsts[j], coords[j]) if outside.any() else coords[j]
+        coord = coords[j] if outside is None else xp.where(outside, firsts[j], coords[j])
         index = index * size[j] + coord
     return values, xp.asarray(index, dtype=xp.int64)
 
