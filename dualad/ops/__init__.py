@@ -23,6 +23,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     convolve, distances
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
+    convolution                             conv and its two transposes (nn.functional)
+    pooling                                 max/avg pooling (with convolution's windows)
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from . import (
     comparison,
     complex_parts,
     convolve,
+    convolution,
     counting,
     diagonals,
     distances,
@@ -57,6 +60,7 @@ from . import (
     mutation,
     norms,
     order_statistics,
+    pooling,
     products,
     quantiles,
     reductions,

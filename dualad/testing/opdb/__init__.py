@@ -173,4 +173,5 @@ FAMILIES = (
     "searching",
     "fft",
     "selection",
+    "convolution",
 )
