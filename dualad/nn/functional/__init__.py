@@ -2,8 +2,8 @@
 
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
-dropout, embedding, one_hot, pad), ``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d,
-avg_pool1d/2d).
+dropout, embedding, one_hot, pad), ``convolution`` (conv1d/2d/3d, conv_transpose1d/2d/3d) and
+``pooling`` (max_pool1d/2d/3d, avg_pool1d/2d/3d).
 """
 
 from __future__ import annotations
