@@ -51,10 +51,14 @@ LAYERS = (
         "dualad.func.grad_level dualad.func.grad_views dualad.func.grad_function",
     ),
     (
+        "L4e level: jit",
+        "dualad.jit.program dualad.jit.tracer dualad.jit.codegen dualad.jit.signature",
+    ),
+    (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.*",
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.jit dualad.jit.api",
     ),
 )
 MAX_LINES = 600

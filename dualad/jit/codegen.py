@@ -1,0 +1,151 @@
+"""Code generation: a ``Program`` as the source of one straight-line Python function.
+
+The generated function takes the input arrays (``s0, s1, ...``) and returns the tuple of output
+arrays, or ``RETRACE`` when a guard fails. Each op is one call of its impl (``k3(s0, s1)`` for
+an op with a kernel and no parameters, ``f3(xp, s0, axis=p3_axis)`` otherwise); constants,
+impls and parameters are globals of the function (read by name, never rebuilt). No Tensor,
+dispatch or level code runs. ``compile_program`` returns the function and its source.
+
+>>> import numpy as np, dualad
+>>> f = dualad.jit(lambda x: dualad.sin(x) * 2.0)
+>>> print(f.source(dualad.tensor([1.0, 2.0])))
+def replay(s0):
+    s1 = f0(xp, s0)
+    s2 = k1(s1, 2.0)
+    return (s2,)
+"""
+
+from __future__ import annotations
+
+import keyword
+
+import numpy as np
+
+from .program import Program
+
+RETRACE = object()  # what a replay returns when a guard fails
+
+
+def _literal(value) -> str | None:
+    """Source for a Python literal that reads back as the same value and type, else None."""
+    if value is None or type(value) in (bool, int, str):
+        return repr(value)
+    if type(value) is float and np.isfinite(value) and float(repr(value)) == value:
+        return repr(value)
+    return None
+
+
+def _same(value, expected) -> bool:
+    """Whether a guard's value on replay equals the traced one (NaN equals NaN)."""
+    if type(expected) is np.ndarray:
+        return (
+            type(value) is np.ndarray
+            and value.shape == expected.shape
+            and value.dtype == expected.dtype
+            and bool(np.array_equal(value, expected, equal_nan=expected.dtype.kind in "fc"))
+        )
+    if value == expected:
+        return type(value) is type(expected)
+    return value != value and expected != expected  # (NaN)
+
+
+def _convert(kind: str, data):
+    """The Python value a guard of ``kind`` reads from array ``data`` (as the trace did)."""
+    if kind == "bool":
+        return bool(data)
+    if kind == "item":
+        return data.reshape(()).item()
+    if kind == "float":
+        value = data.reshape(()).item()
+        return float(value.real if isinstance(value, complex) else value)
+    if kind == "int":
+        return int(data.reshape(()).item())
+    if kind == "complex":
+        return complex(data.reshape(()).item())
+    if kind == "tolist":
+        return (data if type(data) is np.ndarray else data.get()).tolist()
+    if kind == "array":
+        return np.array(data if type(data) is np.ndarray else data.get(), copy=True)
+    if kind == "shape":
+        return tuple(data.shape)
+    raise AssertionError(kind)
+
+
+def compile_program(program: Program, xp) -> tuple:
+    """``(function, source)`` for ``program`` on array module ``xp``."""
+    namespace = {"xp": xp, "RETRACE": RETRACE, "_same": _same, "_convert": _convert}
+    namespace["asarray"] = xp.asarray
+    for i, c in enumerate(program.consts):
+        namespace[f"c{i}"] = c
+    lines = [f"def replay({', '.join(f's{i}' for i in range(program.n_inputs))}):"]
+
+    def ref(r) -> str:
+        if r[0] == "s":
+            return f"s{r[1]}"
+        if r[0] == "c":
+            return f"c{r[1]}"
+        text = _literal(r[1])
+        if text is None:
+            name = f"l{len(namespace)}"
+            namespace[name] = r[1]
+            return name
+        return text
+
+    for n, instr in enumerate(program.instrs):
+        kind = instr.kind
+        if kind == "op":
+            op = instr.op
+            args = [ref(r) for r in instr.args]
+            if op.kernel is not None and not instr.params:
+                namespace[f"k{n}"] = op.kernel
+                call = f"k{n}({', '.join(args)})"
+            else:
+                namespace[f"f{n}"] = op.impl
+                words = ["xp", *args]
+                for key, value in instr.params.items():
+                    if key.isidentifier() and not keyword.iskeyword(key):
+                        text = _literal(value)
+                        if text is None:
+                            text = f"p{n}_{key}"
+                            namespace[text] = value
+                        words.append(f"{key}={text}")
+                    else:  # pragma: no cover - parameters are identifiers
+                        raise AssertionError(key)
+                call = f"f{n}({', '.join(words)})"
+            outs = [f"s{s}" for s in instr.outs]
+            if len(outs) == 1:
+                if instr.extra[0]:
+                    call = f"asarray({call})"
+                lines.append(f"    {outs[0]} = {call}")
+            else:
+                lines.append(f"    {', '.join(outs)}, = {call}")
+                for s, scalar in zip(instr.outs, instr.extra):
+                    if scalar:
+                        lines.append(f"    s{s} = asarray(s{s})")
+        elif kind == "write":
+            lines.append(f"    {ref(instr.args[0])}[...] = {ref(instr.args[1])}")
+        elif kind == "random":
+            namespace[f"r{n}"] = instr.extra
+            lines.append(f"    s{instr.outs[0]} = r{n}(_shape{n})._data")
+            namespace[f"_shape{n}"] = program.meta[instr.outs[0]][0]
+        elif kind == "guard":
+            guard_kind, expected = instr.extra
+            namespace[f"g{n}"] = expected
+            value = f"_convert({guard_kind!r}, {ref(instr.args[0])})"
+            if guard_kind == "bool":
+                value = f"bool({ref(instr.args[0])})"
+                lines.append(f"    if {value} is not g{n}:")
+            else:
+                lines.append(f"    if not _same({value}, g{n}):")
+            lines.append("        return RETRACE")
+        else:  # pragma: no cover
+            raise AssertionError(kind)
+    outs = [ref(r) for r in program.outputs]
+    lines.append(f"    return ({''.join(o + ', ' for o in outs).rstrip()})")
+    source = "\n".join(lines)
+    code = compile(source, "<dualad.jit>", "exec")
+    exec(code, namespace)
+    return namespace["replay"], source
+
+
+__all__ = ["RETRACE", "compile_program"]
