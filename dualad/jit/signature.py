@@ -108,7 +108,7 @@ def _flatten(value, path: tuple, leaves: Leaves, key: list) -> object:
         leaves.is_array.append(False)
         return None
     raise TypeError(
-        f"dualad.jit: {_describe(path)} is a {kind.__name__}, which cannot be traced: pass "
+        f"dualad.jit: {_describe(path)} has type {kind.__name__}, which cannot be traced: pass "
         "tensors, arrays, numbers or pytrees (tuples, lists, dicts) of them, or mark the "
         "argument static (static_argnums / static_argnames)"
     )

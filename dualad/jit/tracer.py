@@ -34,6 +34,7 @@ from .._dispatch import SCALAR_TYPES, Level, dispatch
 from .._state import GRAD, resume, suspend
 from .._tensor import Tensor, wrap
 from .._wrapper import LevelTensor, new_wrapper
+from ..rev.function import eager as eager_function
 from ..rev.inplace import check_fits, update_tangents, write_into
 from .program import Instr, Program
 
@@ -147,6 +148,12 @@ class TraceLevel(Level):
             else:
                 _dispatch.record_node(op, args, params, wrapped[0])
         return wrapped if multi else wrapped[0]
+
+    def apply_function(self, cls: type, args: tuple):
+        """A custom ``Function`` on traced values: its forward runs on them as the eager tape
+        runs it (its ops reach this level and are recorded; a tape inside the traced function
+        records its node on the TraceTensors)."""
+        return eager_function(cls, args)
 
     def draw_random(self, redraw, shape: tuple):
         """Draw for real one level down; the program draws afresh with ``redraw`` each replay."""
