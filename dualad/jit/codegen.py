@@ -113,13 +113,14 @@ def compile_program(program: Program, xp) -> tuple:
                         raise AssertionError(key)
                 call = f"f{n}({', '.join(words)})"
             outs = [f"s{s}" for s in instr.outs]
-            if len(outs) == 1:
-                if instr.extra[0]:
+            scalars, multi = instr.extra
+            if not multi:
+                if scalars[0]:
                     call = f"asarray({call})"
                 lines.append(f"    {outs[0]} = {call}")
             else:
                 lines.append(f"    {', '.join(outs)}, = {call}")
-                for s, scalar in zip(instr.outs, instr.extra):
+                for s, scalar in zip(instr.outs, scalars):
                     if scalar:
                         lines.append(f"    s{s} = asarray(s{s})")
         elif kind == "write":
@@ -135,6 +136,8 @@ def compile_program(program: Program, xp) -> tuple:
             if guard_kind == "bool":
                 value = f"bool({ref(instr.args[0])})"
                 lines.append(f"    if {value} is not g{n}:")
+            elif guard_kind == "shape":
+                lines.append(f"    if {ref(instr.args[0])}.shape != g{n}:")
             else:
                 lines.append(f"    if not _same({value}, g{n}):")
             lines.append("        return RETRACE")

@@ -137,17 +137,11 @@ def drop_noop_views(program: Program) -> None:
     mapping = {}
     keep = []
     meta = program.meta
-    returned = _outputs(program)
     for instr in program.instrs:
-        if instr.kind == "op" and len(instr.outs) == 1 and instr.args and instr.op.view:
+        if instr.kind == "op" and not instr.extra[1] and instr.args and instr.op.view:
             first = instr.args[0]
             out = instr.outs[0]
-            if (
-                first[0] == "s"
-                and first[1] not in mapping
-                and meta[first[1]] == meta[out]
-                and out not in returned
-            ):
+            if first[0] == "s" and first[1] not in mapping and meta[first[1]] == meta[out]:
                 mapping[out] = first
                 continue
         keep.append(instr)

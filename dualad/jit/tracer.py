@@ -53,6 +53,11 @@ def array_meta(data) -> tuple:
     return (data.shape, data.dtype, data.strides, address, root)
 
 
+# ops whose output shapes depend on the VALUES of floating inputs (ops with integer or boolean
+# traced inputs, such as masks and indices, are guarded the same way without being listed)
+DATA_SHAPED = frozenset(("nonzero", "unique", "unique_values", "setdiff1d", "setxor1d"))
+
+
 class TraceLevel(Level):
     """One running trace of ``dualad.jit``: the program being recorded."""
 
@@ -141,7 +146,16 @@ class TraceLevel(Level):
         scalar = tuple(
             type(o) is Tensor and o._data.ndim == 0 and type(o._data) is np.ndarray for o in outs
         )
-        self.program.instrs.append(Instr("op", op, params, tuple(refs), slots, scalar))
+        self.program.instrs.append(Instr("op", op, params, tuple(refs), slots, (scalar, multi)))
+        if op.name in DATA_SHAPED or any(
+            type(v) is Tensor and v._data.dtype.kind in "biu" for v in values
+        ):
+            # the output's shape may depend on the values (a mask, indices, counts)
+            for o, slot in zip(outs, slots):
+                if type(o) is Tensor:
+                    self.program.instrs.append(
+                        Instr("guard", None, None, (("s", slot),), (), ("shape", o.shape))
+                    )
         if tape and GRAD.enabled and op.differentiable:
             if multi:
                 _dispatch.record_node(op, args, params, None, wrapped)
@@ -293,8 +307,9 @@ class TraceTensor(LevelTensor):
         return RuntimeError(
             f"dualad.jit: in-place op {name!r} writes a traced value into a tensor that is not "
             f"traced (shape {tuple(target.shape)}: a closed-over tensor or one made inside the "
-            "function from constants). Make it from the inputs (x.new_zeros(...), "
-            "dualad.zeros_like(x)), or use the out-of-place op."
+            "function from constants such as dualad.zeros). Start from a traced value instead "
+            "(z = x.clone(), z = x * 0), or build the result with out-of-place ops "
+            "(dualad.where, dualad.stack, dualad.cat)."
         )
 
     def _repr_head(self) -> str:
