@@ -78,4 +78,4 @@ from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
 from . import fft, linalg, nn, special
-from .jit import jit  # (the function; the package is dualad.jit.api, .tracer, ...)
+from .tracing import jit  # (dualad.tracing holds its level, program, code generation, api)

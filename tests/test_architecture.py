@@ -52,13 +52,14 @@ LAYERS = (
     ),
     (
         "L4e level: jit",
-        "dualad.jit.program dualad.jit.tracer dualad.jit.codegen dualad.jit.signature",
+        "dualad.tracing.program dualad.tracing.tracer dualad.tracing.codegen "
+        "dualad.tracing.signature",
     ),
     (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.jit dualad.jit.api",
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api",
     ),
 )
 MAX_LINES = 600

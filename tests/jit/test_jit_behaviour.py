@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.jit import RetraceWarning
+from dualad.tracing import RetraceWarning
 
 
 def tensor(*values):

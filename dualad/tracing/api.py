@@ -11,7 +11,7 @@ True
 >>> f.cache_info().hits, f.cache_info().misses
 (1, 1)
 
-Semantics (see also ``dualad.jit.tracer``):
+Semantics (see also ``dualad.tracing.tracer``):
 
 - The first call for a signature (pytree structure, shapes, dtypes, strides, devices, static
   values, Python numbers, grad mode) runs ``fn`` under a trace level: every op runs for real, so

@@ -1,4 +1,4 @@
-"""``dualad.jit``: trace once, replay straight-line NumPy/CuPy code (DESIGN.md section 9).
+"""``dualad.tracing``: ``dualad.jit``, trace once and replay straight-line array code (DESIGN 9).
 
 - ``tracer``: the trace level (``TraceLevel``, ``TraceTensor``): runs and records every op;
 - ``program``: the recorded program and its passes (no-op views, CSE, DCE);
