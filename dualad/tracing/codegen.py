@@ -2,7 +2,8 @@
 
 The generated function takes the input arrays (``s0, s1, ...``) and returns the tuple of output
 arrays, or ``RETRACE`` when a guard fails. Each op is one call of its impl (``k3(s0, s1)`` for
-an op with a kernel and no parameters, ``f3(xp, s0, axis=p3_axis)`` otherwise); constants,
+an op with a kernel and no parameters, ``u3(s0)`` for an impl that is one ufunc call,
+``f3(xp, s0, axis=p3_axis)`` otherwise); constants,
 impls and parameters are globals of the function (read by name, never rebuilt). No Tensor,
 dispatch or level code runs. ``compile_program`` returns the function and its source.
 
@@ -10,13 +11,14 @@ dispatch or level code runs. ``compile_program`` returns the function and its so
 >>> f = dualad.jit(lambda x: dualad.sin(x) * 2.0)
 >>> print(f.source(dualad.tensor([1.0, 2.0])))
 def replay(s0):
-    s1 = f0(xp, s0)
+    s1 = u0(s0)
     s2 = k1(s1, 2.0)
     return (s2,)
 """
 
 from __future__ import annotations
 
+import dis
 import keyword
 
 import numpy as np
@@ -71,6 +73,50 @@ def _convert(kind: str, data):
     raise AssertionError(kind)
 
 
+_SKIPPED = frozenset(("RESUME", "PRECALL", "PUSH_NULL", "CACHE", "NOP", "COPY_FREE_VARS"))
+_DIRECT: dict = {}
+
+
+def direct_function(impl, xp):
+    """The array-module function ``impl`` amounts to on floating arrays, or None.
+
+    An impl written as one call, ``lambda xp, x: xp.sin(_floating(x))`` or ``lambda xp, x:
+    xp.abs(x)`` (its bytecode says so: nothing but the loads and the calls), is ``xp.sin`` on
+    a floating array (``_floating`` passes it as is): the replay calls that ufunc directly,
+    without the impl's Python frame. Anything else (arithmetic, constants, other globals) keeps
+    the impl."""
+    key = (impl, xp)
+    if key in _DIRECT:
+        return _DIRECT[key]
+    found = None
+    code = getattr(impl, "__code__", None)
+    if code is not None and code.co_argcount == 2 and not code.co_flags & 0x0C:
+        steps = [(i.opname, i.argval) for i in dis.get_instructions(impl)]
+        steps = [s for s in steps if s[0] not in _SKIPPED]
+        xp_name, x_name = code.co_varnames[:2]
+        names = [s[1] for s in steps]
+        kinds = [s[0] for s in steps]
+        shape = ["LOAD_FAST", "LOAD_METHOD", "LOAD_FAST", "CALL", "RETURN_VALUE"]
+        floating = impl.__globals__.get("_floating")
+        if (
+            len(steps) == 7
+            and kinds[2] == "LOAD_GLOBAL"
+            and names[2] == "_floating"
+            and getattr(floating, "__name__", None) == "_floating"
+            and kinds[4] == "CALL"
+        ):
+            del steps[4], steps[2]
+            names = [s[1] for s in steps]
+            kinds = [s[0] for s in steps]
+        kinds = ["LOAD_METHOD" if k == "LOAD_ATTR" else k for k in kinds]
+        if kinds == shape and names[0] == xp_name and names[2] == x_name:
+            candidate = getattr(xp, names[1], None)
+            if isinstance(candidate, np.ufunc) or type(candidate).__name__ == "ufunc":
+                found = candidate
+    _DIRECT[key] = found
+    return found
+
+
 def compile_program(program: Program, xp) -> tuple:
     """``(function, source)`` for ``program`` on array module ``xp``."""
     namespace = {"xp": xp, "RETRACE": RETRACE, "_same": _same, "_convert": _convert}
@@ -96,9 +142,17 @@ def compile_program(program: Program, xp) -> tuple:
         if kind == "op":
             op = instr.op
             args = [ref(r) for r in instr.args]
+            direct = None
+            if op.kernel is None and not instr.params and len(args) == 1:
+                first = instr.args[0]
+                if first[0] == "s" and program.meta[first[1]][1].kind in "fc":
+                    direct = direct_function(op.impl, xp)
             if op.kernel is not None and not instr.params:
                 namespace[f"k{n}"] = op.kernel
                 call = f"k{n}({', '.join(args)})"
+            elif direct is not None:
+                namespace[f"u{n}"] = direct
+                call = f"u{n}({args[0]})"
             else:
                 namespace[f"f{n}"] = op.impl
                 words = ["xp", *args]
