@@ -148,7 +148,7 @@ class TraceLevel(Level):
         )
         self.program.instrs.append(Instr("op", op, params, tuple(refs), slots, (scalar, multi)))
         if op.name in DATA_SHAPED or any(
-            type(v) is Tensor and v._data.dtype.kind in "biu" for v in values
+            type(a) is TraceTensor and a._value._data.dtype.kind in "biu" for a in args
         ):
             # the output's shape may depend on the values (a mask, indices, counts)
             for o, slot in zip(outs, slots):
