@@ -185,5 +185,6 @@ class LevelTensor(Tensor):
 
     def _written_into_plain(self, name: str, target: Tensor) -> Exception:
         """The error for in-place op ``name`` on ``target``, a tensor this level does not
-        track, whose result is this wrapper (it cannot be written into ``target``)."""
+        track, whose result is this wrapper (it cannot be written into ``target``); None when
+        the level wrote the value into ``target`` itself."""
         raise NotImplementedError

@@ -20,6 +20,9 @@ Semantics (see also ``dualad.tracing.tracer``):
 - Values that reach Python during the trace (``if x.sum() > 0``, ``x.item()``, ``int(n)``)
   become guards: a replay whose guard fails traces again (each signature keeps up to
   ``max_traces`` programs in all); past that bound new cases run eagerly, with one warning.
+- A replay that raises (a singular matrix this time) runs ``fn`` eagerly instead, so the
+  error is the one dualad gives eagerly (unless the program writes in place: then the array
+  module's error is raised as it is).
 - Side effects of ``fn`` (printing, appending to a list, ``manual_seed``) happen when it is
   traced only. Random ops draw fresh values on every replay. Closed-over tensors are constants
   of the program: their arrays as the trace saw them (in-place changes to those arrays are
@@ -33,7 +36,8 @@ Semantics (see also ``dualad.tracing.tracer``):
   inside any transform, with an input that requires grad (grad mode on) or carries a tangent:
   ``fn`` runs eagerly under those transforms (correct, not staged). So does a function whose
   trace met something the program cannot replay (an op on a closed-over tensor that requires
-  grad), for that signature, and every call while the default dtype is not float64.
+  grad, an in-place write of a traced value into a tensor made from constants inside ``fn``),
+  for that signature, and every call while the default dtype is not float64.
 """
 
 from __future__ import annotations
@@ -70,9 +74,18 @@ class RetraceWarning(UserWarning):
 class _Compiled:
     """One recorded program, ready to replay."""
 
-    __slots__ = ("copy_inputs", "eager_only", "literal_outs", "replay", "source", "spec")
+    __slots__ = (
+        "copy_inputs",
+        "eager_only",
+        "literal_outs",
+        "replay",
+        "source",
+        "spec",
+        "written",
+    )
 
     def __init__(self, replay, source, spec, copy_inputs, literal_outs, eager_only=None):
+        self.written = False  # whether the program writes in place
         self.replay = replay
         self.source = source
         self.spec = spec  # how to rebuild the output tree from its leaves
@@ -128,7 +141,14 @@ class Jitted:
                         a.copy() if i in program.copy_inputs and leaves.is_array[i] else a
                         for i, a in enumerate(arrays)
                     ]
-                result = program.replay(*arrays)
+                try:
+                    result = program.replay(*arrays)
+                except Exception:
+                    if program.written:
+                        raise  # (inputs may be written already: not run a second time)
+                    # eagerly again, for the error dualad gives (naming the op and arguments)
+                    self._eager += 1
+                    return self.fn(*args, **kwargs)
                 if result is not RETRACE:
                     self._hits += 1
                     return _outputs(program, result, leaves.plain)
@@ -181,6 +201,7 @@ class Jitted:
             xp = _array_module(leaves.arrays, program)
             replay, source = compile_program(program, xp)
             compiled = _Compiled(replay, source, spec, program.written_inputs(), literal)
+            compiled.written = program.written
         self._cache.setdefault(key, []).append(compiled)
         return _outputs(compiled, results, leaves.plain)
 

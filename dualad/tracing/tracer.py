@@ -303,7 +303,19 @@ class TraceTensor(LevelTensor):
             update_tangents(self, result)
         return self
 
-    def _written_into_plain(self, name: str, target: Tensor) -> Exception:
+    def _written_into_plain(self, name: str, target: Tensor) -> Exception | None:
+        """A traced value written into a tensor that is not traced (one made inside the
+        function from constants, ``dualad.zeros(3)``, or a closed-over one): the program has no
+        slot for it, so the write happens for real and this trace is eager-only (its results
+        are the eager ones; the signature runs eagerly from then on)."""
+        if not (GRAD.enabled and target.requires_grad):
+            write_into(target, self._value)
+            self._level.give_up(
+                f"in-place op {name!r} wrote a traced value into a tensor that is not traced "
+                "(made from constants inside the function, or closed over); start from a "
+                "traced value instead (z = x * 0, x.clone()) or use out-of-place ops"
+            )
+            return None
         return RuntimeError(
             f"dualad.jit: in-place op {name!r} writes a traced value into a tensor that is not "
             f"traced (shape {tuple(target.shape)}: a closed-over tensor or one made inside the "
