@@ -153,3 +153,47 @@ def test_transforms_outside_run_eagerly():
 def test_jit_inside_jit():
     inner = dualad.jit(lambda x: dualad.exp(x) * 2)
     check(lambda x: inner(x) + 1, lambda: (t(3),))
+
+
+def test_inplace_ops_under_transforms_inside():
+    def dual(x, v):
+        with dualad.fwd.dual_level():
+            d = dualad.fwd.make_dual(x, v)
+            y = d.clone()
+            view = y[0:2]
+            view.mul_(d[1:3])  # the view's tangent is written into y's
+            y[3] = view[0] * 2
+            primal, tangent = dualad.fwd.unpack_dual(y)
+            return primal, tangent
+
+    def grad_of_inplace(x):
+        def g(x):
+            y = x.clone()
+            y[1:].mul_(x[:-1])
+            return (y * y).sum()
+
+        return func.grad(g)(x)
+
+    def vmap_of_inplace(batch):
+        def g(row):
+            y = row * 1
+            y[0] = y[1] * 3
+            y.add_(row)
+            return y
+
+        return dualad.vmap(g)(batch)
+
+    check(dual, lambda: (t(4), t(4)))
+    check(grad_of_inplace, lambda: (t(4),))
+    check(vmap_of_inplace, lambda: (t(3, 4),))
+
+
+def test_inplace_on_a_tensor_that_requires_grad_inside_raises():
+    def fn(x):
+        x = x.detach().requires_grad_()
+        y = x * 1
+        y.mul_(2)
+        return y
+
+    with pytest.raises(NotImplementedError, match=r"dualad\.jit: in-place op"):
+        dualad.jit(fn)(t(2))
