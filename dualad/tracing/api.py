@@ -78,6 +78,7 @@ class _Compiled:
         "copy_inputs",
         "eager_only",
         "literal_outs",
+        "out_kind",
         "replay",
         "source",
         "spec",
@@ -86,6 +87,8 @@ class _Compiled:
 
     def __init__(self, replay, source, spec, copy_inputs, literal_outs, eager_only=None):
         self.written = False  # whether the program writes in place
+        # "one": the function returned one tensor, "tuple": a tuple of tensors, else None
+        self.out_kind = None
         self.replay = replay
         self.source = source
         self.spec = spec  # how to rebuild the output tree from its leaves
@@ -125,6 +128,30 @@ class Jitted:
         if GRAD.levels or DEFAULT_DTYPE[0] is not _F64:
             self._eager += 1
             return self.fn(*args, **kwargs)
+        if not kwargs and not self._static:
+            # the fast path: plain tensors in, one program, tensors out (the key is the one
+            # ``signature`` makes for such a call)
+            enabled = GRAD.enabled
+            key = [enabled, _F64]
+            for a in args:
+                if type(a) is not Tensor or a._fw or (a._rg and enabled):
+                    break
+                d = a._data
+                key.append((d.shape, d.dtype, d.strides, type(d)))
+            else:
+                programs = self._cache.get(tuple(key))
+                if programs is not None and len(programs) == 1:
+                    program = programs[0]
+                    if program.eager_only is None and program.out_kind is not None:
+                        try:
+                            result = program.replay(*[a._data for a in args])
+                        except Exception:
+                            result = RETRACE  # (the general path below handles it)
+                        if result is not RETRACE:
+                            self._hits += 1
+                            if program.out_kind == "one":
+                                return wrap(result[0])
+                            return tuple([wrap(r) for r in result])
         key, leaves = signature(args, kwargs, self._static, self._names)
         if leaves.fallback is not None:
             self._eager += 1
@@ -202,6 +229,10 @@ class Jitted:
             replay, source = compile_program(program, xp)
             compiled = _Compiled(replay, source, spec, program.written_inputs(), literal)
             compiled.written = program.written
+            if isinstance(out, Tensor):
+                compiled.out_kind = "one"
+            elif type(out) is tuple and all(isinstance(o, Tensor) for o in out):
+                compiled.out_kind = "tuple"
         self._cache.setdefault(key, []).append(compiled)
         return _outputs(compiled, results, leaves.plain)
 
