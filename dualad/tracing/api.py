@@ -137,6 +137,8 @@ class Jitted:
                 if type(a) is not Tensor or a._fw or (a._rg and enabled):
                     break
                 d = a._data
+                if type(d) is not np.ndarray:
+                    break  # (CuPy: the key holds the device too)
                 key.append((d.shape, d.dtype, d.strides, type(d)))
             else:
                 programs = self._cache.get(tuple(key))

@@ -69,7 +69,10 @@ def _flatten(value, path: tuple, leaves: Leaves, key: list) -> object:
             leaves.fallback = f"{_describe(path)} requires grad"
         elif value._fw:
             leaves.fallback = f"{_describe(path)} carries a forward-mode tangent"
-        key.append((data.shape, data.dtype, data.strides, type(data)))
+        if type(data) is np.ndarray:
+            key.append((data.shape, data.dtype, data.strides, type(data)))
+        else:  # CuPy: the device too
+            key.append((data.shape, data.dtype, data.strides, type(data), data.device.id))
         leaves.values.append(value)
         leaves.arrays.append(data)
         leaves.is_array.append(False)
@@ -94,7 +97,8 @@ def _flatten(value, path: tuple, leaves: Leaves, key: list) -> object:
                 f"dualad.jit: {_describe(path)} is an array of dtype {data.dtype}; only arrays "
                 "of booleans and numbers can be traced (mark the argument static)"
             )
-        key.append(("array", data.shape, data.dtype, data.strides, type(data)))
+        device = None if type(data) is np.ndarray else data.device.id
+        key.append(("array", data.shape, data.dtype, data.strides, type(data), device))
         leaves.values.append(data)
         leaves.arrays.append(data)
         leaves.is_array.append(True)
