@@ -115,21 +115,30 @@ def test_create_graph_inside():
     check(fn, lambda: (t(3),))
 
 
-class Square(dualad.autograd.Function):
+class MulAddOne(dualad.autograd.Function):
+    """``x * y + y`` with a hand-written backward and jvp (saved inputs, two of them)."""
+
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        ctx.save_for_forward(x, y)
+        return x * y + y
 
     @staticmethod
     def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 2 * x * grad
+        x, y = ctx.saved_tensors
+        return grad * y, grad * (x + 1)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        return tx * y + ty * (x + 1)
 
 
 def test_custom_function():
-    check(lambda x: Square.apply(x) + 1, lambda: (t(3),))
-    check(func.grad(lambda x: Square.apply(x).sum()), lambda: (t(3),))
+    check(lambda x, y: MulAddOne.apply(x, y) + 1, lambda: (t(3), t(3)))
+    check(func.grad(lambda x, y: MulAddOne.apply(x, y).sum(), (0, 1)), lambda: (t(3), t(3)))
+    check(func.jacfwd(lambda x: MulAddOne.apply(x, x * 2)), lambda: (t(3),))
 
 
 def test_transforms_outside_run_eagerly():
