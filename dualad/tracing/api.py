@@ -25,8 +25,8 @@ Semantics (see also ``dualad.tracing.tracer``):
   module's error is raised as it is).
 - Side effects of ``fn`` (printing, appending to a list, ``manual_seed``) happen when it is
   traced only. Random ops draw fresh values on every replay. Closed-over tensors are constants
-  of the program: their arrays as the trace saw them (in-place changes to those arrays are
-  seen by later replays, rebinding ``.data`` is not; pass changing values as arguments).
+  of the program, copied when the trace uses them (as ``jax.jit`` bakes them in): later
+  changes to them are not seen by replays; pass changing values as arguments.
 - Inputs are mutated only by in-place ops of ``fn`` (as eagerly). Arrays passed in are never
   written: a program that writes into an input works on a copy of the array.
 - Outputs are Tensors (arrays when no argument was a Tensor, as ``dualad.func``'s transforms
@@ -302,7 +302,7 @@ def _output_refs(level: TraceLevel, leaves: list) -> tuple:
             refs.append(("s", leaf._slot))
             results.append(leaf._value._data)
         elif type(leaf) is Tensor:
-            refs.append(level.program.const(leaf._data))
+            refs.append(level.program.const(leaf._data, leaf._version))
             results.append(leaf._data)
         elif isinstance(leaf, LevelTensor):
             raise TypeError(

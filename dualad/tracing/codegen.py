@@ -197,7 +197,8 @@ def compile_program(program: Program, xp) -> tuple:
             lines.append("        return RETRACE")
         else:  # pragma: no cover
             raise AssertionError(kind)
-    outs = [ref(r) for r in program.outputs]
+    # a constant returned is copied: the caller may write into what it gets
+    outs = [ref(r) + (".copy()" if r[0] == "c" else "") for r in program.outputs]
     lines.append(f"    return ({''.join(o + ', ' for o in outs).rstrip()})")
     source = "\n".join(lines)
     code = compile(source, "<dualad.jit>", "exec")

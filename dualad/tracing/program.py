@@ -59,13 +59,25 @@ class Instr:
 class Program:
     """A traced function as straight-line code over slots (see the module docstring)."""
 
-    __slots__ = ("consts", "instrs", "meta", "n_inputs", "n_slots", "outputs", "written")
+    __slots__ = (
+        "const_index",
+        "consts",
+        "instrs",
+        "kept",
+        "meta",
+        "n_inputs",
+        "n_slots",
+        "outputs",
+        "written",
+    )
 
     def __init__(self, n_inputs: int) -> None:
         self.n_inputs = n_inputs
         self.n_slots = n_inputs
         self.instrs: list[Instr] = []
         self.consts: list = []
+        self.const_index: dict = {}  # (id of the array, its tensor's version) -> index
+        self.kept: list = []  # the arrays the constants copy (their ids stay theirs)
         self.meta: dict = {}
         self.outputs: list = []  # one reference per output leaf
         self.written = False  # whether some instruction writes into a slot
@@ -76,13 +88,19 @@ class Program:
         self.meta[slot] = meta
         return slot
 
-    def const(self, value) -> tuple:
-        """A reference to constant ``value`` (one index per distinct object)."""
-        for i, c in enumerate(self.consts):
-            if c is value:
-                return ("c", i)
-        self.consts.append(value)
-        return ("c", len(self.consts) - 1)
+    def const(self, value, version: int = 0) -> tuple:
+        """A reference to constant ``value``: an array is COPIED as it is now (the trace may
+        write into it later: a tangent that a dual level updates in place), once per array and
+        ``version`` (its tensor's version counter); other objects are kept as they are."""
+        key = (id(value), version)
+        index = self.const_index.get(key)
+        if index is None:
+            index = self.const_index[key] = len(self.consts)
+            self.kept.append(value)
+            if hasattr(value, "copy") and hasattr(value, "strides"):
+                value = value.copy(order="K")
+            self.consts.append(value)
+        return ("c", index)
 
     def written_inputs(self) -> set:
         """Input slots whose memory an instruction may write (directly or through a view):

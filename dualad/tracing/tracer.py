@@ -11,8 +11,8 @@ Invariants:
   themselves, so ``backward()`` inside the function runs its rules through this level too.
 - An op with an argument T owns runs one level down on the values (T suspended) and is
   recorded as ``(op, params, argument references, output slots)``. Other arguments are
-  constants of the program (closed-over tensors: their arrays as the trace saw them) or
-  literals (Python numbers, None).
+  constants of the program (closed-over tensors and values computed from constants alone:
+  copies of their arrays as the trace used them) or literals (Python numbers, None).
 - Converting a TraceTensor to Python (``bool``, ``float``, ``int``, ``.item()``, ``.tolist()``,
   ``np.asarray``, an index) gives the concrete value and records a GUARD: a replay whose value
   converts differently stops and the function is traced again.
@@ -100,7 +100,7 @@ class TraceLevel(Level):
         if isinstance(value, Tensor):
             if value._rg and GRAD.enabled:
                 self.give_up("an op used a closed-over tensor that requires grad")
-            return self.program.const(value._data)
+            return self.program.const(value._data, value._version)
         return self.program.const(value)
 
     def give_up(self, reason: str) -> None:
@@ -296,6 +296,14 @@ class TraceTensor(LevelTensor):
         result = functional(self, *args, **params)
         if not isinstance(result, Tensor):
             result = wrap(np.asarray(result))
+        elif isinstance(result, LevelTensor) and not (
+            type(result) is TraceTensor and result._level is self._level
+        ):
+            # tracked by a level above this one (a func.grad tape) that does not track self:
+            # it cannot be written into self, as eagerly (rev.inplace.apply_inplace)
+            error = result._written_into_plain(getattr(functional, "__name__", "op"), self)
+            if error is not None:
+                raise error
         check_fits(self, result)
         self._level.write(self, result)
         self._bump_version()
