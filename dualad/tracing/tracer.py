@@ -306,7 +306,6 @@ class TraceTensor(LevelTensor):
                 raise error
         check_fits(self, result)
         self._level.write(self, result)
-        self._bump_version()
         if result._fw is not None or self._fw is not None:
             update_tangents(self, result)
         return self
