@@ -35,6 +35,7 @@ from .._state import GRAD, resume, suspend
 from .._tensor import Tensor, wrap
 from .._wrapper import LevelTensor, new_wrapper
 from ..rev.function import eager as eager_function
+from ..rev.function_node import NORMAL, VIEW
 from ..rev.inplace import check_fits, update_tangents, write_into
 from .program import Instr, Program
 
@@ -167,7 +168,21 @@ class TraceLevel(Level):
         """A custom ``Function`` on traced values: its forward runs on them as the eager tape
         runs it (its ops reach this level and are recorded; a tape inside the traced function
         records its node on the TraceTensors)."""
-        return eager_function(cls, args)
+        outputs, is_tuple, ctx, kinds = eager_function(cls, args)
+        # an output that is a view of an input: the wrappers carry no view records, their
+        # values do (eager's rule reads the wrappers', so it said NORMAL)
+        values = [a._value if type(a) is TraceTensor else a for a in args]
+        kinds = list(kinds)
+        for i, (o, (kind, _)) in enumerate(zip(outputs, kinds)):
+            if kind == NORMAL and type(o) is TraceTensor and o._value._view is not None:
+                base = o._value._view.base
+                for j, v in enumerate(values):
+                    if isinstance(v, Tensor) and (
+                        v is base or (v._view is not None and v._view.base is base)
+                    ):
+                        kinds[i] = (VIEW, j)
+                        break
+        return outputs, is_tuple, ctx, tuple(kinds)
 
     def draw_random(self, redraw, shape: tuple):
         """Draw for real one level down; the program draws afresh with ``redraw`` each replay."""
@@ -229,6 +244,7 @@ class TraceTensor(LevelTensor):
     """
 
     __slots__ = ("_slot",)
+    views_of_value = True  # (its value is the concrete tensor, with eager view records)
 
     def _guarded(self, kind: str, result):
         level = self._level
