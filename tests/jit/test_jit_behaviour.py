@@ -3,6 +3,7 @@ pytrees, outputs, random ops, in-place ops and views, inputs never mutated, bad 
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -329,3 +330,30 @@ def test_a_constant_written_later_in_the_trace_keeps_its_value():
     jitted = dualad.jit(fn)
     for values in ([0.5, 2.0], [0.25, -3.0]):
         assert same(jitted(tensor(*values)), fn(tensor(*values)))
+
+
+def test_keyword_arguments_are_traced_pytrees():
+    jitted = dualad.jit(lambda x, *, scale: x * scale["a"])
+    assert same(jitted(tensor(1.0), scale={"a": tensor(2.0)}), [2.0])
+    assert same(jitted(tensor(1.0), scale={"a": tensor(3.0)}), [3.0])
+    assert jitted.cache_info().hits == 1
+
+
+def test_threads_trace_and_replay_independently():
+    jitted = dualad.jit(lambda x: dualad.exp(x) * x)
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for i in range(20):
+                x = tensor(float(k), float(i))
+                results[(k, i)] = same(jitted(x), np.exp([k, i]) * np.array([k, i]))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and all(results.values()) and len(results) == 80
