@@ -355,7 +355,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), max_traces: int = 8):
     tensor([8.])
     >>> print(power.source(dualad.tensor([2.0]), 3))
     def replay(s0):
-        s1 = f0(xp, s0, 3)
+        s1 = f0(xp, s0, 3)  # pow_scalar_exponent
         return (s1,)
     """
     if fn is None:

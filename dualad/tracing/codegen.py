@@ -11,8 +11,8 @@ dispatch or level code runs. ``compile_program`` returns the function and its so
 >>> f = dualad.jit(lambda x: dualad.sin(x) * 2.0)
 >>> print(f.source(dualad.tensor([1.0, 2.0])))
 def replay(s0):
-    s1 = u0(s0)
-    s2 = k1(s1, 2.0)
+    s1 = u0(s0)  # sin
+    s2 = k1(s1, 2.0)  # mul
     return (s2,)
 """
 
@@ -168,12 +168,13 @@ def compile_program(program: Program, xp) -> tuple:
                 call = f"f{n}({', '.join(words)})"
             outs = [f"s{s}" for s in instr.outs]
             scalars, multi = instr.extra
+            note = f"  # {op.name}"  # (what the call is, for the reader of ``source``)
             if not multi:
                 if scalars[0]:
                     call = f"asarray({call})"
-                lines.append(f"    {outs[0]} = {call}")
+                lines.append(f"    {outs[0]} = {call}{note}")
             else:
-                lines.append(f"    {', '.join(outs)}, = {call}")
+                lines.append(f"    {', '.join(outs)}, = {call}{note}")
                 for s, scalar in zip(instr.outs, scalars):
                     if scalar:
                         lines.append(f"    s{s} = asarray(s{s})")
