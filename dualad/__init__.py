@@ -78,3 +78,4 @@ from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
 from . import fft, linalg, nn, special
+from .tracing import jit  # (dualad.tracing holds its level, program, code generation, api)

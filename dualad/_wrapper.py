@@ -54,6 +54,9 @@ class LevelTensor(Tensor):
     # whether the wrapper stands for a batch of values (vmap's): the dual levels below make the
     # tangents that in-place writes need batched at those levels too (``fwd.levels``)
     batches = False
+    # whether the wrapper's views are its value's (same shapes, the value's view records say
+    # how a view was made: jit's traced values), so that view steps can be read from them
+    views_of_value = False
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -185,5 +188,6 @@ class LevelTensor(Tensor):
 
     def _written_into_plain(self, name: str, target: Tensor) -> Exception:
         """The error for in-place op ``name`` on ``target``, a tensor this level does not
-        track, whose result is this wrapper (it cannot be written into ``target``)."""
+        track, whose result is this wrapper (it cannot be written into ``target``); None when
+        the level wrote the value into ``target`` itself."""
         raise NotImplementedError

@@ -51,10 +51,15 @@ LAYERS = (
         "dualad.func.grad_level dualad.func.grad_views dualad.func.grad_function",
     ),
     (
+        "L4e level: jit",
+        "dualad.tracing.program dualad.tracing.tracer dualad.tracing.codegen "
+        "dualad.tracing.signature",
+    ),
+    (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.*",
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api",
     ),
 )
 MAX_LINES = 600

@@ -146,6 +146,10 @@ def _view_steps(source, view):
                 return None  # (the outer level does not know them either)
         return steps
     if type(view) is not Tensor or type(source) is not Tensor:
+        if (
+            type(view) is type(source) and view.views_of_value and view._level is source._level
+        ):  # (jit's traced values: their values are the views, as eagerly)
+            return _view_steps(source._value, view._value)
         return None
     info = view._view
     if info is None:

@@ -212,7 +212,9 @@ class SavedTensors:
                     box = t._vc = [0]
                 entries.append((_OUTPUT, nr, t._data, box, box[0], t._fw))
             else:
-                entries.append((_TENSOR, nr, t, None, 0 if box is None else box[0], None))
+                # (a level's wrapper reports its value's version, which unpack checks)
+                version = (0 if box is None else box[0]) if type(t) is Tensor else t._version
+                entries.append((_TENSOR, nr, t, None, version, None))
         saved = _new(cls)
         saved.entries = entries
         return saved

@@ -170,7 +170,10 @@ def apply_inplace(functional, x: Tensor, *args, **params) -> Tensor:
         source = x
     result = functional(source, *args, **params)
     if type(result) is not Tensor:  # tracked by a level that x is not: cannot be written into x
-        raise result._written_into_plain(getattr(functional, "__name__", "op"), x)
+        error = result._written_into_plain(getattr(functional, "__name__", "op"), x)
+        if error is None:  # (the result's level wrote it: jit's trace level does)
+            return x
+        raise error
     write_into(x, result)
     if recording:
         rebase_history(x, result)

@@ -1,0 +1,18 @@
+"""``dualad.tracing``: ``dualad.jit``, trace once and replay straight-line array code (DESIGN 9).
+
+- ``tracer``: the trace level (``TraceLevel``, ``TraceTensor``): runs and records every op;
+- ``program``: the recorded program and its passes (no-op views, CSE, DCE);
+- ``codegen``: the program as the source of one Python function, compiled;
+- ``signature``: the cache key of a call (pytree structure, shapes, dtypes, static values);
+- ``api``: ``jit`` itself, its cache, guards and eager fallbacks.
+
+>>> import dualad
+>>> dualad.jit(lambda x: x * 2)(dualad.tensor([1.0]))
+tensor([2.])
+"""
+
+from __future__ import annotations
+
+from .api import CacheInfo, Jitted, RetraceWarning, jit
+
+__all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]
