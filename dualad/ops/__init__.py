@@ -17,8 +17,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     arithmetic, comparison, diagonals, einsums, tensor_index
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
-    _reducing, indexing, views
-    extrema, linalg, norms, order_statistics, reductions, scans
+    _reducing, indexing, smooth_activations, views
+    extrema, linalg, norms, order_statistics, reductions, scans, softmaxes
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
@@ -61,6 +61,8 @@ from . import (
     searching,
     sets,
     slicing,
+    smooth_activations,
+    softmaxes,
     special,
     tensor_index,
     trigonometric,
@@ -92,6 +94,8 @@ from .reordering import *
 from .rounding import *
 from .scans import *
 from .slicing import *
+from .smooth_activations import *
+from .softmaxes import *
 from .special import *
 from .trigonometric import *
 from .views import *

@@ -1,5 +1,231 @@
-"""dualad.nn.functional.activations (see the package docstring for what it holds)."""
+"""Activations and normalised exponentials of ``torch.nn.functional``, with its signatures.
+
+The ops live in ``dualad.ops`` (``activations``, ``smooth_activations``, ``softmaxes``); this
+module gives them PyTorch's functional names and keywords (``inplace=``, ``_stacklevel``) and the
+in-place variants (``relu_``, ``elu_``, ...), which write the result into their input through the
+tape's in-place machinery (so the graph stays correct).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ... import ops
+from ...rev.inplace import apply_inplace
+
+__all__ = [
+    "celu",
+    "celu_",
+    "elu",
+    "elu_",
+    "gelu",
+    "hardtanh",
+    "hardtanh_",
+    "leaky_relu",
+    "leaky_relu_",
+    "log_softmax",
+    "logsigmoid",
+    "logsumexp",
+    "mish",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "selu_",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+]
+
+logsumexp = ops.logsumexp
+logsigmoid = ops.logsigmoid
+softplus = ops.softplus
+softsign = ops.softsign
+tanhshrink = ops.tanhshrink
+sigmoid = ops.sigmoid
+tanh = ops.tanh
+
+
+def _maybe_inplace(functional, x, inplace, *args, **params):
+    if inplace:
+        return apply_inplace(functional, x, *args, **params)
+    return functional(x, *args, **params)
+
+
+def relu(input, inplace: bool = False):
+    """``max(x, 0)`` (gradient 0 at 0, PyTorch's convention); ``inplace=True`` writes into
+    ``input``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.relu(dualad.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+    return _maybe_inplace(ops.relu, input, inplace)
+
+
+def relu_(input):
+    """In-place ``relu``."""
+    return apply_inplace(ops.relu, input)
+
+
+def relu6(input, inplace: bool = False):
+    """``min(max(x, 0), 6)`` (gradient 0 at the kinks 0 and 6).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.relu6(dualad.tensor([-1.0, 8.0]))
+    tensor([0., 6.])
+    """
+    return _maybe_inplace(ops.relu6, input, inplace)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``x`` for ``x > 0``, else ``alpha (exp(x) - 1)``; see ``dualad.elu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.elu(dualad.tensor([-1.0, 1.0]), alpha=2.0)
+    tensor([-1.26424112,  1.        ])
+    """
+    return _maybe_inplace(ops.elu, input, inplace, alpha)
+
+
+def elu_(input, alpha: float = 1.0):
+    """In-place ``elu``."""
+    return apply_inplace(ops.elu, input, alpha)
+
+
+def selu(input, inplace: bool = False):
+    """Scaled ELU with the SELU constants; see ``dualad.selu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.selu(dualad.tensor([1.0]))
+    tensor([1.05070099])
+    """
+    return _maybe_inplace(ops.selu, input, inplace)
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    return apply_inplace(ops.selu, input)
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``; see ``dualad.celu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.celu(dualad.tensor([-1.0]))
+    tensor([-0.63212056])
+    """
+    return _maybe_inplace(ops.celu, input, inplace, alpha)
+
+
+def celu_(input, alpha: float = 1.0):
+    """In-place ``celu``."""
+    return apply_inplace(ops.celu, input, alpha)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``x`` for ``x > 0``, else ``negative_slope * x`` (gradient ``negative_slope`` at 0).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.leaky_relu(dualad.tensor([-1.0, 1.0]))
+    tensor([-0.01,  1.  ])
+    """
+    return _maybe_inplace(ops.leaky_relu, input, inplace, negative_slope)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place ``leaky_relu``."""
+    return apply_inplace(ops.leaky_relu, input, negative_slope)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``input`` clamped to ``[min_val, max_val]`` (gradient 0 at and beyond the bounds).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.hardtanh(dualad.tensor([-3.0, 0.5]), -2.0, 2.0)
+    tensor([-2. ,  0.5])
+    """
+    return _maybe_inplace(ops.hardtanh, input, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """In-place ``hardtanh``."""
+    return apply_inplace(ops.hardtanh, input, min_val, max_val)
+
+
+def gelu(input, approximate: str = "none"):
+    """``x * Phi(x)``, or its tanh approximation (``approximate="tanh"``).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.gelu(dualad.tensor([1.0]))
+    tensor([0.84134475])
+    """
+    return ops.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace: bool = False):
+    """``x * sigmoid(x)``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.silu(dualad.tensor([1.0]))
+    tensor([0.73105858])
+    """
+    return _maybe_inplace(ops.silu, input, inplace)
+
+
+def mish(input, inplace: bool = False):
+    """``x * tanh(softplus(x))``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.mish(dualad.tensor([1.0]))
+    tensor([0.86509839])
+    """
+    return _maybe_inplace(ops.mish, input, inplace)
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``; see ``dualad.softmax`` (an all ``-inf`` slice
+    gives 0 with gradient 0; PyTorch gives NaN).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.softmax(dualad.tensor([[1.0, 1.0]]), dim=1)
+    tensor([[0.5, 0.5]])
+    """
+    return ops.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``x - logsumexp(x)`` along ``dim``; see ``dualad.log_softmax`` (an all ``-inf`` slice
+    gives ``-inf`` with gradient 0; PyTorch gives NaN).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.log_softmax(dualad.tensor([0.0, 0.0]), dim=0)
+    tensor([-0.69314718, -0.69314718])
+    """
+    return ops.log_softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """``softmax(-x)`` along ``dim`` (an all ``+inf`` slice gives 0 with gradient 0).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.softmin(dualad.tensor([0.0, 1000.0]), dim=0)
+    tensor([1., 0.])
+    """
+    return ops.softmax(ops.neg(input), dim, dtype=dtype)
