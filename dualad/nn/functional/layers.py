@@ -321,12 +321,12 @@ def embedding(
                 f"(got {padding_idx} for {rows} embeddings)"
             )
         padding_idx %= rows
-    if type(input) is Tensor and input.numel():
-        if bool(ops.any((input < 0) | (input >= rows))):
-            raise IndexError(
-                f"dualad.nn.functional.embedding: index out of range in self (indices in "
-                f"[{int(input.min())}, {int(input.max())}] for {rows} embeddings)"
-            )
+    concrete = type(input) is Tensor and input.numel()
+    if concrete and bool(ops.any((input < 0) | (input >= rows))):
+        raise IndexError(
+            f"dualad.nn.functional.embedding: index out of range in self (indices in "
+            f"[{int(input.min())}, {int(input.max())}] for {rows} embeddings)"
+        )
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     out = weight[input]
