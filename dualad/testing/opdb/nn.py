@@ -17,6 +17,7 @@ import dualad.nn.functional as F
 
 from . import OpInfo, SampleInput, uniform
 from ._elementwise_samples import unary_samples
+from .nn_composites import layer_entries, loss_entries
 
 PIECEWISE = {"twice_differentiable": False}
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -133,4 +134,6 @@ OPS = [
         ops=("hardtanh",),
         **PIECEWISE,
     ),
+    *loss_entries(),
+    *layer_entries(),
 ]
