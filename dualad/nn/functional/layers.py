@@ -264,10 +264,7 @@ def _renorm_rows(weight, input, max_norm, norm_type):
             "is not supported inside a transform (vmap, grad, jvp); renormalise outside it"
         )
     with no_grad():
-        rows = as_tensor(
-            type(input._data)(sorted(set(input.reshape(-1).tolist())), dtype=input.dtype),
-            device=input.device,
-        )
+        rows = as_tensor(sorted(set(input.reshape(-1).tolist())), device=input.device)
         selected = weight[rows]
         norms = ops.norm(selected, norm_type, 1, keepdim=True)
         scale = ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
