@@ -105,6 +105,11 @@ def _broadcast_pair(name, input, target):
     return input, target
 
 
+def _times(losses, weight):
+    """``losses * weight`` (broadcast), or ``losses`` without a weight."""
+    return losses if weight is None else losses * _tensor(weight)
+
+
 def _weighted(name, losses, weight, reduction, mean):
     """``losses`` times ``weight`` (same shape as the input), reduced; ``mean`` says how the
     weighted mean divides: by the summed weights ("weights", mse and l1) or by the count."""
@@ -250,9 +255,7 @@ def binary_cross_entropy(
             "0 and 1"
         )
     losses = -(target * _clamped_log(input, False) + (1 - target) * _clamped_log(input, True))
-    if weight is not None:
-        losses = losses * _tensor(weight)
-    return _reduce(losses, reduction)
+    return _reduce(_times(losses, weight), reduction)
 
 
 def binary_cross_entropy_with_logits(
@@ -285,9 +288,7 @@ def binary_cross_entropy_with_logits(
         )
     log_weight = 1 if pos_weight is None else 1 + (_tensor(pos_weight) - 1) * target
     losses = (1 - target) * input - log_weight * ops.logsigmoid(input)
-    if weight is not None:
-        losses = losses * _tensor(weight)
-    return _reduce(losses, reduction)
+    return _reduce(_times(losses, weight), reduction)
 
 
 # ---------------------------------------------------------------------------------------------
