@@ -34,29 +34,35 @@ __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 def _shifted(xp, x, dim):
     """``x`` minus its maximum along ``dim`` (a slice whose maximum is -inf is not shifted: its
-    entries stay -inf instead of becoming NaN), and ``sum(exp(.))`` of that along ``dim``."""
+    entries stay -inf instead of becoming NaN)."""
     shift = xp.max(x, axis=dim, keepdims=True)
-    shift = xp.where(shift == -np.inf, 0, shift)
-    z = x - shift
-    return z, xp.sum(xp.exp(z), axis=dim, keepdims=True)
+    shift[shift == -np.inf] = 0
+    return x - shift
 
 
 def _softmax_impl(xp, x, *, dim):
     if x.shape[dim] == 0:
         return x.copy()
     with np.errstate(invalid="ignore"):  # +inf inputs give NaN, as in PyTorch
-        z, total = _shifted(xp, x, dim)
+        e = _shifted(xp, x, dim)
+        xp.exp(e, out=e)  # (a fresh array: exp in place saves one)
+        total = xp.sum(e, axis=dim, keepdims=True)
         # an all -inf slice has total 0: its outputs are 0 (exp(-inf) / 1), not 0 / 0
-        return xp.exp(z) / xp.where(total == 0, 1, total)
+        total[total == 0] = 1
+        e /= total
+        return e
 
 
 def _log_softmax_impl(xp, x, *, dim):
     if x.shape[dim] == 0:
         return x.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        z, total = _shifted(xp, x, dim)
+        z = _shifted(xp, x, dim)
+        log_total = xp.log(xp.sum(xp.exp(z), axis=dim, keepdims=True))
         # an all -inf slice has total 0: its outputs are -inf, not -inf - log(0) = NaN
-        return xp.where(total == 0, -np.inf, z - xp.log(total))
+        log_total[log_total == -np.inf] = 0
+        z -= log_total
+        return z
 
 
 def _dot_along(a, b, dim):
@@ -77,26 +83,26 @@ def _softmax_jvp(tangents, outs, args, params):
     return y * (t - _dot_along(t, y, params["dim"]))
 
 
-def _live_slices(y, dim):
-    """True on slices of a log_softmax output ``y`` that are not all -inf (there the softmax
-    weights sum to 1; on an all -inf slice to 0); a constant."""
-    return _constant(gt(_sum(exp(_constant(y)), (dim,), True), 0))
+def _live(weights, dim):
+    """True on slices whose softmax ``weights`` sum to 1, False on all -inf slices (there they
+    sum to 0); a constant."""
+    return gt(_sum(_constant(weights), (dim,), True), 0)
 
 
 def _log_softmax_vjp(cts, outs, args, params, needs):
-    y = outs[0]
-    ct = cts[0]
     dim = params["dim"]
-    grad = ct - exp(y) * _sum(ct, (dim,), True)
+    ct = cts[0]
+    weights = exp(outs[0])
+    grad = ct - weights * _sum(ct, (dim,), True)
     # on an all -inf slice, g - 0 * sum(g) would pass g through: the documented value is 0
-    return (where(_live_slices(y, dim), grad, 0.0),)
+    return (where(_live(weights, dim), grad, 0.0),)
 
 
 def _log_softmax_jvp(tangents, outs, args, params):
-    y = outs[0]
     dim = params["dim"]
     t = tangents[0]
-    return where(_live_slices(y, dim), t - _dot_along(exp(y), t, dim), 0.0)
+    weights = exp(outs[0])
+    return where(_live(weights, dim), t - _dot_along(weights, t, dim), 0.0)
 
 
 _softmax_op = register(
