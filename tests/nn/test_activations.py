@@ -275,3 +275,78 @@ def test_softmax_errors():
         F.softmax(dualad.tensor([1j, 2.0]), 0)
     with pytest.raises(TypeError, match="pass either dim= or axis="):
         dualad.softmax(x, dim=0, axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the piecewise composites of F, at their kinks too (PyTorch's numbers)
+
+KINKS = [-4.0, -3.0, -0.7, 0.2, 0.5, 3.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "f, values, grads",
+    [
+        (
+            F.hardsigmoid,
+            [0.0, 0.0, 0.3833333333333333, 0.5333333333333333, 0.5833333333333334, 1.0, 1.0],
+            [0.0, 0.0, 1 / 6, 1 / 6, 1 / 6, 0.0, 0.0],
+        ),
+        (
+            F.hardswish,
+            [0.0, 0.0, -0.2683333333333333, 0.10666666666666669, 0.2916666666666667, 3.0, 4.0],
+            [0.0, 0.0, 0.2666666666666667, 0.5666666666666667, 0.6666666666666666, 1.0, 1.0],
+        ),
+        (
+            F.hardshrink,
+            [-4.0, -3.0, -0.7, 0.0, 0.0, 3.0, 4.0],
+            [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        ),
+        (
+            F.softshrink,
+            [-3.5, -2.5, -0.2, 0.0, 0.0, 2.5, 3.5],
+            [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        ),
+        (
+            lambda v: F.threshold(v, 0.2, -1.0),
+            [-1.0, -1.0, -1.0, -1.0, 0.5, 3.0, 4.0],
+            [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        ),
+    ],
+)
+def test_piecewise_composites_match_pytorch_at_their_kinks(f, values, grads):
+    x = dualad.tensor(KINKS, requires_grad=True)
+    y = f(x)
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    close(y, values)
+    close(g, grads)
+
+
+def test_hardswish_is_finite_at_infinities():
+    x = dualad.tensor([-INF, INF], requires_grad=True)
+    with np.errstate(invalid="raise"):
+        y = F.hardswish(x)
+        (g,) = dualad.autograd.grad(y.sum(), x)
+    close(y, [0.0, INF])
+    close(g, [0.0, 1.0])
+
+
+def test_glu_and_prelu_match_pytorch():
+    x = dualad.tensor([[1.0, -2.0, 0.5, 3.0]], requires_grad=True)
+    y = F.glu(x)
+    close(y, [[0.6224593312018546, -1.9051482536448667]])
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    close(g, [[0.6224593312018546, 0.9525741268224334, 0.2350037122015945, -0.090353319461824]])
+    xp = dualad.tensor([[-1.0, 2.0], [-3.0, -0.5]])
+    close(F.prelu(xp, dualad.tensor([0.25, 0.5])), [[-0.25, 2.0], [-0.75, -0.25]])
+    close(F.prelu(xp, dualad.tensor([0.1])), [[-0.1, 2.0], [-0.3, -0.05]])
+    w = dualad.tensor([0.25], requires_grad=True)
+    z = dualad.tensor([0.0, -2.0], requires_grad=True)
+    gz, gw = dualad.autograd.grad(F.prelu(z, w).sum(), (z, w))
+    close(gz, [0.25, 0.25])  # at 0: the negative side's slope, as in PyTorch
+    close(gw, [-2.0])
+    with pytest.raises(ValueError, match="Halving dimension must be even"):
+        F.glu(dualad.ones(3))
+    with pytest.raises(ValueError, match="Mismatch of parameter numbers"):
+        F.prelu(xp, dualad.ones(3))
+    with pytest.raises(ValueError, match="lambda must be greater or equal to 0"):
+        F.softshrink(xp, -1.0)

@@ -4,6 +4,10 @@ The ops live in ``dualad.ops`` (``activations``, ``smooth_activations``, ``softm
 module gives them PyTorch's functional names and keywords (``inplace=``, ``_stacklevel``) and the
 in-place variants (``relu_``, ``elu_``, ...), which write the result into their input through the
 tape's in-place machinery (so the graph stays correct).
+
+The piecewise ones without an op of their own (hardsigmoid, hardswish, hardshrink, softshrink,
+threshold, prelu) and glu are ``where`` over smooth pieces: their derivatives are exact away from
+the kinks and, at a kink, the derivative of the piece PyTorch's backward picks there.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ __all__ = [
     "elu",
     "elu_",
     "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
     "hardtanh",
     "hardtanh_",
     "leaky_relu",
@@ -25,6 +33,7 @@ __all__ = [
     "logsigmoid",
     "logsumexp",
     "mish",
+    "prelu",
     "relu",
     "relu6",
     "relu_",
@@ -35,9 +44,11 @@ __all__ = [
     "softmax",
     "softmin",
     "softplus",
+    "softshrink",
     "softsign",
     "tanh",
     "tanhshrink",
+    "threshold",
 ]
 
 logsumexp = ops.logsumexp
@@ -229,3 +240,131 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
     tensor([1., 0.])
     """
     return ops.softmax(ops.neg(input), dim, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# piecewise activations as ``where`` of pieces; at a kink the piece PyTorch's backward uses
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """``relu6(x + 3) / 6``: 0 up to -3, 1 from 3, linear between (gradient 1/6 strictly
+    inside, 0 at and beyond -3 and 3, as in PyTorch).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.hardsigmoid(dualad.tensor([-4.0, 0.0, 1.5]))
+    tensor([0.  , 0.5 , 0.75])
+    """
+    return _maybe_inplace(_hardsigmoid, input, inplace)
+
+
+def _hardsigmoid(x):
+    inside = (x > -3) & (x < 3)
+    return ops.where(inside, x / 6 + 0.5, ops.astype(x >= 3, x.dtype))
+
+
+def hardswish(input, inplace: bool = False):
+    """``x * relu6(x + 3) / 6`` (gradient 0 at and below -3, 1 at and above 3, as in PyTorch).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.hardswish(dualad.tensor([-4.0, 1.0, 4.0]))
+    tensor([0.        , 0.66666667, 4.        ])
+    """
+    return _maybe_inplace(_hardswish, input, inplace)
+
+
+def _hardswish(x):
+    # the quadratic piece of x clamped to its own range ("double where"): its untaken values
+    # stay finite, so their zero cotangent never meets an infinite derivative (0 * inf)
+    inside = ops.where((x > -3) & (x < 3), x, 0.0)
+    middle = inside * (inside + 3) / 6
+    return ops.where(x <= -3, 0.0, ops.where(x >= 3, x, middle))
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """``x`` where ``|x| > lambd``, else 0 (gradient 0 at ``+-lambd``).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.hardshrink(dualad.tensor([-1.0, 0.2, 0.7]))
+    tensor([-1. ,  0. ,  0.7])
+    """
+    return ops.where(ops.abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.softshrink(dualad.tensor([-1.0, 0.2, 0.7]))
+    tensor([-0.5,  0. ,  0.2])
+    """
+    if lambd < 0:
+        raise ValueError(
+            f"dualad.nn.functional.softshrink: lambda must be greater or equal to 0, but found "
+            f"to be {lambd}."
+        )
+    shrunk = ops.where(input > 0, input - lambd, input + lambd)
+    return ops.where(ops.abs(input) > lambd, shrunk, 0.0)
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``x`` where ``x > threshold``, else ``value`` (gradient 0 at and below the threshold).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.threshold(dualad.tensor([0.1, 0.5]), 0.2, -1.0)
+    tensor([-1. ,  0.5])
+    """
+    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+
+
+def _threshold(x, threshold, value):
+    return ops.where(x > threshold, x, value)
+
+
+def prelu(input, weight):
+    """``x`` where ``x > 0``, else ``weight * x``, with one learnable slope per channel (dim 1;
+    dim 0 of a 1-d input) or one for all (``torch.nn.functional.prelu``); the gradient at 0 is
+    the negative side's.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.prelu(dualad.tensor([[-1.0, 2.0], [-3.0, -0.5]]), dualad.tensor([0.25, 0.5]))
+    tensor([[-0.25,  2.  ],
+            [-0.75, -0.25]])
+    """
+    channels = 1 if input.ndim == 0 else input.shape[1 if input.ndim >= 2 else 0]
+    count = weight.numel()
+    if count != 1 and count != channels:
+        raise ValueError(
+            f"dualad.nn.functional.prelu: Mismatch of parameter numbers and input channel size. "
+            f"Found parameter numbers = {count} and channel size = {channels}."
+        )
+    if count != 1 and input.ndim >= 2:
+        weight = ops.reshape(weight, (channels,) + (1,) * (input.ndim - 2))
+    elif count == 1:
+        weight = ops.reshape(weight, ())
+    return ops.where(input > 0, input, weight * input)
+
+
+def glu(input, dim: int = -1):
+    """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``input`` along
+    ``dim``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.glu(dualad.tensor([1.0, -2.0, 0.0, 100.0]))
+    tensor([ 0.5, -2. ])
+    """
+    size = input.shape[dim] if input.ndim else 0
+    if input.ndim == 0 or size % 2:
+        raise ValueError(
+            f"dualad.nn.functional.glu: Halving dimension must be even, but dimension {dim} is "
+            f"size {size}"
+        )
+    a = ops.narrow(input, dim, 0, size // 2)
+    b = ops.narrow(input, dim, size // 2, size // 2)
+    return a * ops.sigmoid(b)

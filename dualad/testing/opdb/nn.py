@@ -15,7 +15,7 @@ from scipy import special as sp
 import dualad
 import dualad.nn.functional as F
 
-from . import OpInfo, SampleInput, uniform
+from . import OpInfo, SampleInput, away_from, uniform
 from ._elementwise_samples import unary_samples
 from .nn_composites import layer_entries, loss_entries
 
@@ -57,6 +57,35 @@ def np_gelu(x, approximate="none"):
 
 def np_elu(x, alpha=1.0):
     return np.where(x > 0, x, alpha * (np.exp(np.minimum(x, 0)) - 1))
+
+
+def prelu_samples(rng, dtype):
+    out = []
+    for shape, channels in [((3, 4), 4), ((2, 3, 5), 3), ((2, 3), 1), ((5,), 5)]:
+        x = away_from(rng, shape, dtype, (0.0,), 0.15)
+        w = uniform(rng, (channels,), dtype, 0.1, 0.9)
+        out.append(SampleInput((x, w), diff=(0, 1), note=f"{shape} {channels} slopes"))
+    return out
+
+
+def np_prelu(x, w):
+    if w.size > 1 and x.ndim >= 2:
+        w = w.reshape((-1,) + (1,) * (x.ndim - 2))
+    elif w.size == 1:
+        w = w.reshape(())
+    return np.where(x > 0, x, w * x)
+
+
+def glu_samples(rng, dtype):
+    return [
+        SampleInput((uniform(rng, (4,), dtype),), note="(4,)"),
+        SampleInput((uniform(rng, (3, 4, 2), dtype), 1), note="(3, 4, 2) dim 1"),
+    ]
+
+
+def np_glu(x, dim=-1):
+    a, b = np.split(x, 2, axis=dim)
+    return a / (1 + np.exp(-b))
 
 
 def _activation(name, ref, low=-3.0, high=3.0, avoid=None, fn=None, ops=None, **options):
@@ -134,6 +163,53 @@ OPS = [
         ops=("hardtanh",),
         **PIECEWISE,
     ),
+    # the composites of F (where over pieces): samples clear of their kinks
+    _activation(
+        "hardsigmoid",
+        lambda x: np.clip(x / 6 + 0.5, 0.0, 1.0),
+        low=-5.0,
+        high=5.0,
+        avoid=(-3.0, 3.0),
+        fn=F.hardsigmoid,
+        ops=("where",),
+        **PIECEWISE,
+    ),
+    _activation(
+        "hardswish",
+        lambda x: x * np.clip(x + 3, 0.0, 6.0) / 6,
+        low=-5.0,
+        high=5.0,
+        avoid=(-3.0, 3.0),
+        fn=F.hardswish,
+        ops=("where",),
+        **PIECEWISE,
+    ),
+    _activation(
+        "hardshrink",
+        lambda x: np.where(np.abs(x) > 0.5, x, 0.0),
+        avoid=(-0.5, 0.5),
+        fn=F.hardshrink,
+        ops=("where",),
+        **PIECEWISE,
+    ),
+    _activation(
+        "softshrink",
+        lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.7, 0.0),
+        avoid=(-0.7, 0.7),
+        fn=lambda x: F.softshrink(x, 0.7),
+        ops=("where",),
+        **PIECEWISE,
+    ),
+    _activation(
+        "threshold",
+        lambda x: np.where(x > 0.3, x, -2.0),
+        avoid=(0.3,),
+        fn=lambda x: F.threshold(x, 0.3, -2.0),
+        ops=("where",),
+        **PIECEWISE,
+    ),
+    OpInfo("prelu", F.prelu, prelu_samples, ops=("where",), ref=np_prelu, **PIECEWISE),
+    OpInfo("glu", F.glu, glu_samples, ops=("sigmoid",), ref=np_glu),
     *loss_entries(),
     *layer_entries(),
 ]
