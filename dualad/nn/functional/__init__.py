@@ -2,23 +2,25 @@
 
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
-dropout, embedding, one_hot, pad), ``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d,
-avg_pool1d/2d).
+dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm),
+``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d, avg_pool1d/2d).
 """
 
 from __future__ import annotations
 
-from . import activations, convolution, layers, losses, pooling
+from . import activations, convolution, layers, losses, normalization, pooling
 from .activations import *
 from .convolution import *
 from .layers import *
 from .losses import *
+from .normalization import *
 from .pooling import *
 
 __all__ = [
     *activations.__all__,
     *losses.__all__,
     *layers.__all__,
+    *normalization.__all__,
     *convolution.__all__,
     *pooling.__all__,
 ]

@@ -384,6 +384,53 @@ def np_embedding(indices, weight):
     return weight[indices]
 
 
+def np_batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, **kwargs):
+    dims = (0, *range(2, x.ndim))
+    return _np_affine(_np_standardize(x, dims), weight, bias)
+
+
+def np_instance_norm(x, weight=None, bias=None):
+    return _np_affine(_np_standardize(x, tuple(range(2, x.ndim))), weight, bias)
+
+
+def np_group_norm(x, groups, weight=None, bias=None):
+    g = _np_standardize(x.reshape(x.shape[0], groups, -1), (2,))
+    return _np_affine(g.reshape(x.shape), weight, bias)
+
+
+def _np_standardize(x, dims, eps=1e-5):
+    m = x.mean(axis=dims, keepdims=True)
+    return ((x - m) / np.sqrt(x.var(axis=dims, keepdims=True) + eps)).astype(x.dtype)
+
+
+def _np_affine(out, weight, bias):
+    shape = (-1,) + (1,) * (out.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def normalization_samples(kind):
+    def samples(rng, dtype):
+        x = uniform(rng, (3, 4, 5), dtype)
+        w, b = uniform(rng, (4,), dtype, 0.5, 1.5), uniform(rng, (4,), dtype)
+        if kind == "batch":
+            return [
+                SampleInput((x, None, None), {"training": True}, note="no affine"),
+                SampleInput((x, None, None, w, b), {"training": True}, diff=(0, 3, 4)),
+            ]
+        if kind == "instance":
+            return [
+                SampleInput((x,)),
+                SampleInput((x,), {"weight": w, "bias": b}, diff=(0, "weight", "bias")),
+            ]
+        return [SampleInput((x, 2)), SampleInput((x, 4, w, b), diff=(0, 2, 3), note="affine")]
+
+    return samples
+
+
 def loss_entries() -> list[OpInfo]:
     """The losses' entries (each names the registry ops its composite is made of)."""
     return [
@@ -473,5 +520,26 @@ def layer_entries() -> list[OpInfo]:
             "normalize", F.normalize, normalize_samples, ops=("norm", "clamp"), ref=np_normalize
         ),
         OpInfo("embedding", F.embedding, embedding_samples, ops=("index",), ref=np_embedding),
+        OpInfo(
+            "batch_norm",
+            F.batch_norm,
+            normalization_samples("batch"),
+            ops=("mean", "rsqrt"),
+            ref=np_batch_norm,
+        ),
+        OpInfo(
+            "instance_norm",
+            F.instance_norm,
+            normalization_samples("instance"),
+            ops=("mean", "rsqrt"),
+            ref=np_instance_norm,
+        ),
+        OpInfo(
+            "group_norm",
+            F.group_norm,
+            normalization_samples("group"),
+            ops=("mean", "rsqrt"),
+            ref=np_group_norm,
+        ),
         OpInfo("pad", F.pad, pad_samples, ops=("index_select", "cat"), ref=np_pad),
     ]
