@@ -3,24 +3,42 @@
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
 dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm),
+``distances`` (cosine_similarity, pairwise_distance), ``margin_losses`` (margin_ranking_loss,
+triplet_margin_loss, ...), ``likelihood_losses`` (gaussian_nll_loss, poisson_nll_loss),
 ``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d, avg_pool1d/2d).
 """
 
 from __future__ import annotations
 
-from . import activations, convolution, layers, losses, normalization, pooling
+from . import (
+    activations,
+    convolution,
+    distances,
+    layers,
+    likelihood_losses,
+    losses,
+    margin_losses,
+    normalization,
+    pooling,
+)
 from .activations import *
 from .convolution import *
+from .distances import *
 from .layers import *
+from .likelihood_losses import *
 from .losses import *
+from .margin_losses import *
 from .normalization import *
 from .pooling import *
 
 __all__ = [
     *activations.__all__,
     *losses.__all__,
+    *margin_losses.__all__,
+    *likelihood_losses.__all__,
     *layers.__all__,
     *normalization.__all__,
+    *distances.__all__,
     *convolution.__all__,
     *pooling.__all__,
 ]

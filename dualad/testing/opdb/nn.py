@@ -18,6 +18,7 @@ import dualad.nn.functional as F
 from . import OpInfo, SampleInput, away_from, uniform
 from ._elementwise_samples import unary_samples
 from .nn_composites import layer_entries, loss_entries
+from .nn_more_losses import more_loss_entries
 
 PIECEWISE = {"twice_differentiable": False}
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -212,4 +213,5 @@ OPS = [
     OpInfo("glu", F.glu, glu_samples, ops=("sigmoid",), ref=np_glu),
     *loss_entries(),
     *layer_entries(),
+    *more_loss_entries(),
 ]

@@ -1,0 +1,233 @@
+"""Op database entries of the distances, margin and likelihood losses of
+``dualad.nn.functional``, with NumPy references written here from PyTorch's formulas.
+
+Samples keep clear of the hinges (``margin - d`` away from 0) and of ``eps`` clamps; the
+targets of the margin losses (+-1) are constant arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import dualad.nn.functional as F
+
+from . import OpInfo, SampleInput, uniform
+
+PIECEWISE = {"twice_differentiable": False}
+
+
+def _reduce(losses, reduction, dtype):
+    if reduction == "none":
+        return np.asarray(losses).astype(dtype)
+    return np.asarray(losses.sum() if reduction == "sum" else losses.mean(), dtype)
+
+
+def _signs(rng, shape):
+    return rng.choice([-1.0, 1.0], shape)
+
+
+def np_cosine_similarity(a, b, dim=1):
+    na = np.sqrt((a * a).sum(axis=dim, keepdims=True))
+    nb = np.sqrt((b * b).sum(axis=dim, keepdims=True))
+    return ((a / na) * (b / nb)).sum(axis=dim)
+
+
+def np_pairwise_distance(a, b, p=2.0):
+    return (np.abs(a - b + 1e-6) ** p).sum(axis=-1) ** (1 / p)
+
+
+def np_margin_ranking(a, b, y, margin=0.0, reduction="mean"):
+    return _reduce(np.maximum(-y * (a - b) + margin, 0), reduction, a.dtype)
+
+
+def np_soft_margin(x, y, reduction="mean"):
+    return _reduce(np.log1p(np.exp(-y * x)), reduction, x.dtype)
+
+
+def np_multilabel_soft_margin(x, y, reduction="mean"):
+    p = 1 / (1 + np.exp(-x))
+    losses = -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean(axis=-1)
+    return _reduce(losses, reduction, x.dtype)
+
+
+def np_cosine_embedding(a, b, y, margin=0.0, reduction="mean"):
+    cos = (a * b).sum(-1) / np.sqrt(((a * a).sum(-1) + 1e-12) * ((b * b).sum(-1) + 1e-12))
+    losses = np.where(y == 1, 1 - cos, np.maximum(cos - margin, 0))
+    return _reduce(losses, reduction, a.dtype)
+
+
+def np_triplet(a, p, n, margin=1.0, reduction="mean"):
+    d_pos, d_neg = np_pairwise_distance(a, p), np_pairwise_distance(a, n)
+    return _reduce(np.maximum(margin + d_pos - d_neg, 0), reduction, a.dtype)
+
+
+def np_gaussian_nll(x, t, var, full=False, reduction="mean"):
+    if var.shape != x.shape:
+        var = var[..., None]
+    losses = 0.5 * (np.log(var) + (x - t) ** 2 / var) + (0.5 * math.log(2 * math.pi) if full else 0)
+    return _reduce(losses, reduction, x.dtype)
+
+
+def np_poisson_nll(x, t, log_input=True, reduction="mean"):
+    losses = np.exp(x) - t * x if log_input else x - t * np.log(x + 1e-8)
+    return _reduce(losses, reduction, x.dtype)
+
+
+def distance_samples(rng, dtype):
+    a, b = uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)
+    return [
+        SampleInput((a, b), diff=(0, 1), note="(3, 4)"),
+        SampleInput((a, b[:1]), {"dim": 1}, diff=(0, 1), note="broadcast"),
+    ]
+
+
+def pairwise_samples(rng, dtype):
+    a, b = uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)
+    return [
+        SampleInput((a, b), diff=(0, 1), note="p=2"),
+        SampleInput((a, b), {"p": 3.0}, diff=(0, 1), note="p=3"),
+    ]
+
+
+def _hinged(rng, dtype, margin):
+    """(a, b, y) whose hinge argument ``margin - y (a - b)`` keeps 0.2 away from 0."""
+    while True:
+        a, b = uniform(rng, (5,), dtype), uniform(rng, (5,), dtype)
+        y = _signs(rng, (5,)).astype(dtype)
+        if np.all(np.abs(margin - y * (a - b)) > 0.2):
+            return a, b, y
+
+
+def ranking_samples(rng, dtype):
+    out = []
+    for reduction in ("mean", "none"):
+        a, b, y = _hinged(rng, dtype, 0.3)
+        kwargs = {"margin": 0.3, "reduction": reduction}
+        out.append(SampleInput((a, b, y), kwargs, diff=(0, 1), note=reduction))
+    return out
+
+
+def soft_margin_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype, -4.0, 4.0)
+    y = _signs(rng, (3, 4)).astype(dtype)
+    return [SampleInput((x, y)), SampleInput((x, y), {"reduction": "sum"}, note="sum")]
+
+
+def multilabel_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype, -4.0, 4.0)
+    y = (rng.uniform(size=(3, 4)) > 0.5).astype(dtype)
+    return [SampleInput((x, y)), SampleInput((x, y), {"reduction": "none"}, note="none")]
+
+
+def cosine_embedding_samples(rng, dtype):
+    out = []
+    while len(out) < 2:
+        a, b = uniform(rng, (4, 3), dtype), uniform(rng, (4, 3), dtype)
+        y = _signs(rng, (4,)).astype(dtype)
+        if np.all(np.abs(np_cosine_similarity(a, b) - 0.1) > 0.1):
+            out.append(SampleInput((a, b, y), {"margin": 0.1}, diff=(0, 1)))
+    return out
+
+
+def triplet_samples(rng, dtype):
+    out = []
+    while len(out) < 2:
+        a, p, n = (uniform(rng, (4, 3), dtype) for _ in range(3))
+        gap = 1.0 + np_pairwise_distance(a, p) - np_pairwise_distance(a, n)
+        if np.all(np.abs(gap) > 0.2):
+            out.append(SampleInput((a, p, n), diff=(0, 1, 2)))
+    return out
+
+
+def gaussian_samples(rng, dtype):
+    x, t = uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)
+    var = uniform(rng, (3, 4), dtype, 0.5, 2.0)
+    homo = uniform(rng, (3,), dtype, 0.5, 2.0)
+    return [
+        SampleInput((x, t, var), diff=(0, 1, 2), note="heteroscedastic"),
+        SampleInput((x, t, homo), {"full": True, "reduction": "sum"}, diff=(0, 1, 2), note="homo"),
+    ]
+
+
+def poisson_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype, -1.0, 1.5)
+    rates = uniform(rng, (3, 4), dtype, 0.5, 3.0)
+    t = rng.integers(0, 5, (3, 4)).astype(dtype)
+    return [
+        SampleInput((x, t), diff=(0,), note="log rates"),
+        SampleInput((rates, t), {"log_input": False, "reduction": "none"}, diff=(0,), note="rates"),
+    ]
+
+
+def more_loss_entries() -> list[OpInfo]:
+    """The entries of distances.py, margin_losses.py and likelihood_losses.py."""
+    return [
+        OpInfo(
+            "cosine_similarity",
+            F.cosine_similarity,
+            distance_samples,
+            ops=("norm",),
+            ref=np_cosine_similarity,
+        ),
+        OpInfo(
+            "pairwise_distance",
+            F.pairwise_distance,
+            pairwise_samples,
+            ops=("norm",),
+            ref=np_pairwise_distance,
+        ),
+        OpInfo(
+            "margin_ranking_loss",
+            F.margin_ranking_loss,
+            ranking_samples,
+            ops=("clamp",),
+            ref=np_margin_ranking,
+            **PIECEWISE,
+        ),
+        OpInfo(
+            "soft_margin_loss",
+            F.soft_margin_loss,
+            soft_margin_samples,
+            ops=("logsigmoid",),
+            ref=np_soft_margin,
+        ),
+        OpInfo(
+            "multilabel_soft_margin_loss",
+            F.multilabel_soft_margin_loss,
+            multilabel_samples,
+            ops=("logsigmoid",),
+            ref=np_multilabel_soft_margin,
+        ),
+        OpInfo(
+            "cosine_embedding_loss",
+            F.cosine_embedding_loss,
+            cosine_embedding_samples,
+            ops=("where",),
+            ref=np_cosine_embedding,
+            **PIECEWISE,
+        ),
+        OpInfo(
+            "triplet_margin_loss",
+            F.triplet_margin_loss,
+            triplet_samples,
+            ops=("norm", "clamp"),
+            ref=np_triplet,
+            **PIECEWISE,
+        ),
+        OpInfo(
+            "gaussian_nll_loss",
+            F.gaussian_nll_loss,
+            gaussian_samples,
+            ops=("log",),
+            ref=np_gaussian_nll,
+        ),
+        OpInfo(
+            "poisson_nll_loss",
+            F.poisson_nll_loss,
+            poisson_samples,
+            ops=("exp", "log"),
+            ref=np_poisson_nll,
+        ),
+    ]
