@@ -88,3 +88,29 @@ def test_normalization_errors():
         F.group_norm(dualad.ones(2, 3, 4), 2)
     with pytest.raises(ValueError, match=r"expected an input of shape \(N, C, \.\.\.\)"):
         F.instance_norm(dualad.ones(3))
+
+
+def test_rms_norm_matches_pytorch():
+    x = dualad.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 0.0]], requires_grad=True)
+    y = F.rms_norm(x, (3,), dualad.tensor([1.0, 2.0, 0.5]))
+    close(
+        y,
+        [
+            [0.4629100498862757, 1.8516401995451028, 0.6943650748294136],
+            [0.7745966692414832, -3.0983866769659327, 0.0],
+        ],
+        rtol=1e-7,
+    )
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    close(
+        g,
+        [
+            [0.24798752672479055, 0.4959750534495811, -0.4133125445413176],
+            [2.4787093415727455, 1.2393546707863743, 0.7745966692414832],
+        ],
+        rtol=1e-6,
+    )
+    # eps defaults to the dtype's machine epsilon: a zero vector stays 0, not NaN
+    close(F.rms_norm(dualad.zeros(2, dtype=dualad.float32), (2,)), [0.0, 0.0])
+    with pytest.raises(ValueError, match="expected input with shape"):
+        F.rms_norm(x, (2,))

@@ -2,7 +2,8 @@
 
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
-dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm),
+dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm,
+rms_norm), ``attention`` (scaled_dot_product_attention),
 ``distances`` (cosine_similarity, pairwise_distance), ``margin_losses`` (margin_ranking_loss,
 triplet_margin_loss, ...), ``likelihood_losses`` (gaussian_nll_loss, poisson_nll_loss),
 ``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d, avg_pool1d/2d).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from . import (
     activations,
+    attention,
     convolution,
     distances,
     layers,
@@ -22,6 +24,7 @@ from . import (
     pooling,
 )
 from .activations import *
+from .attention import *
 from .convolution import *
 from .distances import *
 from .layers import *
@@ -33,6 +36,7 @@ from .pooling import *
 
 __all__ = [
     *activations.__all__,
+    *attention.__all__,
     *losses.__all__,
     *margin_losses.__all__,
     *likelihood_losses.__all__,

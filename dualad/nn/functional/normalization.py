@@ -1,5 +1,5 @@
-"""Normalisation over batch statistics of ``torch.nn.functional``: batch_norm, instance_norm,
-group_norm (layer_norm and normalize are in ``layers``).
+"""Normalisation of ``torch.nn.functional`` by batch and group statistics: batch_norm,
+instance_norm, group_norm, and rms_norm (layer_norm and normalize are in ``layers``).
 
 Composites of ops with exact derivatives (the statistics are differentiated through, as in
 PyTorch's training mode). Running statistics are updated in place outside the graph, as PyTorch
@@ -10,12 +10,14 @@ in-place write, as in ``torch.func`` (pass no running statistics there).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import ops
 from ..._creation import as_tensor
 from ..._tensor import Tensor
 from ...rev.grad_mode import no_grad
 
-__all__ = ["batch_norm", "group_norm", "instance_norm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "rms_norm"]
 
 
 def _affine(out, weight, bias, channel_shape):
@@ -187,3 +189,37 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     out, _, _ = _normalized(grouped, (2,), eps)
     out = ops.reshape(out, tuple(input.shape))
     return _affine(out, weight, bias, (channels,) + (1,) * (input.ndim - 2))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims
+    (``torch.nn.functional.rms_norm``); ``eps`` defaults to the machine epsilon of the input's
+    dtype, as in PyTorch.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.rms_norm(dualad.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.84852814, 1.13137085]])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor(input)
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k :]) != normalized_shape:
+        raise ValueError(
+            f"dualad.nn.functional.rms_norm: Given normalized_shape={list(normalized_shape)}, "
+            f"expected input with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+            f"input of size{list(input.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise ValueError(
+            f"dualad.nn.functional.rms_norm: weight must have shape {normalized_shape}, got "
+            f"{tuple(weight.shape)}"
+        )
+    if eps is None:
+        eps = float(np.finfo(input.dtype if input.dtype.kind == "f" else np.float64).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    out = input * ops.rsqrt(ops.mean(input * input, dims, keepdim=True) + eps)
+    return out if weight is None else out * weight

@@ -18,7 +18,7 @@ import dualad.nn.functional as F
 from . import OpInfo, SampleInput, away_from, uniform
 from ._elementwise_samples import unary_samples
 from .nn_composites import layer_entries, loss_entries
-from .nn_more_losses import more_loss_entries
+from .nn_extras import more_loss_entries
 
 PIECEWISE = {"twice_differentiable": False}
 SELU_ALPHA = 1.6732632423543772848170429916717

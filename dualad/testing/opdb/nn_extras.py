@@ -1,5 +1,5 @@
-"""Op database entries of the distances, margin and likelihood losses of
-``dualad.nn.functional``, with NumPy references written here from PyTorch's formulas.
+"""Op database entries of the distances, margin and likelihood losses, rms_norm and attention
+of ``dualad.nn.functional``, with NumPy references written here from PyTorch's formulas.
 
 Samples keep clear of the hinges (``margin - d`` away from 0) and of ``eps`` clamps; the
 targets of the margin losses (+-1) are constant arrays.
@@ -161,9 +161,65 @@ def poisson_samples(rng, dtype):
     ]
 
 
-def more_loss_entries() -> list[OpInfo]:
-    """The entries of distances.py, margin_losses.py and likelihood_losses.py."""
+def np_rms_norm(x, shape, weight=None, eps=None):
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    eps = np.finfo(x.dtype).eps if eps is None else eps
+    out = x / np.sqrt((x * x).mean(axis=dims, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+def rms_norm_samples(rng, dtype):
+    x = uniform(rng, (3, 4, 5), dtype)
+    w = uniform(rng, (4, 5), dtype)
     return [
+        SampleInput((x, (5,)), note="over 5"),
+        SampleInput((x, (4, 5), w), {"eps": 1e-3}, diff=(0, 2), note="affine over (4, 5)"),
+    ]
+
+
+def np_attention(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if is_causal:
+        attn_mask = np.tril(np.ones(scores.shape[-2:], dtype=bool))
+    if attn_mask is not None:
+        scores = (
+            np.where(attn_mask, scores, -np.inf) if attn_mask.dtype == bool else scores + attn_mask
+        )
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return ((e / e.sum(-1, keepdims=True)) @ v).astype(q.dtype)
+
+
+def attention_samples(rng, dtype):
+    q, k, v = (
+        uniform(rng, (2, 3, 4), dtype),
+        uniform(rng, (2, 5, 4), dtype),
+        uniform(rng, (2, 5, 3), dtype),
+    )
+    mask = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)
+    bias = uniform(rng, (3, 5), dtype)
+    return [
+        SampleInput((q, k, v), diff=(0, 1, 2), note="plain"),
+        SampleInput((q, k, v), {"attn_mask": mask}, diff=(0, 1, 2), note="boolean mask"),
+        SampleInput(
+            (q, k, v), {"attn_mask": bias, "scale": 0.7}, diff=(0, 1, 2), note="float mask"
+        ),
+        SampleInput((q, k[:, :3], v[:, :3]), {"is_causal": True}, diff=(0, 1, 2), note="causal"),
+    ]
+
+
+def more_loss_entries() -> list[OpInfo]:
+    """The entries of distances.py, margin_losses.py, likelihood_losses.py, rms_norm and
+    attention.py."""
+    return [
+        OpInfo("rms_norm", F.rms_norm, rms_norm_samples, ops=("rsqrt",), ref=np_rms_norm),
+        OpInfo(
+            "scaled_dot_product_attention",
+            F.scaled_dot_product_attention,
+            attention_samples,
+            ops=("softmax", "matmul"),
+            ref=np_attention,
+        ),
         OpInfo(
             "cosine_similarity",
             F.cosine_similarity,
