@@ -289,3 +289,58 @@ def test_pad_errors():
         F.pad(x, (1, 1), mode="symmetric")
     with pytest.raises(ValueError, match="needs a"):
         F.pad(dualad.ones(3), (1, 1), mode="replicate")
+
+
+def test_alpha_dropout_keeps_selu_statistics_and_its_affine_map():
+    dualad.manual_seed(5)
+    x = dualad.randn(200_000, requires_grad=True)
+    y = F.alpha_dropout(x, 0.2, training=True)
+    assert abs(y.mean().item()) < 0.01 and abs(y.var().item() - 1) < 0.02
+    alpha, p = 1.7580993408473766, 0.2
+    a = 1 / np.sqrt((alpha**2 * p + 1) * (1 - p))
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    kept = g.numpy() != 0
+    np.testing.assert_allclose(g.numpy()[kept], a)  # the gradient is the affine map's scale
+    np.testing.assert_allclose(y.detach().numpy()[~kept], -alpha * a + alpha * a * p)
+    assert abs(kept.mean() - 0.8) < 0.005
+    assert F.alpha_dropout(x, 0.5) is x  # training=False by default, as in PyTorch
+    z = F.feature_alpha_dropout(dualad.randn(8, 16, 3), 0.5, training=True).numpy()
+    assert (np.isclose(z, -alpha / np.sqrt(alpha**2 * 0.5 + 1) / np.sqrt(0.5) * 0.5)).any()
+    with pytest.raises(ValueError, match="dropout probability"):
+        F.alpha_dropout(x, 2.0, training=True)
+
+
+def test_rrelu_slopes_and_vmap_randomness():
+    x = dualad.tensor([-1.0, 2.0, -3.0])
+    close(F.rrelu(x, 0.1, 0.3), [-0.2, 2.0, -0.6])  # eval: the mean slope
+    dualad.manual_seed(6)
+    xs = -dualad.ones(10_000, requires_grad=True)
+    y = F.rrelu(xs, 0.1, 0.3, training=True)
+    slopes = -y.detach().numpy()
+    assert (slopes >= 0.1).all() and (slopes < 0.3).all() and abs(slopes.mean() - 0.2) < 0.005
+    (g,) = dualad.autograd.grad(y.sum(), xs)
+    np.testing.assert_allclose(g.numpy(), slopes)  # the drawn slope is the derivative
+    with pytest.raises(RuntimeError, match=r"vmap: .*random"):
+        vmap(lambda v: F.rrelu(v, training=True))(dualad.ones(2, 3))
+
+
+def test_pdist_matches_pytorch_with_repeated_rows():
+    x = dualad.tensor([[0.0, 1, 2], [0, 1, 2], [1, -1, 0.5], [3, 0, 0]], requires_grad=True)
+    y = F.pdist(x)
+    close(
+        y,
+        [
+            0.0,
+            2.692582403567252,
+            3.7416573867739413,
+            2.692582403567252,
+            3.7416573867739413,
+            2.29128784747792,
+        ],
+    )
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    close(g[0], [-1.173174402091377, 1.0100425946206317, 1.0916084983560044])  # no NaN at 0
+    close(g[3], [2.476439012418516, -0.09808670335286401, -1.28726285788569])
+    close(F.pdist(x, p=1), [0.0, 4.5, 6.0, 4.5, 6.0, 3.5])
+    with pytest.raises(ValueError, match="pdist only supports 2D tensors"):
+        F.pdist(dualad.ones(3))

@@ -13,6 +13,8 @@ the kinks and, at a kink, the derivative of the piece PyTorch's backward picks t
 from __future__ import annotations
 
 from ... import ops
+from ..._dtypes import get_default_dtype
+from ..._random import rand
 from ...rev.inplace import apply_inplace
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "relu",
     "relu6",
     "relu_",
+    "rrelu",
     "selu",
     "selu_",
     "sigmoid",
@@ -368,3 +371,31 @@ def glu(input, dim: int = -1):
     a = ops.narrow(input, dim, 0, size // 2)
     b = ops.narrow(input, dim, size // 2, size // 2)
     return a * ops.sigmoid(b)
+
+
+def rrelu(
+    input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace=False
+):
+    """Randomized leaky ReLU: ``x`` above 0, ``slope * x`` at and below, the slope drawn
+    uniformly from ``[lower, upper)`` per element when ``training`` (``dualad.rand``: vmap's
+    randomness modes apply), else ``(lower + upper) / 2`` (``torch.nn.functional.rrelu``).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.rrelu(dualad.tensor([-1.0, 2.0]), 0.1, 0.3)
+    tensor([-0.2,  2. ])
+    """
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not lower <= upper:
+        raise ValueError(
+            f"dualad.nn.functional.rrelu: Lower bound should be less than or equal to the upper "
+            f"bound (got lower={lower}, upper={upper})"
+        )
+    dtype = input.dtype if input.dtype.kind == "f" else get_default_dtype()
+    slope = rand(tuple(input.shape), dtype=dtype, device=input.device) * (upper - lower) + lower
+
+    def randomized(x):
+        return ops.where(x <= 0, x * slope, x)
+
+    return _maybe_inplace(randomized, input, inplace)

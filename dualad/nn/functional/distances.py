@@ -1,4 +1,5 @@
-"""Distances and similarities of ``torch.nn.functional``: cosine_similarity, pairwise_distance.
+"""Distances and similarities of ``torch.nn.functional``: cosine_similarity, pairwise_distance,
+pdist.
 
 Composites of ops with exact derivatives. Where PyTorch clamps a norm at ``eps`` outside the
 graph (so its gradient ignores the clamp), these clamp inside it: the derivative is that of the
@@ -8,11 +9,13 @@ value computed (0 through a clamped norm). The two differ only for vectors of no
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import ops
 from ..._creation import as_tensor
 from ..._tensor import Tensor
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def _tensor(x):
@@ -46,3 +49,26 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     """
     x1, x2 = _tensor(x1), _tensor(x2)
     return ops.norm(x1 - x2 + eps, p, -1, keepdim=keepdim)
+
+
+def pdist(input, p: float = 2.0):
+    """The ``p``-norm distances between the rows of an ``(N, M)`` input, for each pair ``i < j``
+    in row-major order (``N (N - 1) / 2`` of them; ``torch.nn.functional.pdist``). Two equal
+    rows are at distance 0, where the norm's subgradient 0 is the gradient (PyTorch's too).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.pdist(dualad.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.        , 1.        , 4.24264069])
+    """
+    input = _tensor(input)
+    if input.ndim != 2:
+        raise ValueError(
+            f"dualad.nn.functional.pdist: pdist only supports 2D tensors, got: {input.ndim}D"
+        )
+    if p < 0:
+        raise ValueError("dualad.nn.functional.pdist: pdist only supports non-negative p values")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    first = ops.index_select(input, 0, as_tensor(rows, device=input.device))
+    second = ops.index_select(input, 0, as_tensor(cols, device=input.device))
+    return ops.norm(first - second, p, 1)

@@ -20,12 +20,14 @@ from ...rev.grad_mode import no_grad
 from ...rev.inplace import apply_inplace
 
 __all__ = [
+    "alpha_dropout",
     "bilinear",
     "dropout",
     "dropout1d",
     "dropout2d",
     "dropout3d",
     "embedding",
+    "feature_alpha_dropout",
     "layer_norm",
     "linear",
     "normalize",
@@ -217,6 +219,59 @@ def _feature_dropout(name, input, p, training, inplace, spatial):
         return input
     channels = input.ndim - spatial
     return _dropped(input, p, _shape(input)[:channels] + (1,) * spatial, inplace)
+
+
+_SELU_ALPHA_PRIME = 1.7580993408473766  # -scale * alpha of SELU: the value dropped units take
+
+
+def _alpha_dropped(input, p, mask_shape, inplace):
+    """PyTorch's alpha dropout: dropped units take SELU's saturation value, and an affine map
+    ``a x + b`` restores mean 0 and variance 1 for SELU-normalised inputs."""
+    dtype = input.dtype if input.dtype.kind == "f" else get_default_dtype()
+    if p == 1:
+        scale = shift = zeros((), dtype=dtype, device=input.device)
+    else:
+        keep = ops.astype(ops.lt(rand(mask_shape, dtype=dtype, device=input.device), 1 - p), dtype)
+        a = 1.0 / ((_SELU_ALPHA_PRIME**2 * p + 1) * (1 - p)) ** 0.5
+        scale = keep * a
+        shift = (keep - 1) * (_SELU_ALPHA_PRIME * a) + _SELU_ALPHA_PRIME * a * p
+
+    def affine(x):
+        return x * scale + shift
+
+    return apply_inplace(affine, input) if inplace else affine(input)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout for SELU networks (``torch.nn.functional.alpha_dropout``; note ``training``
+    defaults to False there too): dropped elements take ``-1.7581...`` and the result is scaled
+    and shifted to keep zero mean and unit variance.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> y = F.alpha_dropout(dualad.randn(100_000), 0.2, training=True)
+    >>> abs(float(y.mean())) < 0.02, abs(float(y.var()) - 1) < 0.05
+    (True, True)
+    """
+    _check_p(p)
+    input = _tensor(input)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    return _alpha_dropped(input, p, _shape(input), inplace)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Alpha dropout of whole channels (dim 1 of ``(N, C, ...)``, one draw per channel)."""
+    _check_p(p)
+    input = _tensor(input)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if input.ndim < 2:
+        raise ValueError(
+            f"dualad.nn.functional.feature_alpha_dropout: Feature dropout requires at least 2 "
+            f"dimensions in the input, got {input.ndim}"
+        )
+    return _alpha_dropped(input, p, _shape(input)[:2] + (1,) * (input.ndim - 2), inplace)
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):

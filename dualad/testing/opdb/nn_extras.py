@@ -208,11 +208,22 @@ def attention_samples(rng, dtype):
     ]
 
 
+def np_pdist(x, p=2.0):
+    i, j = np.triu_indices(x.shape[0], 1)
+    return (np.abs(x[i] - x[j]) ** p).sum(-1) ** (1 / p)
+
+
+def pdist_samples(rng, dtype):
+    x = uniform(rng, (4, 3), dtype)
+    return [SampleInput((x,), note="p=2"), SampleInput((x, 3.0), note="p=3")]
+
+
 def more_loss_entries() -> list[OpInfo]:
     """The entries of distances.py, margin_losses.py, likelihood_losses.py, rms_norm and
     attention.py."""
     return [
         OpInfo("rms_norm", F.rms_norm, rms_norm_samples, ops=("rsqrt",), ref=np_rms_norm),
+        OpInfo("pdist", F.pdist, pdist_samples, ops=("norm", "index_select"), ref=np_pdist),
         OpInfo(
             "scaled_dot_product_attention",
             F.scaled_dot_product_attention,
