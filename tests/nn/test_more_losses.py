@@ -149,3 +149,28 @@ def test_errors():
         F.triplet_margin_loss(x, x, dualad.ones(3))
     with pytest.raises(ValueError, match="should have same dimension"):
         F.margin_ranking_loss(x, x, dualad.ones(3))
+
+
+@pytest.mark.parametrize(
+    "kwargs, value, grad_row2",
+    [
+        ({}, 0.5480488740021857, [1 / 12, -1 / 6, 1 / 12, 0.0]),
+        (
+            {"p": 2, "margin": 0.5},
+            0.44642866738126513,
+            [0.17953996023027086, -0.17953996023027086, 0, 0],
+        ),
+        (
+            {"weight": [1.0, 2, 3, 4], "reduction": "none"},
+            [1.2229721049233613, 0.06359790308228508, 0.8105500826252495],
+            [0.5, -1.0, 0.5, 0.0],
+        ),
+    ],
+)
+def test_multi_margin_loss_matches_pytorch(kwargs, value, grad_row2):
+    kwargs = {k: dualad.tensor(v) if k == "weight" else v for k, v in kwargs.items()}
+    x = dualad.sin(dualad.arange(12.0)).reshape(3, 4).requires_grad_()
+    y = F.multi_margin_loss(x, dualad.tensor([0, 3, 1]), **kwargs)
+    (g,) = dualad.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(y.detach().numpy(), value, rtol=1e-10)
+    np.testing.assert_allclose(g[2].numpy(), grad_row2, rtol=1e-9, atol=1e-15)

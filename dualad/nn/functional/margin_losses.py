@@ -1,6 +1,6 @@
 """Margin and embedding losses of ``torch.nn.functional``: margin_ranking_loss,
-hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, cosine_embedding_loss,
-triplet_margin_loss.
+hinge_embedding_loss, soft_margin_loss, multi_margin_loss, multilabel_soft_margin_loss,
+cosine_embedding_loss, triplet_margin_loss.
 
 Composites of ops with exact derivatives away from their hinges; at a hinge (``clamp_min(., 0)``
 exactly at 0) the gradient passes, as PyTorch's ``clamp_min`` does. Reductions and the
@@ -10,6 +10,7 @@ deprecated ``size_average``/``reduce`` as in ``losses``.
 from __future__ import annotations
 
 from ... import ops
+from ..._creation import arange
 from .distances import _tensor, pairwise_distance
 from .losses import _reduce, _reduction
 
@@ -17,6 +18,7 @@ __all__ = [
     "cosine_embedding_loss",
     "hinge_embedding_loss",
     "margin_ranking_loss",
+    "multi_margin_loss",
     "multilabel_soft_margin_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
@@ -164,3 +166,49 @@ def triplet_margin_loss(
     if swap:
         d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce(ops.clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+def multi_margin_loss(
+    input,
+    target,
+    p: int = 1,
+    margin: float = 1.0,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+):
+    """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per example
+    (times ``weight[y]``), classes along the last dim of ``(N, C)`` or ``(C,)`` inputs
+    (``torch.nn.functional.multi_margin_loss``), reduced.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> F.multi_margin_loss(dualad.tensor([0.5, 1.0, -1.0]), dualad.tensor(1))
+    tensor(0.16666667)
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("dualad.nn.functional.multi_margin_loss: only p == 1 and p == 2 supported")
+    input, target = _tensor(input), _tensor(target)
+    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape[:-1]):
+        raise ValueError(
+            f"dualad.nn.functional.multi_margin_loss: expected input (N, C) or (C,) and target "
+            f"(N,) or (), got {tuple(input.shape)} and {tuple(target.shape)}"
+        )
+    if target.dtype.kind not in "iu":
+        raise TypeError(
+            f"dualad.nn.functional.multi_margin_loss: expected an integer (class index) target, "
+            f"got dtype {target.dtype}"
+        )
+    classes = input.shape[-1]
+    index = ops.unsqueeze(target, -1)
+    picked = ops.take_along_dim(input, index, -1)
+    hinge = ops.clamp_min(margin - picked + input, 0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * ops.unsqueeze(_tensor(weight)[target], -1)
+    # the target's own term (margin**p) is not part of the sum
+    own = ops.eq(arange(classes, device=input.device), index)
+    return _reduce(ops.sum(ops.where(own, 0.0, hinge), -1) / classes, reduction)

@@ -218,6 +218,41 @@ def pdist_samples(rng, dtype):
     return [SampleInput((x,), note="p=2"), SampleInput((x, 3.0), note="p=3")]
 
 
+def np_multi_margin(x, t, p=1, margin=1.0, reduction="mean"):
+    picked = np.take_along_axis(x, t[..., None], -1)
+    hinge = np.maximum(margin - picked + x, 0) ** p
+    hinge = np.where(np.arange(x.shape[-1]) == t[..., None], 0.0, hinge)
+    return _reduce(hinge.sum(-1) / x.shape[-1], reduction, x.dtype)
+
+
+def multi_margin_samples(rng, dtype):
+    out = []
+    for kwargs in ({}, {"p": 2, "margin": 0.5, "reduction": "none"}):
+        while True:
+            x = uniform(rng, (3, 4), dtype)
+            t = rng.integers(0, 4, 3)
+            gap = kwargs.get("margin", 1.0) - np.take_along_axis(x, t[:, None], 1) + x
+            if np.all(np.abs(gap) > 0.15):
+                break
+        out.append(SampleInput((x, t), kwargs, note=str(kwargs)))
+    return out
+
+
+def np_hinge_embedding(x, y, margin=1.0, reduction="mean"):
+    losses = np.where(y == 1, x, np.maximum(margin - x, 0))
+    return _reduce(losses, reduction, x.dtype)
+
+
+def hinge_embedding_samples(rng, dtype):
+    x = uniform(rng, (3, 4), dtype, -2.0, 2.0)
+    x = np.where(np.abs(x - 0.5) < 0.15, x + 0.3, x).astype(dtype)  # clear of the hinge
+    y = _signs(rng, (3, 4)).astype(dtype)
+    return [
+        SampleInput((x, y), {"margin": 0.5}),
+        SampleInput((x, y), {"margin": 0.5, "reduction": "sum"}),
+    ]
+
+
 def more_loss_entries() -> list[OpInfo]:
     """The entries of distances.py, margin_losses.py, likelihood_losses.py, rms_norm and
     attention.py."""
@@ -251,6 +286,22 @@ def more_loss_entries() -> list[OpInfo]:
             ranking_samples,
             ops=("clamp",),
             ref=np_margin_ranking,
+            **PIECEWISE,
+        ),
+        OpInfo(
+            "multi_margin_loss",
+            F.multi_margin_loss,
+            multi_margin_samples,
+            ops=("gather", "clamp"),
+            ref=np_multi_margin,
+            **PIECEWISE,
+        ),
+        OpInfo(
+            "hinge_embedding_loss",
+            F.hinge_embedding_loss,
+            hinge_embedding_samples,
+            ops=("where", "clamp"),
+            ref=np_hinge_embedding,
             **PIECEWISE,
         ),
         OpInfo(
