@@ -142,7 +142,8 @@ def triplet_samples(rng, dtype):
 
 
 def gaussian_samples(rng, dtype):
-    x, t = uniform(rng, (3, 4), dtype), uniform(rng, (3, 4), dtype)
+    # positive inputs: the tests that pass one tensor in every slot use it as the variance too
+    x, t = uniform(rng, (3, 4), dtype, 0.5, 2.0), uniform(rng, (3, 4), dtype)
     var = uniform(rng, (3, 4), dtype, 0.5, 2.0)
     homo = uniform(rng, (3,), dtype, 0.5, 2.0)
     return [
