@@ -3,7 +3,7 @@
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
 dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm,
-rms_norm), ``attention`` (scaled_dot_product_attention),
+rms_norm), ``attention`` (scaled_dot_product_attention), ``sampling`` (interpolate),
 ``distances`` (cosine_similarity, pairwise_distance), ``margin_losses`` (margin_ranking_loss,
 triplet_margin_loss, ...), ``likelihood_losses`` (gaussian_nll_loss, poisson_nll_loss),
 ``convolution`` (conv1d, conv2d) and ``pooling`` (max_pool1d/2d, avg_pool1d/2d).
@@ -22,6 +22,7 @@ from . import (
     margin_losses,
     normalization,
     pooling,
+    sampling,
 )
 from .activations import *
 from .attention import *
@@ -33,6 +34,7 @@ from .losses import *
 from .margin_losses import *
 from .normalization import *
 from .pooling import *
+from .sampling import *
 
 __all__ = [
     *activations.__all__,
@@ -45,4 +47,5 @@ __all__ = [
     *distances.__all__,
     *convolution.__all__,
     *pooling.__all__,
+    *sampling.__all__,
 ]

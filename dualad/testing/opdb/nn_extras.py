@@ -1,5 +1,5 @@
-"""Op database entries of the distances, margin and likelihood losses, rms_norm and attention
-of ``dualad.nn.functional``, with NumPy references written here from PyTorch's formulas.
+"""Op database entries of the distances, margin and likelihood losses, rms_norm, attention and
+interpolate of ``dualad.nn.functional``, with NumPy references written here from PyTorch's formulas.
 
 Samples keep clear of the hinges (``margin - d`` away from 0) and of ``eps`` clamps; the
 targets of the margin losses (+-1) are constant arrays.
@@ -254,11 +254,57 @@ def hinge_embedding_samples(rng, dtype):
     ]
 
 
+def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    # separable, written from PyTorch's source-coordinate formulas
+    out = x
+    spatial = x.ndim - 2
+    sizes = (size,) * spatial if isinstance(size, int) else size
+    factors = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) else scale_factor
+    for k in range(spatial):
+        n = x.shape[2 + k]
+        m = sizes[k] if sizes else int(np.floor(n * factors[k]))
+        scale = n / m if sizes else 1 / factors[k]
+        dst = np.arange(m)
+        if mode == "nearest":
+            out = np.take(out, np.minimum(np.floor(dst * scale), n - 1).astype(int), axis=2 + k)
+            continue
+        if align_corners:
+            src = dst * ((n - 1) / (m - 1)) if m > 1 else 0 * dst
+        else:
+            src = np.maximum((dst + 0.5) * scale - 0.5, 0)
+        i0 = np.minimum(np.floor(src).astype(int), n - 1)
+        i1 = np.minimum(i0 + 1, n - 1)
+        shape = [1] * x.ndim
+        shape[2 + k] = m
+        w = (src - i0).reshape(shape)
+        out = np.take(out, i0, axis=2 + k) * (1 - w) + np.take(out, i1, axis=2 + k) * w
+    return out.astype(x.dtype)
+
+
+def interpolate_samples(rng, dtype):
+    x1, x2 = uniform(rng, (2, 1, 5), dtype), uniform(rng, (1, 2, 3, 4), dtype)
+    return [
+        SampleInput((x1,), {"size": 8, "mode": "linear"}, note="linear"),
+        SampleInput((x1,), {"scale_factor": 1.5}, note="nearest"),
+        SampleInput((x2,), {"size": (5, 3), "mode": "bilinear"}, note="bilinear"),
+        SampleInput(
+            (x2,), {"size": (2, 7), "mode": "bilinear", "align_corners": True}, note="corners"
+        ),
+    ]
+
+
 def more_loss_entries() -> list[OpInfo]:
     """The entries of distances.py, margin_losses.py, likelihood_losses.py, rms_norm and
     attention.py."""
     return [
         OpInfo("rms_norm", F.rms_norm, rms_norm_samples, ops=("rsqrt",), ref=np_rms_norm),
+        OpInfo(
+            "interpolate",
+            F.interpolate,
+            interpolate_samples,
+            ops=("index_select",),
+            ref=np_interpolate,
+        ),
         OpInfo("pdist", F.pdist, pdist_samples, ops=("norm", "index_select"), ref=np_pdist),
         OpInfo(
             "scaled_dot_product_attention",
