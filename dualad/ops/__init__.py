@@ -17,8 +17,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     arithmetic, comparison, diagonals, einsums, tensor_index
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
-    _reducing, indexing, views
-    extrema, fft, linalg, norms, order_statistics, reductions, scans, selection
+    _reducing, indexing, smooth_activations, views
+    extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
     convolve, distances
     closeness, searching                    non-differentiable ops of dualad.numpy
@@ -71,6 +71,8 @@ from . import (
     selection,
     sets,
     slicing,
+    smooth_activations,
+    softmaxes,
     special,
     tensor_index,
     trigonometric,
@@ -106,6 +108,8 @@ from .rounding import *
 from .scans import *
 from .selection import *
 from .slicing import *
+from .smooth_activations import *
+from .softmaxes import *
 from .special import *
 from .trigonometric import *
 from .views import *

@@ -1,4 +1,9 @@
-"""Activation-style functions: sigmoid (expit), logit, relu, softplus."""
+"""Activation-style functions: sigmoid (expit), logit, relu, softplus, and the
+piecewise-linear ones of ``torch.nn.functional``: leaky_relu, hardtanh, relu6.
+
+The smooth activations of neural networks (gelu, silu, elu, ...) are in
+``smooth_activations.py``: they need exp, erf and tanh, defined below this module.
+"""
 
 from __future__ import annotations
 
@@ -132,3 +137,83 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     _check_number("softplus", "threshold", threshold)
     _reject_complex("softplus", x)
     return apply1(_softplus_op, x, {"beta": beta, "threshold": threshold})
+
+
+# ---------------------------------------------------------------------------------------------
+# piecewise-linear activations (torch.nn.functional's); the derivative at a kink is PyTorch's
+
+
+def _leaky_relu_impl(xp, x, *, negative_slope):
+    x = _floating(x)
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+_leaky_relu_op = _unary_with_params(
+    "leaky_relu",
+    _leaky_relu_impl,
+    # PyTorch's convention at 0: the negative side's slope
+    lambda x, y, *, negative_slope: where(x > 0, 1.0, negative_slope),
+)
+
+
+@public.method
+def leaky_relu(x, negative_slope: float = 0.01):
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (``torch.nn.functional.leaky_relu``).
+
+    Kink at 0: the gradient there is ``negative_slope`` (PyTorch's convention).
+
+    >>> import dualad
+    >>> dualad.leaky_relu(dualad.tensor([-2.0, 3.0]), 0.1)
+    tensor([-0.2,  3. ])
+    """
+    negative_slope = _plain_scalar(negative_slope)
+    _check_number("leaky_relu", "negative_slope", negative_slope)
+    _reject_complex("leaky_relu", x)
+    return apply1(_leaky_relu_op, x, {"negative_slope": negative_slope})
+
+
+def _hardtanh_impl(xp, x, *, min_val, max_val):
+    x = _floating(x)
+    return xp.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+
+
+_hardtanh_op = _unary_with_params(
+    "hardtanh",
+    _hardtanh_impl,
+    # PyTorch's convention: no gradient at min_val and max_val themselves
+    lambda x, y, *, min_val, max_val: (x > min_val) & (x < max_val),
+)
+
+
+def _hardtanh(name, x, min_val, max_val):
+    min_val, max_val = _plain_scalar(min_val), _plain_scalar(max_val)
+    _check_number(name, "min_val", min_val)
+    _check_number(name, "max_val", max_val)
+    if min_val > max_val:
+        raise ValueError(f"dualad.{name}: min_val cannot be greater than max_val")
+    _reject_complex(name, x)
+    return apply1(_hardtanh_op, x, {"min_val": min_val, "max_val": max_val})
+
+
+@public.method
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0):
+    """``x`` clamped to ``[min_val, max_val]`` (``torch.nn.functional.hardtanh``).
+
+    The gradient is 1 strictly inside, 0 outside and at the two kinks (PyTorch's convention).
+
+    >>> import dualad
+    >>> dualad.hardtanh(dualad.tensor([-2.0, 0.5, 3.0]))
+    tensor([-1. ,  0.5,  1. ])
+    """
+    return _hardtanh("hardtanh", x, min_val, max_val)
+
+
+@public.method
+def relu6(x):
+    """``min(max(x, 0), 6)``: ``hardtanh(x, 0, 6)``, with its gradient (0 at 0 and at 6).
+
+    >>> import dualad
+    >>> dualad.relu6(dualad.tensor([-1.0, 3.0, 7.0]))
+    tensor([0., 3., 6.])
+    """
+    return _hardtanh("relu6", x, 0.0, 6.0)

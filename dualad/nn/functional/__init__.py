@@ -2,23 +2,51 @@
 
 The functions come from modules of one subject each: ``activations`` (relu, gelu, softmax, ...),
 ``losses`` (cross_entropy, mse_loss, ...), ``layers`` (linear, bilinear, layer_norm, normalize,
-dropout, embedding, one_hot, pad), ``convolution`` (conv1d/2d/3d, conv_transpose1d/2d/3d) and
-``pooling`` (max_pool1d/2d/3d, avg_pool1d/2d/3d).
+dropout, embedding, one_hot, pad), ``normalization`` (batch_norm, instance_norm, group_norm,
+rms_norm), ``attention`` (scaled_dot_product_attention), ``sampling`` (interpolate),
+``distances`` (cosine_similarity, pairwise_distance), ``margin_losses`` (margin_ranking_loss,
+triplet_margin_loss, ...), ``likelihood_losses`` (gaussian_nll_loss, poisson_nll_loss),
+``convolution`` (conv1d/2d/3d, conv_transpose1d/2d/3d) and ``pooling`` (max_pool1d/2d/3d,
+avg_pool1d/2d/3d).
 """
 
 from __future__ import annotations
 
-from . import activations, convolution, layers, losses, pooling
+from . import (
+    activations,
+    attention,
+    convolution,
+    distances,
+    layers,
+    likelihood_losses,
+    losses,
+    margin_losses,
+    normalization,
+    pooling,
+    sampling,
+)
 from .activations import *
+from .attention import *
 from .convolution import *
+from .distances import *
 from .layers import *
+from .likelihood_losses import *
 from .losses import *
+from .margin_losses import *
+from .normalization import *
 from .pooling import *
+from .sampling import *
 
 __all__ = [
     *activations.__all__,
+    *attention.__all__,
     *losses.__all__,
+    *margin_losses.__all__,
+    *likelihood_losses.__all__,
     *layers.__all__,
+    *normalization.__all__,
+    *distances.__all__,
     *convolution.__all__,
     *pooling.__all__,
+    *sampling.__all__,
 ]
