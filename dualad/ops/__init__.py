@@ -17,6 +17,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     arithmetic, comparison, diagonals, einsums, tensor_index
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
+    bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _reducing, indexing, views
     extrema, linalg, norms, order_statistics, reductions, scans
     moments, mutation, products, reordering
@@ -34,6 +35,7 @@ from . import (
     activations,
     arithmetic,
     base,
+    bessel,
     casts,
     closeness,
     comparison,
@@ -41,9 +43,11 @@ from . import (
     counting,
     diagonals,
     einsums,
+    entropies,
     exp_log,
     extrema,
     floating,
+    gamma_functions,
     gather_scatter,
     indexing,
     joining,
@@ -51,6 +55,7 @@ from . import (
     minmax,
     moments,
     mutation,
+    normal_distribution,
     norms,
     order_statistics,
     products,
@@ -70,20 +75,24 @@ from ._helpers import *
 from .activations import *
 from .arithmetic import *
 from .base import *
+from .bessel import *
 from .casts import *
 from .comparison import *
 from .complex_parts import *
 from .diagonals import *
 from .einsums import *
+from .entropies import *
 from .exp_log import *
 from .extrema import *
 from .floating import *
+from .gamma_functions import *
 from .gather_scatter import *
 from .indexing import *
 from .joining import *
 from .linalg import *
 from .minmax import *
 from .moments import *
+from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
 from .products import *

@@ -171,4 +171,5 @@ FAMILIES = (
     "nn",
     "forward",
     "searching",
+    "special",
 )

@@ -1,0 +1,277 @@
+"""The gamma function family: gammaln (lgamma), digamma, polygamma, multigammaln (mvlgamma),
+gammainc (igamma), gammaincc (igammac), betaln, zeta.
+
+Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy), computed in float64 and
+returned in the input's dtype (also for polygamma and multigammaln, which scipy returns in
+float64 for float32 input). Real inputs only. The derivatives are written in dualad ops and
+chain into each other (gammaln' = digamma, digamma' = polygamma(1, .), polygamma(n)' =
+polygamma(n + 1, .)), so every order works.
+
+Arguments without a derivative here (gammainc's and gammaincc's ``a``, zeta's order ``x``) raise
+``NotImplementedError`` when a derivative with respect to them is asked for (forward mode at the
+call, reverse mode at the backward pass); as constants (plain tensors, numbers, batched by vmap)
+they are fine. The integer orders of polygamma and multigammaln are static Python integers.
+"""
+
+from __future__ import annotations
+
+import math as _math
+import numbers
+
+import numpy as np
+
+from .._dispatch import apply1
+from .._tensor import Tensor
+from ._exports import Exports
+from ._helpers import _unary_with_params, binary, unary
+from ._promotion import _float_array, _reject_complex
+from .exp_log import exp, xlogy
+from .special import _no_derivative, _special_binary_impl, _special_impl, _special_module
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
+
+def _static_int(name: str, argument: str, value, minimum: int) -> int:
+    """An integer order given as a Python/NumPy integer (or an integral float, or a one-element
+    tensor that carries no derivative) as a Python int, at least ``minimum``."""
+    if isinstance(value, Tensor):
+        if value.requires_grad or value._fw or type(value) is not Tensor:
+            raise NotImplementedError(
+                f"dualad.{name}: {argument} is an integer order without a derivative, but a "
+                f"tracked or batched tensor was given; pass a Python int"
+            )
+        if value.numel() != 1:
+            raise ValueError(
+                f"dualad.{name}: {argument} must be one integer, got a tensor of shape "
+                f"{tuple(value.shape)}"
+            )
+        value = value.item()
+    integral = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if integral and float(value).is_integer() and int(value) >= minimum:
+        return int(value)
+    raise ValueError(f"dualad.{name}: {argument} must be an integer >= {minimum}, got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# gammaln, digamma, polygamma
+
+
+gammaln = public.inplace(
+    unary(
+        "gammaln",
+        _special_impl("gammaln"),
+        lambda x, y: digamma(x),
+        doc="""``log|Gamma(x)|`` (scipy's ``gammaln``, PyTorch's ``lgamma``). Poles (+inf, the
+    derivative nan) at 0, -1, -2, ...; the derivative is ``digamma(x)``.
+
+    >>> import dualad
+    >>> x = dualad.tensor([0.5, 3.0], requires_grad=True)
+    >>> dualad.gammaln(x)
+    tensor([0.57236494, 0.69314718], grad_fn=<GammalnBackward0>)
+    >>> dualad.autograd.grad(dualad.gammaln(x).sum(), x)
+    (tensor([-1.96351003,  0.92278434]),)
+    """,
+    )
+)
+lgamma = public.inplace(gammaln, "lgamma")
+
+digamma = public.inplace(
+    unary(
+        "digamma",
+        _special_impl("psi", public_name="digamma"),
+        lambda x, y: polygamma(1, x),
+        doc="""``psi(x) = d/dx log Gamma(x)``; poles at 0, -1, -2, ... (scipy gives -inf at 0 and
+    nan at the negative integers). Its derivative is ``polygamma(1, x)``.
+
+    >>> import dualad
+    >>> dualad.digamma(dualad.tensor([1.0, 0.5]))
+    tensor([-0.57721566, -1.96351003])
+    """,
+    )
+)
+
+
+def _polygamma_impl(xp, x, *, n):
+    x = _float_array(x)
+    _reject_complex("polygamma", x)
+    out = _special_module(xp).polygamma(n, x.astype(np.float64, copy=False))
+    return xp.asarray(out).astype(x.dtype, copy=False)
+
+
+_polygamma_op = _unary_with_params(
+    "polygamma", _polygamma_impl, lambda x, y, *, n: polygamma(n + 1, x)
+)
+
+
+@public.function
+def polygamma(n, x):
+    """``polygamma(n, x)``: the n-th derivative of ``digamma`` (``polygamma(0, x)`` is
+    ``digamma(x)``), for a static integer ``n >= 0`` (scipy also takes arrays of orders; here one
+    order per call). Poles at 0, -1, -2, ...; the derivative in x is ``polygamma(n + 1, x)``;
+    ``n`` has none (it is an integer).
+
+    >>> import dualad
+    >>> dualad.polygamma(1, dualad.tensor([1.0, 2.0]))
+    tensor([1.64493407, 0.64493407])
+    """
+    n = _static_int("polygamma", "n", n, 0)
+    if n == 0:
+        return digamma(x)
+    return apply1(_polygamma_op, x, {"n": n})
+
+
+def _multigammaln_impl(xp, a, *, d):
+    a = _float_array(a)
+    _reject_complex("multigammaln", a)
+    # scipy's condition (and its ValueError): every a > (d - 1) / 2
+    if bool(xp.any(a <= 0.5 * (d - 1))):
+        raise ValueError(
+            f"dualad.multigammaln: condition a > (d - 1) / 2 = {0.5 * (d - 1)} not met for "
+            f"every element of a (d = {d})"
+        )
+    special = _special_module(xp)
+    wide = a.astype(np.float64, copy=False)  # summed in float64, rounded once
+    total = special.gammaln(wide)
+    for j in range(1, d):
+        total = total + special.gammaln(wide - 0.5 * j)
+    total = total + d * (d - 1) / 4 * _math.log(_math.pi)
+    return xp.asarray(total).astype(a.dtype, copy=False)
+
+
+def _multigammaln_deriv(a, y, *, d):
+    total = digamma(a)
+    for j in range(1, d):
+        total = total + digamma(a - 0.5 * j)
+    return total
+
+
+_multigammaln_op = _unary_with_params("multigammaln", _multigammaln_impl, _multigammaln_deriv)
+
+
+@public.method
+def multigammaln(a, d):
+    """Log of the multivariate gamma function of dimension ``d`` (a static integer >= 1):
+    ``d (d-1)/4 log(pi) + sum_{j<d} gammaln(a - j/2)``; PyTorch's ``mvlgamma(a, p)``.
+    Every ``a`` must exceed ``(d - 1) / 2`` (ValueError otherwise, as scipy). The derivative in
+    ``a`` is ``sum_{j<d} digamma(a - j/2)``.
+
+    >>> import dualad
+    >>> dualad.multigammaln(dualad.tensor([2.5, 4.0]), 3)
+    tensor([1.88099546, 5.40297508])
+    """
+    d = _static_int("multigammaln", "d", d, 1)
+    return apply1(_multigammaln_op, a, {"d": d})
+
+
+mvlgamma = public.method(multigammaln, "mvlgamma")
+
+
+# ---------------------------------------------------------------------------------------------
+# regularised incomplete gamma functions, betaln
+
+
+def _gamma_density(a, x):
+    # d/dx gammainc(a, x) = x**(a-1) exp(-x) / Gamma(a); xlogy keeps x = 0 right: 0 for a > 1,
+    # 1 for a == 1 (xlogy(0, 0) == 0), inf for a < 1 (the one-sided limits)
+    return exp(xlogy(a - 1, x) - x - gammaln(a))
+
+
+_A_WHY = "the derivative of the incomplete gamma function in its parameter a has no closed form"
+
+gammainc = public.method(
+    binary(
+        "gammainc",
+        _special_binary_impl("gammainc"),
+        (_no_derivative("gammainc", "a", _A_WHY), lambda a, x, y: _gamma_density(a, x)),
+        doc="""Regularised lower incomplete gamma function ``P(a, x)`` (PyTorch's ``igamma``)
+    for ``a > 0``, ``x >= 0`` (nan outside). Differentiable in ``x`` only: the derivative
+    ``x**(a-1) exp(-x) / Gamma(a)`` is, at ``x = 0``, its one-sided limit (0 for a > 1, 1 for
+    a = 1, inf for a < 1), and higher derivatives there are nan. A tracked ``a`` raises
+    ``NotImplementedError`` when its derivative is needed.
+
+    >>> import dualad
+    >>> x = dualad.tensor([0.5, 2.0], requires_grad=True)
+    >>> dualad.gammainc(2.0, x)
+    tensor([0.09020401, 0.59399415], grad_fn=<GammaincBackward0>)
+    >>> dualad.autograd.grad(dualad.gammainc(2.0, x).sum(), x)
+    (tensor([0.30326533, 0.27067057]),)
+    """,
+    )
+)
+igamma = public.method(gammainc, "igamma")
+
+gammaincc = public.method(
+    binary(
+        "gammaincc",
+        _special_binary_impl("gammaincc"),
+        (_no_derivative("gammaincc", "a", _A_WHY), lambda a, x, y: -_gamma_density(a, x)),
+        doc="""Regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)`` (PyTorch's
+    ``igammac``), accurate where P is close to 1. Differentiable in ``x`` only (the negative of
+    ``gammainc``'s derivative, with its limits at ``x = 0``); a tracked ``a`` raises
+    ``NotImplementedError`` when its derivative is needed.
+
+    >>> import dualad
+    >>> dualad.gammaincc(2.0, dualad.tensor([0.5, 30.0]))
+    tensor([9.09795990e-01, 2.90086312e-12])
+    """,
+    )
+)
+igammac = public.method(gammaincc, "igammac")
+
+betaln = public.method(
+    binary(
+        "betaln",
+        _special_binary_impl("betaln"),
+        (
+            lambda a, b, y: digamma(a) - digamma(a + b),
+            lambda a, b, y: digamma(b) - digamma(a + b),
+        ),
+        doc="""``log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)``, without the
+    overflow of the Gamma functions. Partials ``digamma(a) - digamma(a + b)`` and
+    ``digamma(b) - digamma(a + b)``; poles where a or b is 0, -1, -2, ...
+
+    >>> import dualad
+    >>> a = dualad.tensor(2.0, requires_grad=True)
+    >>> dualad.betaln(a, 3.0)
+    tensor(-2.48490665, grad_fn=<BetalnBackward0>)
+    >>> dualad.autograd.grad(dualad.betaln(a, 3.0), a)
+    (tensor(-1.08333333),)
+    """,
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# zeta
+
+_X_WHY = "the derivative of the zeta function in its order x has no closed form"
+
+zeta = public.method(
+    binary(
+        "zeta",
+        _special_binary_impl("zeta"),
+        (_no_derivative("zeta", "x", _X_WHY), lambda x, q, y: -x * zeta(x + 1, q)),
+        doc="""Hurwitz zeta function ``zeta(x, q) = sum_k (k + q)**-x`` for ``x > 1`` (nan for
+    ``x < 1``, inf at ``x == 1``; poles at q = 0, -1, ...). Differentiable in ``q`` only:
+    ``-x zeta(x + 1, q)``; a tracked ``x`` raises ``NotImplementedError`` when its derivative is
+    needed. ``dualad.special.zeta(x)`` (no q) is Riemann's zeta function.
+
+    >>> import dualad
+    >>> q = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dualad.zeta(2.0, q)
+    tensor([1.64493407, 0.64493407], grad_fn=<ZetaBackward0>)
+    >>> dualad.autograd.grad(dualad.zeta(2.0, q).sum(), q)
+    (tensor([-2.40411381, -0.40411381]),)
+    """,
+    )
+)
+
+# Riemann's zeta function (zeta(x) of dualad.special): its only argument is the order, which
+# has no derivative here; the name starts with _ so that only the facade exports it
+_riemann_zeta = unary(
+    "riemann_zeta",
+    _special_impl("zeta", public_name="zeta"),
+    _no_derivative("zeta", "x", _X_WHY),
+    doc="Riemann's zeta function (continued to x < 1); not differentiable in x (raises).",
+)
