@@ -1,18 +1,15 @@
 """Entropy-style functions: entr, rel_entr, xlog1py (``xlogy`` is in ``exp_log``; scipy's
 ``kl_div``, ``rel_entr(x, y) - x + y``, is composed in ``dualad.special``).
 
-Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy) in the input's dtype (for
-xlog1py from NumPy, as ``xlogy``); real inputs only. Each function's value at ``x = 0`` is its
-limit (0), and the derivatives there are the one-sided limits (stated per function).
+Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy) in the input's dtype;
+real inputs only. Each function's value at ``x = 0`` is its limit (0), and the derivatives
+there are the one-sided limits (stated per function).
 """
 
 from __future__ import annotations
 
-import math as _math
-
 from ._exports import Exports
-from ._helpers import _as_scalar_tensor, binary, unary
-from ._promotion import _PY_SCALARS, _float_operands, _reject_complex
+from ._helpers import binary, unary
 from .comparison import where
 from .exp_log import log, log1p
 from .special import _special_binary_impl, _special_impl
@@ -58,22 +55,8 @@ rel_entr = public.method(
 )
 
 
-def _xlog1py_impl(xp, x, y):
-    _reject_complex("xlog1py", x, y)
-    x, y = _float_operands(xp, x, y)
-    zero = x == 0
-    out = x * xp.log1p(xp.where(zero, 0, y))  # log1p(0) where x == 0: no spurious warnings
-    out = xp.where(zero, 0, out)
-    return xp.where(xp.isnan(y), xp.nan, out)  # NaN y gives NaN even where x == 0
-
-
 def _xlog1py_dx(x, y, out):
     # PyTorch: log1p(y), but 0 where x == 0 and y <= -1 (where log1p(y) is not finite)
-    if type(y) in _PY_SCALARS:
-        if y > -1:
-            return _math.log1p(y)
-        value = float("-inf") if y == -1 else float("nan")
-        return where(x == 0, 0.0, _as_scalar_tensor(value, x))
     masked = (x == 0) & (y <= -1)
     return where(masked, 0.0, log1p(where(masked, 0.0, y)))  # no log1p(-1) warnings there
 
@@ -81,7 +64,7 @@ def _xlog1py_dx(x, y, out):
 xlog1py = public.inplace(
     binary(
         "xlog1py",
-        _xlog1py_impl,
+        _special_binary_impl("xlog1py"),
         (_xlog1py_dx, lambda x, y, out: x / (y + 1)),
         doc="""``x * log1p(y)``, 0 where ``x == 0`` (unless y is nan), as scipy. Partials (as
     PyTorch's): ``log1p(y)`` (0 where x == 0 and y <= -1) and ``x / (1 + y)`` (0 where x == 0

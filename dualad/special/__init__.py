@@ -166,7 +166,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, dim=No
     total = _sum(terms if b is None else b * terms, dim=axis, keepdim=True)
     magnitude = abs(where(none, 1.0, total))
     out = where(none, -float("inf"), log(magnitude) + shift)
-    sign_ = sign(total).detach()
+    sign_ = sign(total)  # (zero derivatives, as a tracked output of its own)
     if not return_sign:
         out = where(sign_ < 0, float("nan"), out)
     if not keepdims:
