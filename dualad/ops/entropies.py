@@ -1,5 +1,6 @@
-"""Entropy-style functions: entr, rel_entr, xlog1py (``xlogy`` is in ``exp_log``; scipy's
-``kl_div``, ``rel_entr(x, y) - x + y``, is composed in ``dualad.special``).
+"""Entropy-style functions: entr, rel_entr, xlog1py (``xlogy`` is in ``exp_log``) and scipy's
+elementwise ``kl_div`` (the op ``special_kl_div``: ``dualad.special.kl_div`` only, so that
+``kl_div`` names nothing else than the loss outside that namespace).
 
 Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy) in the input's dtype;
 real inputs only. Each function's value at ``x = 0`` is its limit (0), and the derivatives
@@ -78,4 +79,15 @@ xlog1py = public.inplace(
     (tensor([0.e+00, 1.e-10]),)
     """,
     )
+)
+
+
+# scipy's elementwise kl_div: exported by dualad.special only (dualad.kl_div would be the loss of
+# nn.functional to a PyTorch user); one op, not rel_entr(x, y) - x + y, whose rounding loses
+# the small differences near x == y in float32
+_kl_div = binary(
+    "special_kl_div",
+    _special_binary_impl("kl_div"),
+    (lambda x, y, out: log(x) - log(y), lambda x, y, out: 1 - x / y),
+    doc="scipy's elementwise kl_div (see dualad.special.kl_div).",
 )

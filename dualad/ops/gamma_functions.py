@@ -23,7 +23,7 @@ import numpy as np
 from .._dispatch import apply1
 from .._tensor import Tensor
 from ._exports import Exports
-from ._helpers import _unary_with_params, binary, unary
+from ._helpers import _sum_tangents, _unary_with_params, binary, unary
 from ._promotion import _float_array, _reject_complex
 from .exp_log import exp, xlogy
 from .special import _no_derivative, _special_binary_impl, _special_impl, _special_module
@@ -219,6 +219,28 @@ gammaincc = public.method(
 )
 igammac = public.method(gammaincc, "igammac")
 
+
+def _betaln_vjp(cts, outs, args, params, needs):
+    # the partials digamma(a) - digamma(a + b) and digamma(b) - digamma(a + b), with the
+    # digamma(a + b) they share computed once
+    a, b = args
+    shared = digamma(a + b)
+    grad_a = cts[0] * (digamma(a) - shared) if needs[0] else None
+    grad_b = cts[0] * (digamma(b) - shared) if needs[1] else None
+    return grad_a, grad_b
+
+
+def _betaln_jvp(tangents, outs, args, params):
+    a, b = args
+    t_a, t_b = tangents
+    shared = digamma(a + b)
+    terms = (
+        None if t_a is None else t_a * (digamma(a) - shared),
+        None if t_b is None else t_b * (digamma(b) - shared),
+    )
+    return _sum_tangents(terms, outs[0])
+
+
 betaln = public.method(
     binary(
         "betaln",
@@ -227,6 +249,7 @@ betaln = public.method(
             lambda a, b, y: digamma(a) - digamma(a + b),
             lambda a, b, y: digamma(b) - digamma(a + b),
         ),
+        rules=(_betaln_vjp, _betaln_jvp),
         doc="""``log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)``, without the
     overflow of the Gamma functions. Partials ``digamma(a) - digamma(a + b)`` and
     ``digamma(b) - digamma(a + b)``; poles where a or b is 0, -1, -2, ...

@@ -2,9 +2,9 @@
 
 scipy.special's names and signatures (PyTorch's ``torch.special`` uses the same names; ``psi``
 is ``digamma``). Every function is an op of ``dualad.ops`` (also exported as ``dualad.<name>``)
-with VJP, JVP and batching rules, except ``kl_div`` and ``logsumexp`` with ``b=``/
-``return_sign=``, which are composed of ops here. Real inputs only, except ``expit``,
-``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
+with VJP, JVP and batching rules (``kl_div`` only here, not as ``dualad.kl_div``), except
+``logsumexp`` with ``b=``/``return_sign=``, composed of ops here. Real inputs only, except
+``expit``, ``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
 
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
 ``NotImplementedError`` when their derivative is needed; integer orders are static Python ints.
@@ -61,6 +61,7 @@ from ..ops import (
 from ..ops import logsumexp as _logsumexp_op
 from ..ops import sum as _sum
 from ..ops import zeta as _hurwitz_zeta
+from ..ops.entropies import _kl_div
 from ..ops.gamma_functions import _riemann_zeta
 
 __all__ = [
@@ -101,15 +102,15 @@ psi = digamma
 
 def kl_div(x, y):
     """scipy's elementwise ``kl_div``: ``x log(x / y) - x + y`` for x, y > 0; ``y`` for x = 0
-    and y >= 0; inf otherwise (``rel_entr(x, y) - x + y``; not ``nn.functional.kl_div``, the
-    loss). Partials ``log(x / y)`` (-inf at x = 0, the one-sided limit) and ``1 - x / y``.
+    and y >= 0; inf otherwise (not ``nn.functional.kl_div``, the loss). Partials ``log(x / y)``
+    (-inf at x = 0, the one-sided limit) and ``1 - x / y``.
 
     >>> import dualad
     >>> from dualad.special import kl_div
     >>> kl_div(dualad.tensor([0.0, 0.5]), 0.25)
     tensor([0.25      , 0.09657359])
     """
-    return rel_entr(x, y) - x + y
+    return _kl_div(x, y)
 
 
 def zeta(x, q=None):
@@ -140,7 +141,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, dim=No
     >>> from dualad.special import logsumexp
     >>> a = dualad.tensor([0.0, 1.0], requires_grad=True)
     >>> logsumexp(a, b=dualad.tensor([1.0, -2.0]), return_sign=True)
-    (tensor(1.48988013, grad_fn=<ViewBackward0>), tensor(-1.))
+    (tensor(1.48988013, grad_fn=<ViewBackward0>), tensor(-1., grad_fn=<ViewBackward0>))
     >>> dualad.autograd.grad(logsumexp(a, b=dualad.tensor([2.0, 1.0])), a)
     (tensor([0.42388312, 0.57611688]),)
     """

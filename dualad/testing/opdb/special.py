@@ -1,6 +1,6 @@
 """Op database entries for the special functions (``dualad/ops``: special, gamma_functions,
-bessel, normal_distribution, entropies; ``dualad.special``'s composed ``kl_div`` and
-``logsumexp`` with weights).
+bessel, normal_distribution, entropies; ``dualad.special``'s ``logsumexp`` with weights,
+composed of ops).
 
 References are ``scipy.special``, computed in float64 and returned in the dtype the inputs
 promote to (a Python scalar stays weak), as the ops do. Samples stay inside each function's
@@ -178,7 +178,7 @@ OPS = [
     _special("entr", unary_samples(0.1, 2.0)),
     _special("rel_entr", binary_samples(0.1, 2.0)),
     _special("xlog1py", binary_samples(-2.0, 2.0, b_low=-0.8, b_high=2.0)),
-    _special("kl_div", binary_samples(0.1, 2.0), ops=("rel_entr",)),
+    _special("kl_div", binary_samples(0.1, 2.0), ops=("special_kl_div",)),
     # logsumexp with weights (signs too): composed of exp, sum and log in dualad.special
     *(
         OpInfo(
