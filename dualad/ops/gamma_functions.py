@@ -19,6 +19,7 @@ import math as _math
 import numbers
 
 import numpy as np
+import scipy.special
 
 from .._dispatch import apply1
 from .._tensor import Tensor
@@ -79,7 +80,7 @@ lgamma = public.inplace(gammaln, "lgamma")
 digamma = public.inplace(
     unary(
         "digamma",
-        _special_impl("psi", public_name="digamma"),
+        _special_impl("digamma"),
         lambda x, y: polygamma(1, x),
         doc="""``psi(x) = d/dx log Gamma(x)``; poles at 0, -1, -2, ... (scipy gives -inf at 0 and
     nan at the negative integers). Its derivative is ``polygamma(1, x)``.
@@ -290,11 +291,22 @@ zeta = public.method(
     )
 )
 
+
 # Riemann's zeta function (zeta(x) of dualad.special): its only argument is the order, which
 # has no derivative here; the name starts with _ so that only the facade exports it
+def _riemann_zeta_impl(xp, x):
+    x = _float_array(x)
+    _reject_complex("zeta", x)
+    wide = x.astype(np.float64, copy=False)
+    if xp is np:
+        return np.asarray(scipy.special.zeta(wide), dtype=x.dtype)
+    # cupyx.scipy.special.zeta is Hurwitz's only: the host computes Riemann's
+    return xp.asarray(scipy.special.zeta(xp.asnumpy(wide))).astype(x.dtype, copy=False)
+
+
 _riemann_zeta = unary(
     "riemann_zeta",
-    _special_impl("zeta", public_name="zeta"),
+    _riemann_zeta_impl,
     _no_derivative("zeta", "x", _X_WHY),
     doc="Riemann's zeta function (continued to x < 1); not differentiable in x (raises).",
 )

@@ -54,7 +54,7 @@ def _special_impl(name: str, numpy_version=None, public_name: str | None = None)
             return np.asarray(numpy_version(x.astype(np.float64, copy=False)), dtype=x.dtype)
         from cupyx.scipy import special  # CuPy's SciPy functions: imported on first GPU use
 
-        return getattr(special, name)(x)
+        return getattr(special, name)(x).astype(x.dtype, copy=False)
 
     return impl
 

@@ -232,3 +232,17 @@ def test_hessian_of_a_log_likelihood_with_special_functions():
     k = dualad.tensor(1.7)
     h = func.hessian(loglik)(k)
     _assert_close(h.numpy(), -4 * sp.polygamma(1, 1.7))
+
+
+def test_sinc_derivatives_at_0_are_its_taylor_coefficients_at_every_order():
+    # sinc(x) = sum_m (-pi**2 x**2)**m / (2m + 1)!: the k-th derivative at 0 is 0 for odd k and
+    # (-pi**2)**(k/2) / (k + 1) for even k (the first-order rule alone used to give 0 for all)
+    ders = _derivatives(special.sinc, [0.0], 4)
+    expected = [0.0, -(np.pi**2) / 3, 0.0, np.pi**4 / 5]
+    for k, (d, e) in enumerate(zip(ders, expected), start=1):
+        _assert_close(d, [e], atol=1e-15)
+    # forward mode too, and next to 0 the formula agrees
+    h = func.jacfwd(func.jacfwd(special.sinc))(dualad.tensor(0.0))
+    _assert_close(h.numpy(), -(np.pi**2) / 3)
+    near = _derivatives(special.sinc, [1e-3], 2)[1]
+    _assert_close(near, [-(np.pi**2) / 3 + np.pi**4 / 10 * 1e-6], rtol=1e-6)

@@ -17,6 +17,7 @@ import scipy.special as sp
 import dualad
 import dualad.special
 from dualad.ops import bessel as _bessel
+from dualad.ops import trigonometric as _trig
 
 from . import FLOATING, OpInfo, SampleInput, away_from, uniform
 from ._elementwise_samples import BROADCAST_PAIRS, binary_samples, unary_samples
@@ -169,6 +170,17 @@ OPS = [
             ("bessel_ine", _bessel._bessel_ie, sp.ive),
         )
         for n in (2, 3)
+    ),
+    # sinc's Taylor coefficients at 0 (the derivatives the rule of sinc takes there): constant in
+    # x, and its rule is the next coefficient (not the derivative of the constant), so only k
+    # whose next coefficient is 0 is checked against finite differences, at first order
+    OpInfo(
+        "sinc_taylor_2",
+        lambda x: _trig._sinc_taylor(2, x),
+        unary_samples(),
+        ops=("sinc_taylor",),
+        ref=lambda x: np.full(x.shape, -np.pi**2 / 3, dtype=x.dtype),
+        skips={"gradgrad": "the rule of the rule is the coefficient pi**4/5 by design"},
     ),
     # the standard normal distribution
     _special("ndtr", unary_samples(-3.0, 3.0)),
