@@ -179,7 +179,7 @@ OPS = [
         lambda x: _trig._sinc_taylor(2, x),
         unary_samples(),
         ops=("sinc_taylor",),
-        ref=lambda x: np.full(x.shape, -np.pi**2 / 3, dtype=x.dtype),
+        ref=lambda x: np.full(x.shape, -(np.pi**2) / 3, dtype=x.dtype),
         skips={"gradgrad": "the rule of the rule is the coefficient pi**4/5 by design"},
     ),
     # the standard normal distribution
