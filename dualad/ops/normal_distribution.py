@@ -3,8 +3,9 @@ of the CDF, accurate in the far left tail).
 
 Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy), in the input's dtype;
 real inputs only. The derivatives are written in dualad ops from the density
-``exp(-x**2/2) / sqrt(2 pi)``: that of log_ndtr as ``exp(log_pdf(x) - log_ndtr(x))``, finite
-and accurate for very negative x where the density and the CDF both underflow.
+``exp(-x**2/2) / sqrt(2 pi)``; that of log_ndtr, the ratio of the density to the CDF, as
+``sqrt(2/pi) / erfcx(-x/sqrt(2))`` for x < 0: finite and accurate for very negative x, where
+the density and the CDF both underflow.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import math as _math
 
 from ._exports import Exports
 from ._helpers import unary
+from .comparison import where
 from .exp_log import exp
-from .special import _special_impl
+from .special import _special_impl, erfcx
 
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
@@ -22,10 +24,23 @@ __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 _LOG_SQRT_2PI = 0.5 * _math.log(2 * _math.pi)
 _SQRT_2PI = _math.sqrt(2 * _math.pi)
 _ONE_OVER_SQRT_2PI = 1 / _SQRT_2PI
+_SQRT_2_OVER_PI = _math.sqrt(2 / _math.pi)
+_ONE_OVER_SQRT_2 = 1 / _math.sqrt(2)
 
 
 def _log_pdf(x):
     return (x * x) * -0.5 - _LOG_SQRT_2PI
+
+
+def _log_ndtr_deriv(x, y):
+    # pdf(x) / ndtr(x): for x < 0, where both underflow, sqrt(2/pi) / erfcx(-x / sqrt(2))
+    # exactly (ndtr(x) = erfcx(-x/sqrt 2) exp(-x**2/2) / 2), accurate for every x (no
+    # difference of two numbers of size x**2/2, which exp(log_pdf - log_ndtr) would take);
+    # for x >= 0, exp(log_pdf(x) - log_ndtr(x)). (Double where: each branch sees safe x only.)
+    left = x < 0
+    tail = _SQRT_2_OVER_PI / erfcx(where(left, x, 0.0) * -_ONE_OVER_SQRT_2)
+    body = exp(_log_pdf(where(left, 0.0, x)) - where(left, 0.0, y))
+    return where(left, tail, body)
 
 
 ndtr = public.inplace(
@@ -67,11 +82,12 @@ log_ndtr = public.inplace(
     unary(
         "log_ndtr",
         _special_impl("log_ndtr"),
-        lambda x, y: exp(_log_pdf(x) - y),
+        _log_ndtr_deriv,
         uses="xy",
         doc="""``log(ndtr(x))``, accurate for very negative x (``log_ndtr(-40)`` is about
-    -804.6 where ``ndtr`` underflows). The derivative ``pdf(x) / ndtr(x)`` is computed as
-    ``exp(log_pdf(x) - log_ndtr(x))``: about ``-x`` for very negative x, 0 for large x.
+    -804.6 where ``ndtr`` underflows). The derivative ``pdf(x) / ndtr(x)``, about ``-x`` for
+    very negative x and 0 for large x, is ``sqrt(2/pi) / erfcx(-x/sqrt(2))`` for x < 0 (accurate
+    however negative x is) and ``exp(log_pdf(x) - log_ndtr(x))`` for x >= 0.
 
     >>> import dualad
     >>> x = dualad.tensor([-40.0, 0.0], requires_grad=True)
