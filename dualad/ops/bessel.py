@@ -11,6 +11,8 @@ with a static integer order).
 
 from __future__ import annotations
 
+import math as _math
+
 import numpy as np
 import scipy.special
 
@@ -18,6 +20,9 @@ from .._dispatch import apply1
 from ._exports import Exports
 from ._helpers import _unary_with_params, unary
 from ._promotion import _float_array, _reject_complex
+from .arithmetic import sqrt
+from .comparison import where
+from .complex_parts import absolute
 from .rounding import sign
 from .special import _special_impl
 
@@ -77,8 +82,36 @@ def _bessel_i_deriv(n: int, x):
 
 
 def _bessel_ie_deriv(n: int, x, y):
-    # (exp(-|x|) I_n)' = exp(-|x|) I_n' - sign(x) exp(-|x|) I_n; sign(0) = 0 at the kink
-    return (_bessel_ie(abs(n - 1), x) + _bessel_ie(n + 1, x)) * 0.5 - sign(x) * y
+    # (exp(-|x|) I_n)' = exp(-|x|) I_n' - sign(x) exp(-|x|) I_n; sign(0) = 0 at the kink. For
+    # large |x| the two terms nearly cancel (their difference is about 1/(2|x|) of each, so
+    # 2|x| ulp are lost: all of them by 1e15): beyond _FAR the asymptotic series instead
+    near = (_bessel_ie(abs(n - 1), x) + _bessel_ie(n + 1, x)) * 0.5 - sign(x) * y
+    far = absolute(x) > _FAR
+    u = 1 / absolute(where(far, x, _FAR))  # (double where: the series never sees small x)
+    coefficients = _far_series(n)
+    series = coefficients[-1] * u
+    for coefficient in reversed(coefficients[1:-1]):
+        series = (series + coefficient) * u
+    series = (series + coefficients[0]) * (u * sqrt(u))
+    if n % 2 == 0:  # I_n has the parity of n, its derivative the other one
+        series = series * sign(x)
+    return where(far, series, near)
+
+
+# exp(-x) I_n(x) ~ (2 pi x)**-1/2 sum_k (-1)**k a_k(n) x**-k for large x > 0, with
+# a_k(n) = prod_{j<=k} (4 n**2 - (2j - 1)**2) / (k! 8**k): its derivative's coefficients of
+# x**(-k - 3/2). Twelve terms are exact to double precision beyond _FAR for the orders the rules
+# reach (the terms fall by about k / |x| each).
+_FAR = 50.0
+
+
+def _far_series(n: int) -> list:
+    out, a = [], 1.0
+    for k in range(12):
+        if k:
+            a *= (4 * n * n - (2 * k - 1) ** 2) / (k * 8)
+        out.append((-1) ** (k + 1) * a * (k + 0.5) / _math.sqrt(2 * _math.pi))
+    return out
 
 
 _bessel_in_op = _unary_with_params(

@@ -246,3 +246,24 @@ def test_sinc_derivatives_at_0_are_its_taylor_coefficients_at_every_order():
     _assert_close(h.numpy(), -(np.pi**2) / 3)
     near = _derivatives(special.sinc, [1e-3], 2)[1]
     _assert_close(near, [-(np.pi**2) / 3 + np.pi**4 / 10 * 1e-6], rtol=1e-6)
+
+
+def test_scaled_bessel_derivatives_do_not_cancel_for_large_x():
+    # i0e' = i1e - sign(x) i0e loses 2|x| ulp to cancellation: beyond 50 the rules use the
+    # asymptotic series; here its first three terms (exact to double precision at these x)
+    x = np.array([1e6, -1e6, 1e15])
+    t = np.abs(x)
+    d_i0e = -(0.5 * t**-1.5 + 3 / 16 * t**-2.5 + 45 / 256 * t**-3.5) / np.sqrt(2 * np.pi)
+    (g0,) = _derivatives(special.i0e, x, 1)
+    _assert_close(g0, np.sign(x) * d_i0e, rtol=1e-14)
+    # i1e ~ (2 pi t)**-1/2 (1 - 3/(8t) - 15/(128 t**2)): i1e' ~ -(1/2 t**-3/2 - 9/16 t**-5/2 ...)
+    d_i1e = -(0.5 * t**-1.5 - 9 / 16 * t**-2.5 - 75 / 256 * t**-3.5) / np.sqrt(2 * np.pi)
+    (g1,) = _derivatives(special.i1e, x, 1)
+    _assert_close(g1, d_i1e, rtol=1e-14)
+    # continuous across the switch at 50, at first and second order
+    below, above = (
+        _derivatives(special.i0e, [49.999999], 2),
+        _derivatives(special.i0e, [50.000001], 2),
+    )
+    _assert_close(below[0], above[0], rtol=1e-7)
+    _assert_close(below[1], above[1], rtol=1e-6)
