@@ -6,7 +6,8 @@ real inputs only. The derivatives use the recurrence ``I_n' = (I_{n-1} + I_{n+1}
 (``I_{-1} = I_1``), which is smooth at 0, so every order is right there too (``i1' = i0 - i1/x``
 would need a limit at 0 whose own derivatives are wrong). The orders above 1 that the rules of
 higher orders reach are the private ops ``bessel_in``/``bessel_ine`` (scipy's ``iv``/``ive``
-with a static integer order).
+with a static integer order). The scaled functions' derivatives beyond |x| = 50 come from the
+asymptotic series, where the recurrence's terms cancel.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ i0e = public.inplace(
         lambda x, y: _bessel_ie_deriv(0, x, y),
         uses="xy",
         doc="""``exp(-|x|) i0(x)``, finite for every x. Its derivative ``i1e(x) - sign(x)
-    i0e(x)`` jumps at 0 (from 1 to -1, the kink of ``exp(-|x|)``); there it is 0 (the mean of
+    i0e(x)`` (the asymptotic series beyond |x| = 50, where that difference cancels) jumps at 0 (from 1 to -1, the kink of ``exp(-|x|)``); there it is 0 (the mean of
     the one-sided derivatives, as ``abs`` gives 0 at 0).
 
     >>> import dualad
