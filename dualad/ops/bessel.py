@@ -169,8 +169,9 @@ i0e = public.inplace(
         lambda x, y: _bessel_ie_deriv(0, x, y),
         uses="xy",
         doc="""``exp(-|x|) i0(x)``, finite for every x. Its derivative ``i1e(x) - sign(x)
-    i0e(x)`` (the asymptotic series beyond |x| = 50, where that difference cancels) jumps at 0 (from 1 to -1, the kink of ``exp(-|x|)``); there it is 0 (the mean of
-    the one-sided derivatives, as ``abs`` gives 0 at 0).
+    i0e(x)`` (the asymptotic series beyond |x| = 50, where that difference cancels) jumps at 0
+    (from 1 to -1, the kink of ``exp(-|x|)``); there it is 0 (the mean of the one-sided
+    derivatives, as ``abs`` gives 0 at 0).
 
     >>> import dualad
     >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
