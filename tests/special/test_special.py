@@ -343,3 +343,26 @@ def test_gammainc_derivative_at_x_0_is_the_one_sided_limit():
         assert g[0] == expected, (a, g)
         g = _grad(lambda x, a=a: special.gammaincc(a, x), [0.0])
         assert g[0] == -expected, (a, g)
+
+
+def test_trigamma_matches_scipy_everywhere(rng):
+    # polygamma(1, .) (digamma's derivative) has its own NumPy algorithm (recurrence, series,
+    # reflection); scipy's goes through the Hurwitz zeta function
+    x = np.concatenate(
+        [
+            rng.uniform(1e-6, 1.0, 300),
+            rng.uniform(0.5, 30.0, 300),
+            rng.uniform(12.0, 1e6, 100),
+            10.0 ** rng.uniform(6.0, 300.0, 100),
+            rng.uniform(-50.0, 0.0, 300),
+            -(10.0 ** rng.uniform(3.0, 7.0, 20)) + 0.3,
+        ]
+    )
+    np.testing.assert_allclose(
+        special.polygamma(1, dualad.tensor(x)).numpy(), sp.polygamma(1, x), rtol=3e-15
+    )
+    edges = np.array([0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(
+            special.polygamma(1, dualad.tensor(edges)).numpy(), sp.polygamma(1, edges)
+        )
