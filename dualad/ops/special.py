@@ -151,9 +151,8 @@ erfcinv = public.inplace(
 # _ERFCX_FAR the asymptotic series -1/sqrt(pi) sum_k (-1)**k (2k+1)!!/2**k x**(-2k-2) is used
 # instead: its 12 terms are exact to double precision there, and so are its derivatives.
 _ERFCX_FAR = 12.0
-_ERFCX_SERIES = []
-for _k in range(12):
-    _ERFCX_SERIES.append((-1) ** _k * _math.prod(range(1, 2 * _k + 2, 2)) / 2**_k)
+_ERFCX_SERIES = [(-1) ** k * _math.prod(range(1, 2 * k + 2, 2)) / 2**k for k in range(12)]
+_ONE_OVER_SQRT_PI = 1.0 / _math.sqrt(_math.pi)
 
 
 def _erfcx_deriv(x, y):
@@ -166,8 +165,6 @@ def _erfcx_deriv(x, y):
     near = y * (2 * x) - _TWO_OVER_SQRT_PI
     return where(far, series * -_ONE_OVER_SQRT_PI, near)
 
-
-_ONE_OVER_SQRT_PI = 1.0 / _math.sqrt(_math.pi)
 
 erfcx = public.inplace(
     unary(
