@@ -25,8 +25,7 @@ from .._dispatch import apply1
 from .._tensor import Tensor
 from ._exports import Exports
 from ._helpers import _sum_tangents, _unary_with_params, binary, unary
-from ._promotion import _float_array, _reject_complex
-from .exp_log import exp, xlogy
+from ._promotion import _float_array, _float_operands, _reject_complex
 from .special import _no_derivative, _special_binary_impl, _special_impl, _special_module
 
 public = Exports()
@@ -211,10 +210,36 @@ mvlgamma = public.method(multigammaln, "mvlgamma")
 # regularised incomplete gamma functions, betaln
 
 
-def _gamma_density(a, x):
-    # d/dx gammainc(a, x) = x**(a-1) exp(-x) / Gamma(a); xlogy keeps x = 0 right: 0 for a > 1,
-    # 1 for a == 1 (xlogy(0, 0) == 0), inf for a < 1 (the one-sided limits)
-    return exp(xlogy(a - 1, x) - x - gammaln(a))
+def _gamma_density_impl(xp, a, x):
+    _reject_complex("gammainc", a, x)
+    a, x = _float_operands(xp, a, x)
+    wide_a, wide_x = a.astype(np.float64, copy=False), x.astype(np.float64, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # x**(a-1) exp(-x) / Gamma(a) in logs; x**0 = 1 at x = 0 (the limit for a == 1)
+        power = xp.where((wide_x == 0) & (wide_a == 1), 0.0, (wide_a - 1) * xp.log(wide_x))
+        out = xp.exp(power - wide_x - _special_module(xp).gammaln(wide_a))
+        gamma_sign = 1.0 - 2.0 * (xp.ceil(-wide_a) % 2)  # (-1)**ceil(-a): Gamma's sign, a < 0
+        out = xp.where(wide_a > 0, out, gamma_sign * out)
+        # 1/Gamma(a) = 0 at its poles a = 0, -1, ...; no density mass left at x = inf
+        pole = (wide_a <= 0) & (wide_a == xp.floor(wide_a))
+        out = xp.where(pole | (wide_x == xp.inf), 0.0, out)
+    return out.astype(a.dtype, copy=False)
+
+
+# d/dx gammainc(a, x) = x**(a-1) exp(-x) / Gamma(a), as an op of its own whose derivative in x
+# is gamma_density(a - 1, x) - gamma_density(a, x): every order is then right at x = 0 too (the
+# one-sided limits: 0, 1 or inf at first order as a > 1, == 1 or < 1), where the derivatives of
+# a formula in x**(a-1) would be 0 * inf or 0 / 0
+_gamma_density = binary(
+    "gamma_density",
+    _gamma_density_impl,
+    (
+        _no_derivative("gammainc", "a", "its derivative in a has no closed form"),
+        lambda a, x, y: _gamma_density(a - 1, x) - y,
+    ),
+    uses="aby",
+    doc="The gamma density ``x**(a-1) exp(-x) / Gamma(a)``: gammainc's derivative in x.",
+)
 
 
 _A_WHY = "the derivative of the incomplete gamma function in its parameter a has no closed form"
@@ -227,8 +252,8 @@ gammainc = public.method(
         doc="""Regularised lower incomplete gamma function ``P(a, x)`` (PyTorch's ``igamma``)
     for ``a > 0``, ``x >= 0`` (nan outside). Differentiable in ``x`` only: the derivative
     ``x**(a-1) exp(-x) / Gamma(a)`` is, at ``x = 0``, its one-sided limit (0 for a > 1, 1 for
-    a = 1, inf for a < 1), and higher derivatives there are nan. A tracked ``a`` raises
-    ``NotImplementedError`` when its derivative is needed.
+    a = 1, inf for a < 1), and so are the derivatives of every order there. A tracked ``a``
+    raises ``NotImplementedError`` when its derivative is needed.
 
     >>> import dualad
     >>> x = dualad.tensor([0.5, 2.0], requires_grad=True)

@@ -267,3 +267,20 @@ def test_scaled_bessel_derivatives_do_not_cancel_for_large_x():
     )
     _assert_close(below[0], above[0], rtol=1e-7)
     _assert_close(below[1], above[1], rtol=1e-6)
+
+
+def test_gammainc_derivatives_at_x_0_at_every_order():
+    # gammainc(a, .) near 0: its k-th derivative there is the one-sided limit (gammainc(1, x) =
+    # 1 - exp(-x); gammainc(2, x) = 1 - (1 + x) exp(-x); gammainc(3, x)'' = (2x - x**2) e^-x / 2)
+    expected = {1.0: [1.0, -1.0, 1.0], 2.0: [0.0, 1.0, -2.0], 3.0: [0.0, 0.0, 1.0]}
+    for a, values in expected.items():
+        ders = _derivatives(lambda x, a=a: special.gammainc(a, x), [0.0], 3)
+        _assert_close(np.concatenate(ders), values)
+        ders = _derivatives(lambda x, a=a: special.gammaincc(a, x), [0.0], 3)
+        _assert_close(np.concatenate(ders), [-v for v in values])
+    with np.errstate(all="ignore"):
+        ders = _derivatives(lambda x: special.gammainc(0.5, x), [0.0], 2)
+    assert ders[0][0] == np.inf and ders[1][0] == -np.inf
+    # and forward mode agrees
+    h = func.jacfwd(func.jacfwd(lambda x: special.gammainc(2.0, x)))(dualad.tensor(0.0))
+    _assert_close(h.numpy(), 1.0)

@@ -17,6 +17,7 @@ import scipy.special as sp
 import dualad
 import dualad.special
 from dualad.ops import bessel as _bessel
+from dualad.ops import gamma_functions as _gamma
 from dualad.ops import trigonometric as _trig
 
 from . import FLOATING, OpInfo, SampleInput, away_from, uniform
@@ -140,6 +141,13 @@ OPS = [
             ("gammainc", dualad.special.gammainc),
             ("gammaincc", dualad.special.gammaincc),
         )
+    ),
+    # gammainc's derivative, an op whose own derivative is right at x = 0 at every order
+    _special(
+        "gamma_density",
+        _order_samples(0.2, 4.0, 0.5, 3.0),
+        fn=_constant_first(_gamma._gamma_density),
+        ref=_ref(lambda a, x: np.exp((a - 1) * np.log(x) - x - sp.gammaln(a))),
     ),
     _special("betaln", binary_samples(0.3, 3.0)),
     _special("zeta", _order_samples(0.3, 3.0, 1.5, 4.0), fn=_constant_first(dualad.special.zeta)),
