@@ -85,10 +85,11 @@ def _bessel_i_deriv(n: int, x):
 def _bessel_ie_deriv(n: int, x, y):
     # (exp(-|x|) I_n)' = exp(-|x|) I_n' - sign(x) exp(-|x|) I_n; sign(0) = 0 at the kink. For
     # large |x| the two terms nearly cancel (their difference is about 1/(2|x|) of each, so
-    # 2|x| ulp are lost: all of them by 1e15): beyond _FAR the asymptotic series instead
+    # 2|x| ulp are lost: all of them by 1e15): beyond 50 (+ 10 n**2) the asymptotic series
     near = (_bessel_ie(abs(n - 1), x) + _bessel_ie(n + 1, x)) * 0.5 - sign(x) * y
-    far = absolute(x) > _FAR
-    u = 1 / absolute(where(far, x, _FAR))  # (double where: the series never sees small x)
+    limit = _FAR + 10.0 * n * n  # (the series converges later for higher orders)
+    far = absolute(x) > limit
+    u = 1 / absolute(where(far, x, limit))  # (double where: the series never sees small x)
     coefficients = _far_series(n)
     series = coefficients[-1] * u
     for coefficient in reversed(coefficients[1:-1]):
@@ -101,8 +102,8 @@ def _bessel_ie_deriv(n: int, x, y):
 
 # exp(-x) I_n(x) ~ (2 pi x)**-1/2 sum_k (-1)**k a_k(n) x**-k for large x > 0, with
 # a_k(n) = prod_{j<=k} (4 n**2 - (2j - 1)**2) / (k! 8**k): its derivative's coefficients of
-# x**(-k - 3/2). Twelve terms are exact to double precision beyond _FAR for the orders the rules
-# reach (the terms fall by about k / |x| each).
+# x**(-k - 3/2). Twelve terms are exact to double precision beyond _FAR + 10 n**2 (the first
+# term left out is below 4e-16 of the first).
 _FAR = 50.0
 
 
