@@ -17,6 +17,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     arithmetic, comparison, diagonals, einsums, tensor_index
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
+    bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -37,6 +38,7 @@ from . import (
     activations,
     arithmetic,
     base,
+    bessel,
     casts,
     closeness,
     comparison,
@@ -47,10 +49,12 @@ from . import (
     diagonals,
     distances,
     einsums,
+    entropies,
     exp_log,
     extrema,
     fft,
     floating,
+    gamma_functions,
     gather_scatter,
     indexing,
     joining,
@@ -58,6 +62,7 @@ from . import (
     minmax,
     moments,
     mutation,
+    normal_distribution,
     norms,
     order_statistics,
     pooling,
@@ -82,22 +87,26 @@ from ._helpers import *
 from .activations import *
 from .arithmetic import *
 from .base import *
+from .bessel import *
 from .casts import *
 from .comparison import *
 from .complex_parts import *
 from .diagonals import *
 from .distances import *
 from .einsums import *
+from .entropies import *
 from .exp_log import *
 from .extrema import *
 from .fft import *
 from .floating import *
+from .gamma_functions import *
 from .gather_scatter import *
 from .indexing import *
 from .joining import *
 from .linalg import *
 from .minmax import *
 from .moments import *
+from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
 from .products import *

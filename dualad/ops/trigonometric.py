@@ -12,9 +12,10 @@ import math as _math
 
 import numpy as np
 
+from .._dispatch import apply1
 from .._tensor import Tensor
 from ._exports import Exports
-from ._helpers import binary, unary
+from ._helpers import _unary_with_params, binary, unary
 from ._promotion import _PY_SCALARS, _float_array, _floating, _floating_pair
 from .arithmetic import reciprocal, rsqrt, sqrt
 from .comparison import where
@@ -205,10 +206,30 @@ def _sinc_impl(xp, x):
     return xp.where(zero, 1, xp.sin(scaled) / scaled)
 
 
+def _sinc_taylor_impl(xp, x, *, k):
+    # the k-th derivative of sinc at 0: 0 for odd k, (-pi**2)**(k/2) / (k + 1) for even k
+    x = _float_array(x)
+    value = 0.0 if k % 2 else (-(_math.pi**2)) ** (k // 2) / (k + 1)
+    return xp.full(x.shape, value, dtype=x.dtype)
+
+
+# sinc's derivatives at 0, each differentiable into the next (JAX's _sinc_maclaurin): the
+# derivative at x == 0 is taken from here, so every order is right there, not only the first
+_sinc_taylor_op = _unary_with_params(
+    "sinc_taylor", _sinc_taylor_impl, lambda x, y, *, k: _sinc_taylor(k + 1, x)
+)
+
+
+def _sinc_taylor(k: int, x):
+    """The k-th derivative of sinc at 0, in the shape and dtype of ``x``."""
+    return apply1(_sinc_taylor_op, x, {"k": k})
+
+
 def _sinc_deriv(x, y):
-    # (cos(pi x) - sinc(x)) / x, and 0 at x == 0 (PyTorch masks it the same way)
+    # (cos(pi x) - sinc(x)) / x, and sinc'(0) = 0 at x == 0 (PyTorch's value) from the op whose
+    # own derivative is sinc''(0) = -pi**2/3, and so on
     zero = x == 0
-    return where(zero, 0.0, (cos(x * _math.pi) - y) / where(zero, 1.0, x))
+    return where(zero, _sinc_taylor(1, x), (cos(x * _math.pi) - y) / where(zero, 1.0, x))
 
 
 sinc = public.inplace(
@@ -217,7 +238,8 @@ sinc = public.inplace(
         _sinc_impl,
         _sinc_deriv,
         uses="xy",
-        doc="Normalised sinc ``sin(pi x) / (pi x)``, 1 at 0.",
+        doc="""Normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, where its derivatives of every
+    order are its Taylor coefficients' (0, -pi**2/3, 0, pi**4/5, ...).""",
     )
 )
 

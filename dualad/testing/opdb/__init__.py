@@ -174,4 +174,5 @@ FAMILIES = (
     "fft",
     "selection",
     "convolution",
+    "special",
 )
