@@ -1,5 +1,5 @@
 """NumPy's elementwise functions that are not ufuncs (ufuncs answer ``__array_ufunc__``):
-``real imag angle sinc nan_to_num real_if_close``, on dualad's ops, with NumPy's dtypes
+``real imag angle sinc i0 nan_to_num real_if_close``, on dualad's ops, with NumPy's dtypes
 (``imag`` of a real input is zeros of its dtype, ``angle`` of a real input is 0 or pi).
 
 >>> import dualad
@@ -19,7 +19,7 @@ from .. import ops
 from .._creation import zeros
 from ._common import floating, tensor_of
 
-__all__ = ["real", "imag", "angle", "sinc", "nan_to_num", "real_if_close"]
+__all__ = ["real", "imag", "angle", "sinc", "i0", "nan_to_num", "real_if_close"]
 
 
 def real(val):
@@ -40,6 +40,15 @@ def angle(z, deg=False):
     derivative of a real input's angle is 0."""
     r = ops.angle(tensor_of(z))
     return r * (180.0 / np.pi) if deg else r
+
+
+def i0(x):
+    """``numpy.i0``: the modified Bessel function of the first kind, order 0 (real input; its
+    derivative is ``i1``, values from ``scipy.special``)."""
+    x = tensor_of(x)
+    if x.dtype.kind == "c":
+        raise TypeError("dualad.numpy.i0: i0 not supported for complex values (as NumPy)")
+    return ops.i0(floating(x))
 
 
 def sinc(x):

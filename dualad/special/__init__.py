@@ -3,7 +3,8 @@
 scipy.special's names and signatures (PyTorch's ``torch.special`` uses the same names; ``psi``
 is ``digamma``). Every function is an op of ``dualad.ops`` (also exported as ``dualad.<name>``)
 with VJP, JVP and batching rules (``kl_div`` only here, not as ``dualad.kl_div``), except
-``logsumexp`` with ``b=``/``return_sign=``, composed of ops here. Real inputs only, except
+``logsumexp`` with ``b=``/``return_sign=`` and scipy's ``softmax``/``log_softmax`` (every
+axis by default), composed of ops here. Real inputs only, except
 ``expit``, ``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
 
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
@@ -47,6 +48,7 @@ from ..ops import (
     log,
     log_ndtr,
     logit,
+    movedim,
     multigammaln,
     ndtr,
     ndtri,
@@ -58,7 +60,9 @@ from ..ops import (
     xlog1py,
     xlogy,
 )
+from ..ops import log_softmax as log_softmax_op
 from ..ops import logsumexp as _logsumexp_op
+from ..ops import softmax as softmax_op
 from ..ops import sum as _sum
 from ..ops import zeta as _hurwitz_zeta
 from ..ops.entropies import _kl_div
@@ -85,6 +89,7 @@ __all__ = [
     "log_ndtr",
     "logit",
     "logsumexp",
+    "log_softmax",
     "multigammaln",
     "ndtr",
     "ndtri",
@@ -92,6 +97,7 @@ __all__ = [
     "psi",
     "rel_entr",
     "sinc",
+    "softmax",
     "xlog1py",
     "xlogy",
     "zeta",
@@ -173,6 +179,48 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, dim=No
     if not keepdims:
         out, sign_ = _squeeze(out, a.ndim, axis), _squeeze(sign_, a.ndim, axis)
     return (out, sign_) if return_sign else out
+
+
+def _over_axes(op, x, axis):
+    """``op`` (``dualad.softmax``/``log_softmax``) over ``axis`` as scipy reads it: ``None``
+    is every axis, a tuple several (moved last and flattened into one)."""
+    x = as_tensor(x)
+    if isinstance(axis, int):
+        return op(x, dim=axis)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(ax % x.ndim for ax in axis)
+    if x.ndim == 0:
+        return op(x, dim=0)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = movedim(x, axes, tuple(range(len(rest), x.ndim)))
+    lead = tuple(moved.shape[: len(rest)])
+    out = op(moved.reshape((*lead, -1)), dim=-1).reshape(moved.shape)
+    return movedim(out, tuple(range(len(rest), x.ndim)), axes)
+
+
+def softmax(x, axis=None):
+    """scipy's ``softmax``: ``exp(x) / sum(exp(x))`` over ``axis`` (every axis by default, unlike
+    ``dualad.softmax``, whose ``dim`` is PyTorch's; a tuple of axes normalises over them
+    jointly). A slice of only -inf gives 0 with gradient 0 (``dualad.softmax``'s rule).
+
+    >>> import dualad
+    >>> from dualad.special import softmax
+    >>> softmax(dualad.tensor([[0.0, 0.0], [0.0, 0.0]]))
+    tensor([[0.25, 0.25],
+            [0.25, 0.25]])
+    """
+    return _over_axes(softmax_op, x, axis)
+
+
+def log_softmax(x, axis=None):
+    """scipy's ``log_softmax``: ``x - logsumexp(x)`` over ``axis`` (every axis by default; see
+    ``softmax``). A slice of only -inf gives -inf with gradient 0.
+
+    >>> import dualad
+    >>> from dualad.special import log_softmax
+    >>> log_softmax(dualad.tensor([0.0, 0.0]), axis=0)
+    tensor([-0.69314718, -0.69314718])
+    """
+    return _over_axes(log_softmax_op, x, axis)
 
 
 def _one_of(name, value, alias, alias_value, default):

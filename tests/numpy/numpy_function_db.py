@@ -113,6 +113,7 @@ UNARY = {  # name -> sample (the derivative's domain, clear of kinks)
             "conj",
             "conjugate",
             "sinc",
+            "i0",
         ]
     },
     **{
