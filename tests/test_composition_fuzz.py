@@ -226,6 +226,18 @@ def _mask_like(a, b):
     return dualad.tensor((np.arange(n) * 7 % 3 == 0).reshape(shape))
 
 
+def _fft_filter(a):
+    """A fixed complex filter in Fourier space along the last dim: ``irfft(rfft(a) * w)`` for
+    real ``a`` (the Hermitian weighting of the r2c/c2r adjoints), ``ifft(fft(a) * w)`` else."""
+    n = a.shape[-1]
+    if a.dtype.kind == "c":
+        w = dualad.tensor(np.linspace(0.5, 1.5, n) * np.exp(0.3j * np.arange(n)))
+        return dualad.fft.ifft(dualad.fft.fft(a) * w)
+    m = n // 2 + 1
+    w = dualad.tensor(np.linspace(0.5, 1.5, m) * np.exp(0.3j * np.arange(m)))
+    return dualad.fft.irfft(dualad.fft.rfft(a) * w, n=n)
+
+
 # ---------------------------------------------------------------------------------------------
 # the program language
 
@@ -245,6 +257,11 @@ UNARY = {
     "clamp": lambda a: _kinked(dualad.clamp(a, -0.45, 0.55), a + 0.45, a - 0.55),
     "relu": lambda a: _kinked(dualad.relu(a - 0.2), a - 0.2),
     "where_pos": lambda a: _kinked(dualad.where(a > 0.1, a * a, dualad.sin(a)), a - 0.1),
+    # issue 14's families, each on the last dim (shape-preserving)
+    "softmax": lambda a: dualad.softmax(a, dim=-1),
+    "gelu": lambda a: dualad.nn.functional.gelu(a),
+    "erf": lambda a: dualad.special.erf(a * 0.5),
+    "fft_filter": lambda a: _fft_filter(a),
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -817,7 +834,7 @@ def _random(rng, shape, complex_=False):
 # branch cuts are kept away from (``_pole``, ``_log_cut``); every custom Function is holomorphic
 # with a conj-correct backward
 _COMPLEX_OK = {
-    *("sin", "cos", "tanh", "square", "exp_half", "neg", "clone", "abs"),
+    *("sin", "cos", "tanh", "square", "exp_half", "neg", "clone", "abs", "fft_filter"),
     *("add", "sub", "mul", "where", "div", "recip"),
     *("sum", "mean", "prod", "var", "logsumexp"),
     *("sin_", "tanh_", "mul_c", "add_c", "exp_half_", "zero_", "neg_", "square_"),
