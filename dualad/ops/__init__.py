@@ -20,6 +20,10 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     _reducing, indexing, views
     extrema, linalg, norms, order_statistics, reductions, scans
     moments, mutation, products, reordering
+    triangular                              (and _lapack, the LAPACK calls of linalg ops)
+    factorizations
+    solvers
+    determinants, least_squares
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
 """
@@ -39,14 +43,17 @@ from . import (
     comparison,
     complex_parts,
     counting,
+    determinants,
     diagonals,
     einsums,
     exp_log,
     extrema,
+    factorizations,
     floating,
     gather_scatter,
     indexing,
     joining,
+    least_squares,
     linalg,
     minmax,
     moments,
@@ -61,8 +68,10 @@ from . import (
     searching,
     sets,
     slicing,
+    solvers,
     special,
     tensor_index,
+    triangular,
     trigonometric,
     views,
 )
@@ -73,14 +82,17 @@ from .base import *
 from .casts import *
 from .comparison import *
 from .complex_parts import *
+from .determinants import *
 from .diagonals import *
 from .einsums import *
 from .exp_log import *
 from .extrema import *
+from .factorizations import *
 from .floating import *
 from .gather_scatter import *
 from .indexing import *
 from .joining import *
+from .least_squares import *
 from .linalg import *
 from .minmax import *
 from .moments import *
@@ -92,7 +104,9 @@ from .reordering import *
 from .rounding import *
 from .scans import *
 from .slicing import *
+from .solvers import *
 from .special import *
+from .triangular import *
 from .trigonometric import *
 from .views import *
 
