@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._creation import eye
+from .._creation import eye, ones_like
 from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._exports import Exports
 from ._lapack import LinAlgError, check_square, linalg_dtype, lu_factor, stack_batch
 from .base import broadcast_to, unsqueeze
 from .casts import astype
+from .comparison import where
 from .diagonals import tril, triu
 from .gather_scatter import take_along_dim
 from .linalg import matmul
@@ -45,6 +46,12 @@ def as_linalg_input(op: str, a) -> Tensor:
 
 def _identity_like(x):
     return eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def zero_derivative(value, like):
+    """``value`` (a constant of ``like``'s shape) tracked like ``like`` with a zero derivative
+    (PyTorch's results of this kind require grad; their gradient is 0)."""
+    return where(ones_like(like, dtype=bool), value, like)
 
 
 def permute_rows(x, index):
@@ -232,9 +239,10 @@ def linalg_lu(A, *, pivot: bool = True):
     check_square("lu", A.shape)
     lu, piv = lu_factor_raw(A)
     lower, upper = unpack_lu(lu)
-    # P = I[inverse] (a constant): rows of the identity, one permutation per matrix
+    # P = I[inverse]: rows of the identity, one permutation per matrix; a constant, with a
+    # zero derivative (a tangent and gradient of zeros, as every float output has)
     p = permute_rows(_identity_like(lu), lu_permutation(piv)[1])
-    return LUResult(p, lower, upper)
+    return LUResult(zero_derivative(p, lu), lower, upper)
 
 
 # ---------------------------------------------------------------------------------------------

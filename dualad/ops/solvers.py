@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._creation import eye, ones_like
+from .._creation import eye
 from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._exports import Exports
@@ -34,10 +34,15 @@ from ._lapack import (
     singular_mask,
     stack_batch,
 )
-from .base import reshape
+from .base import broadcast_to, reshape
 from .casts import astype
-from .comparison import where
-from .factorizations import factor_constant, lu_permutation, permute_rows, unpack_lu
+from .factorizations import (
+    factor_constant,
+    lu_permutation,
+    permute_rows,
+    unpack_lu,
+    zero_derivative,
+)
 from .linalg import matmul
 from .triangular import _check_rows, _solve, mH, vector_as_column
 
@@ -334,7 +339,7 @@ def matrix_power(A, n: int):
     if n == 0:
         identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
         # PyTorch's result: the identity, tracked with a zero derivative (not a constant)
-        return where(ones_like(A, dtype=bool), identity, A)
+        return zero_derivative(broadcast_to(identity, tuple(A.shape)), A)
     if n < 0:
         A, n = linalg_inv(A), -n
     result, power = None, A
