@@ -11,12 +11,12 @@ integer inputs promote to the default float dtype (NumPy's rule); errors keep Nu
 
 >>> import dualad
 >>> a = dualad.tensor([[4.0, 2.0], [2.0, 3.0]], requires_grad=True)
->>> x = dualad.linalg.solve(a, dualad.tensor([2.0, 1.0]))
+>>> x = dualad.linalg.solve(a, dualad.tensor([2.0, 4.0]))
 >>> x
-tensor([0.5, 0. ], grad_fn=<ViewBackward0>)
+tensor([-0.25,  1.5 ], grad_fn=<ViewBackward0>)
 >>> dualad.autograd.grad(x.sum(), a)[0]
-tensor([[-0.125,  0.   ],
-        [ 0.125,  0.   ]])
+tensor([[ 0.03125, -0.1875 ],
+        [ 0.0625 , -0.375  ]])
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def cho_solve(c_and_lower, b):
     >>> import dualad
     >>> c = dualad.linalg.cholesky(dualad.tensor([[4.0, 2.0], [2.0, 5.0]]))
     >>> dualad.linalg.cho_solve((c, True), dualad.tensor([4.0, 2.0]))
-    tensor([ 1.,  0.])
+    tensor([1., 0.])
     """
     c, lower = c_and_lower
     vector = isinstance(b, Tensor) and b.ndim == 1

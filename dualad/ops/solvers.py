@@ -194,9 +194,9 @@ def linalg_inv(A):
     ``LinAlgError`` (NumPy's class).
 
     >>> import dualad
-    >>> dualad.linalg_inv(dualad.tensor([[2.0, 0.0], [0.0, 4.0]]))
-    tensor([[0.5 , 0.  ],
-            [0.  , 0.25]])
+    >>> dualad.linalg_inv(dualad.tensor([[2.0, 1.0], [1.0, 1.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  2.]])
     """
     if not isinstance(A, Tensor):
         raise TypeError(f"dualad.linalg.inv: expected a tensor, got {type(A).__name__}")
@@ -249,9 +249,9 @@ def cholesky_solve(B, L, upper: bool = False):
 
     >>> import dualad
     >>> L = dualad.tensor([[2.0, 0.0], [1.0, 2.0]])
-    >>> dualad.cholesky_solve(dualad.tensor([[4.0], [2.0]]), L)
-    tensor([[ 1.25],
-            [-0.5 ]])
+    >>> dualad.cholesky_solve(dualad.tensor([[5.0], [3.0]]), L)
+    tensor([[1.1875],
+            [0.125 ]])
     """
     B, L = promote_pair("cholesky_solve", B, L)
     check_square("cholesky_solve", L.shape)
@@ -324,9 +324,9 @@ def matrix_power(A, n: int):
     singular matrix).
 
     >>> import dualad
-    >>> dualad.matrix_power(dualad.tensor([[2.0, 0.0], [0.0, 4.0]]), -1)
-    tensor([[0.5 , 0.  ],
-            [0.  , 0.25]])
+    >>> dualad.matrix_power(dualad.tensor([[2.0, 1.0], [1.0, 1.0]]), -1)
+    tensor([[ 1., -1.],
+            [-1.,  2.]])
     """
     if not isinstance(A, Tensor):
         raise TypeError(f"dualad.linalg.matrix_power: expected a tensor, got {type(A).__name__}")
