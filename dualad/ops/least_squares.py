@@ -154,7 +154,7 @@ def _lstsq_impl(xp, a, b, *, rcond):
     real = np.empty(0, dtype).real.dtype
     x = xp.empty((*batch, n, k), dtype)
     residuals = xp.empty((*batch, k), real)
-    rank = xp.empty(batch, xp.int64)
+    rank = xp.empty(batch, xp.int32)  # (NumPy's dtype of the rank)
     sv = xp.empty((*batch, min(m, n)), real)
     for index in np.ndindex(*batch):
         x[index], res, rank[index], sv[index] = xp.linalg.lstsq(a[index], b[index], rcond=rcond)
