@@ -23,34 +23,22 @@ The cases:
 from __future__ import annotations
 
 import argparse
-import time
+import os
+import sys
 
 import numpy as np
 import scipy.linalg
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from linalg_floor_peers import best, inputs
 
 import dualad
 from dualad import linalg
 
 
-def best(fn, repeat: int) -> float:
-    fn()  # warm up (BLAS threads, caches)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def cases(n: int, gauss_n: int, rng):
-    a = rng.standard_normal((n, n)) + np.sqrt(n) * np.eye(n)
-    b = rng.standard_normal(n)
-    m = rng.standard_normal((n, n))
-    s = m @ m.T / n + np.eye(n)
-    g = rng.standard_normal((n, n))
-    mg = rng.standard_normal((gauss_n, gauss_n))
-    sg = mg @ mg.T / gauss_n + np.eye(gauss_n)
-    x, mu = rng.standard_normal(gauss_n), rng.standard_normal(gauss_n)
+def cases(n: int, gauss_n: int):
+    a, b, s, g, sg, x, mu = inputs(n, gauss_n)  # (the same inputs as the peers')
 
     def slogdet_grad():
         t = dualad.tensor(a, requires_grad=True)
@@ -114,14 +102,13 @@ def main() -> None:
     parser.add_argument("--gauss-n", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    rng = np.random.default_rng(0)
     header = (
         f"{'case':<18}{'dualad grad':>12}{'forward':>10}{'by hand':>10}"
         f"{'grad/fwd':>10}{'grad/hand':>11}  goal"
     )
     print(header)
     print("-" * len(header))
-    for name, grad, forward, by_hand, goal in cases(args.n, args.gauss_n, rng):
+    for name, grad, forward, by_hand, goal in cases(args.n, args.gauss_n):
         t_grad = best(grad, args.repeat)
         t_fwd = best(forward, args.repeat)
         t_hand = best(by_hand, args.repeat)

@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     data = inputs(args.n, args.gauss_n)
-    a, b, s, g, sg, x, mu = data
+    a, b, s, _, sg, _, _ = data
     forward = {
         "slogdet": lambda: np.linalg.slogdet(a),
         "solve": lambda: np.linalg.solve(a, b),

@@ -213,6 +213,15 @@ inverse = public.method(linalg_inv, "inverse")
 # solves made of triangular solves
 
 
+def _factor_and_rhs(op: str, factor, B):
+    """A square factor and a matrix right-hand side in linalg's dtype, checked."""
+    factor, B = promote_pair(op, factor, B)
+    check_square(op, factor.shape)
+    if B.ndim < 2:
+        raise ValueError(f"dualad.linalg.{op}: B must be a matrix, got shape {tuple(B.shape)}")
+    return factor, B
+
+
 @public.function
 def linalg_lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False):
     """PyTorch's ``torch.linalg.lu_solve``: ``X`` with ``A X = B`` from ``lu_factor``'s
@@ -225,10 +234,7 @@ def linalg_lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False):
     tensor([[1. ],
             [0.5]])
     """
-    LU, B = promote_pair("lu_solve", LU, B)
-    check_square("lu_solve", LU.shape)
-    if B.ndim < 2:
-        raise ValueError(f"dualad.linalg.lu_solve: B must be a matrix, got shape {B.shape}")
+    LU, B = _factor_and_rhs("lu_solve", LU, B)
     if not left:  # X A = B <=> A^H X^H = B^H;  X A^H = B <=> A X^H = B^H
         return mH(linalg_lu_solve(LU, pivots, mH(B), left=True, adjoint=not adjoint))
     _check_rows("lu_solve", LU.shape, B.shape)
@@ -253,10 +259,7 @@ def cholesky_solve(B, L, upper: bool = False):
     tensor([[1.1875],
             [0.125 ]])
     """
-    B, L = promote_pair("cholesky_solve", B, L)
-    check_square("cholesky_solve", L.shape)
-    if B.ndim < 2:
-        raise ValueError(f"dualad.linalg.cholesky_solve: B must be a matrix, got shape {B.shape}")
+    L, B = _factor_and_rhs("cholesky_solve", L, B)
     _check_rows("cholesky_solve", L.shape, B.shape)
     if upper:
         return _solve(L, _solve(mH(L), B, False, False), True, False)
