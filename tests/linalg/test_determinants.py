@@ -13,7 +13,8 @@ import pytest
 
 import dualad
 from dualad import func, linalg
-from dualad.ops import _lapack
+from dualad.ops import _lapack, determinants
+from dualad.ops.determinants import det_grad
 from dualad.testing import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(14)
@@ -187,3 +188,13 @@ def test_slogdet_reuses_the_forward_factorisation(monkeypatch):
     t = _t(RNG.standard_normal((5, 5)) + 5 * np.eye(5), requires_grad=True)
     dualad.autograd.grad(linalg.slogdet(t).logabsdet, t)
     assert len(calls) == 1
+
+
+def test_det_rules_through_the_inverse_equal_the_svd_frame(monkeypatch):
+    a = _t(RNG.standard_normal((2, 4, 4)) + 1j * RNG.standard_normal((2, 4, 4)))
+    e = _t(RNG.standard_normal((2, 4, 4)))
+    fast = [det_grad(a).numpy(), det_grad(a, e).numpy()]
+    monkeypatch.setattr(determinants, "_RCOND_FAST", np.inf)  # every matrix to the SVD frame
+    slow = [det_grad(a).numpy(), det_grad(a, e).numpy()]
+    for f, s in zip(fast, slow):
+        np.testing.assert_allclose(f, s, rtol=1e-10, atol=1e-12)
