@@ -36,22 +36,20 @@ def lapack(xp):
     return cupyx.scipy.linalg
 
 
-def per_matrix(fn, batch: tuple, *arrays):
+def per_matrix(fn, batch: tuple, cores: tuple, *arrays):
     """``fn`` applied to each matrix of a stack (for backends whose routines take one matrix):
-    ``arrays`` are broadcast to the batch shape ``batch``; results are stacked back."""
+    ``arrays[i]`` has ``cores[i]`` core dims and is broadcast to the batch shape ``batch``;
+    the results are stacked back."""
     if not batch:
         return fn(*arrays)
     xp = _module_of(arrays[0])
-    cores = [a.shape[len(a.shape) - _core(a, batch) :] for a in arrays]
-    spread = [xp.broadcast_to(a, batch + c) for a, c in zip(arrays, cores)]
+    spread = [
+        xp.broadcast_to(a, batch + tuple(a.shape[a.ndim - c :])) for a, c in zip(arrays, cores)
+    ]
     results = [fn(*(a[index] for a in spread)) for index in np.ndindex(*batch)]
     if isinstance(results[0], tuple):
         return tuple(xp.stack(r).reshape(batch + r[0].shape) for r in zip(*results))
     return xp.stack(results).reshape(batch + results[0].shape)
-
-
-def _core(a, batch) -> int:
-    return a.ndim - len(batch) if a.ndim > len(batch) else a.ndim
 
 
 def _module_of(a):
@@ -76,7 +74,9 @@ def lu_factor(xp, a):
             warnings.simplefilter("ignore", RuntimeWarning)
             lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
         return lu, piv.astype(np.int32, copy=False)
-    return per_matrix(lambda m: lapack(xp).lu_factor(m, check_finite=False), a.shape[:-2], a)
+    factor = lapack(xp).lu_factor
+    lu, piv = per_matrix(lambda m: factor(m, check_finite=False), a.shape[:-2], (2,), a)
+    return lu, piv.astype(xp.int32, copy=False)
 
 
 def singular_mask(xp, lu):
@@ -104,6 +104,7 @@ def lu_solve(xp, lu, piv, b, adjoint: bool):
     return per_matrix(
         lambda m, p, r: lapack(xp).lu_solve((m, p), r, trans=trans, check_finite=False),
         tuple(batch),
+        (2, 1, 2),
         lu,
         piv,
         b,

@@ -53,7 +53,8 @@ def _solve_triangular_impl(xp, a, b, *, upper, unitriangular):
         x = lapack(xp).solve_triangular(a, b, **options)
     else:
         batch = batch_shape("solve_triangular", a.shape, b.shape)
-        x = per_matrix(lambda m, r: lapack(xp).solve_triangular(m, r, **options), batch, a, b)
+        solve = lapack(xp).solve_triangular
+        x = per_matrix(lambda m, r: solve(m, r, **options), batch, (2, 2), a, b)
     return x.astype(dtype, copy=False)
 
 

@@ -280,3 +280,14 @@ def test_gaussian_log_likelihood_gradient_matches_the_analytic_formula():
     np.testing.assert_allclose(loss.item(), expected, rtol=1e-12)
     np.testing.assert_allclose(g_s.numpy(), 0.5 * (inverse - np.outer(alpha, alpha)), atol=1e-12)
     np.testing.assert_allclose(g_mu.numpy(), -alpha, atol=1e-12)
+
+
+def test_the_per_matrix_loop_of_single_matrix_backends_matches_the_batched_routines():
+    # (CuPy's routines take one matrix at a time: the loop, run here on NumPy arrays)
+    a, b = _square(2, 3, 4, 4), RNG.standard_normal((3, 4, 2))
+    lu, piv = _lapack.per_matrix(scipy.linalg.lu_factor, (2, 3), (2,), a)
+    np.testing.assert_allclose(lu, scipy.linalg.lu_factor(a)[0])
+    solve = _lapack.per_matrix(
+        lambda m, p, r: scipy.linalg.lu_solve((m, p), r), (2, 3), (2, 1, 2), lu, piv, b
+    )
+    np.testing.assert_allclose(solve, np.linalg.solve(a, b))
