@@ -17,6 +17,8 @@ The pivots are LAPACK's 0-based row interchanges (int32) inside the ops; the pub
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._creation import eye, ones_like
@@ -191,35 +193,9 @@ _one_based_op = register(
 )
 
 
-class LUFactor(tuple):
-    """``(LU, pivots)`` with names (PyTorch's ``torch.return_types.linalg_lu_factor``)."""
-
-    __slots__ = ()
-
-    def __new__(cls, LU, pivots):
-        return super().__new__(cls, (LU, pivots))
-
-    LU = property(lambda self: self[0])
-    pivots = property(lambda self: self[1])
-
-    def __repr__(self) -> str:
-        return f"linalg_lu_factor(LU={self[0]!r}, pivots={self[1]!r})"
-
-
-class LUResult(tuple):
-    """``(P, L, U)`` with names (PyTorch's ``torch.return_types.linalg_lu``)."""
-
-    __slots__ = ()
-
-    def __new__(cls, P, L, U):
-        return super().__new__(cls, (P, L, U))
-
-    P = property(lambda self: self[0])
-    L = property(lambda self: self[1])
-    U = property(lambda self: self[2])
-
-    def __repr__(self) -> str:
-        return f"linalg_lu(P={self[0]!r}, L={self[1]!r}, U={self[2]!r})"
+# PyTorch's named results (torch.return_types.linalg_lu_factor, linalg_lu)
+LUFactor = namedtuple("linalg_lu_factor", ("LU", "pivots"))
+LUResult = namedtuple("linalg_lu", ("P", "L", "U"))
 
 
 @public.function
