@@ -22,7 +22,6 @@ The cases:
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -31,7 +30,7 @@ import scipy.linalg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from linalg_floor_peers import best, inputs
+from linalg_floor_peers import best, inputs, parse_args
 
 import dualad
 from dualad import linalg
@@ -97,11 +96,7 @@ def cases(n: int, gauss_n: int):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=512)
-    parser.add_argument("--gauss-n", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
     header = (
         f"{'case':<18}{'dualad grad':>12}{'forward':>10}{'by hand':>10}"
         f"{'grad/fwd':>10}{'grad/hand':>11}  goal"

@@ -97,12 +97,17 @@ def jax_cases(a, b, s, g, sg, x, mu):
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str) -> argparse.Namespace:
+    """The sizes and repeats of both linalg_floor scripts."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--gauss-n", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args(__doc__)
     data = inputs(args.n, args.gauss_n)
     a, b, s, _, sg, _, _ = data
     forward = {
