@@ -1,11 +1,11 @@
 """``dualad.numpy.linalg``: the functions of ``numpy.linalg`` that dualad differentiates today:
 ``norm vector_norm matrix_norm matmul multi_dot matrix_power outer trace diagonal
-matrix_transpose vecdot cross tensordot``.
+matrix_transpose vecdot cross tensordot``, and the solvers (the last section): ``solve inv det
+slogdet cholesky lstsq pinv matrix_rank tensorsolve tensorinv``.
 
-Functions that need a factorisation (``solve``, ``inv``, ``det``, ``svd``, ``eigh``, ...) are not
-here yet: there is no attribute for them, so ``np.linalg.solve(t, ...)`` raises the protocol's
-TypeError instead of converting the tensors and dropping the derivative. Norms whose value
-needs singular values (``ord=2``, ``-2``, ``'nuc'`` of matrices) raise TypeError likewise.
+A function that is not here has no attribute, so ``np.linalg.<name>(t, ...)`` raises the
+protocol's TypeError instead of converting the tensors and dropping the derivative. Norms whose
+value needs singular values (``ord=2``, ``-2``, ``'nuc'`` of matrices) raise TypeError likewise.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -21,12 +21,13 @@ tensor([[27.,  0.],
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .. import ops
-from .._creation import as_tensor
 from . import indexing, manipulation, products
-from ._common import axes_of, axis_of, finish, floating, promoted_pair, tensor_of
+from ._common import _NoValue, axes_of, axis_of, finish, floating, promoted_pair, tensor_of
 
 __all__ = [
     "norm",
@@ -147,31 +148,15 @@ def multi_dot(arrays, *, out=None):
 
 
 def matrix_power(a, n):
-    """``numpy.linalg.matrix_power``: the ``n``-th power of square matrices, ``n >= 0``, by
-    repeated squaring (negative ``n`` needs the inverse, which dualad cannot yet
-    differentiate)."""
+    """``numpy.linalg.matrix_power``: the ``n``-th power of square matrices for any integer
+    ``n``, by repeated squaring (``n = 0``: the identity; ``n < 0``: powers of the inverse,
+    ``LinAlgError`` for a singular matrix)."""
     x = tensor_of(a)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError("exponent must be an integer")
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    n = int(n)
-    if n < 0:
-        raise TypeError(
-            "dualad.numpy.linalg.matrix_power: a negative power needs the matrix inverse, and "
-            "dualad has no differentiable inverse yet"
-        )
-    if n == 0:
-        eye = as_tensor(np.eye(x.shape[-1], dtype=x.dtype), device=x.device)
-        return ops.clone(ops.broadcast_to(eye, tuple(x.shape)))
-    result, power = None, x
-    while n:
-        if n & 1:
-            result = power if result is None else ops.matmul(result, power)
-        n >>= 1
-        if n:
-            power = ops.matmul(power, power)
-    return result if result is not x else ops.clone(x)
+    return ops.matrix_power(x, int(n))
 
 
 def outer(x1, x2, /):
@@ -223,3 +208,112 @@ def cross(x1, x2, /, *, axis=-1):
 def tensordot(x1, x2, /, *, axes=2):
     """``numpy.linalg.tensordot``: ``numpy.tensordot``."""
     return products.tensordot(x1, x2, axes)
+
+
+# ---------------------------------------------------------------------------------------------
+# solvers, factorisations and determinants (NumPy's signatures over dualad.linalg's ops; the
+# rules and singular points are documented on ``dualad.linalg``'s functions)
+
+__all__ += [
+    "solve",
+    "inv",
+    "det",
+    "slogdet",
+    "cholesky",
+    "lstsq",
+    "pinv",
+    "matrix_rank",
+    "tensorsolve",
+    "tensorinv",
+]
+
+SlogdetResult = namedtuple("SlogdetResult", ("sign", "logabsdet"))
+
+
+def solve(a, b):
+    """``numpy.linalg.solve``: ``x`` with ``a @ x = b`` (``b`` a vector only when 1-D, as
+    NumPy 2); a singular ``a`` raises ``LinAlgError``."""
+    return ops.linalg_solve(tensor_of(a), tensor_of(b))
+
+
+def inv(a):
+    """``numpy.linalg.inv``: the inverse of square matrices (``LinAlgError`` when singular)."""
+    return ops.linalg_inv(tensor_of(a))
+
+
+def det(a):
+    """``numpy.linalg.det``: the determinant (its gradient is the transposed adjugate, finite
+    at singular matrices)."""
+    return ops.det(tensor_of(a))
+
+
+def slogdet(a):
+    """``numpy.linalg.slogdet``: ``SlogdetResult(sign, logabsdet)``; ``(0, -inf)`` for a
+    singular matrix, where the gradient of logabsdet is NaN."""
+    return SlogdetResult(*ops.slogdet(tensor_of(a)))
+
+
+def cholesky(a, /, *, upper=False):
+    """``numpy.linalg.cholesky``: the lower (``upper=True``: upper) Cholesky factor;
+    ``LinAlgError`` for a matrix that is not positive definite."""
+    return ops.linalg_cholesky(tensor_of(a), upper=upper)
+
+
+def lstsq(a, b, rcond=None):
+    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` (``rank`` a 0-d int tensor for one
+    matrix), the solution differentiable at full rank."""
+    return tuple(ops.linalg_lstsq(tensor_of(a), tensor_of(b), rcond))
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
+    """``numpy.linalg.pinv``: singular values ``<= rcond * s_max`` count as zero (NumPy's
+    defaults: ``rcond=1e-15``, or ``max(m, n) * eps`` for ``rtol=None``)."""
+    x = tensor_of(a)
+    if rcond is None:
+        if rtol is _NoValue:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(x.shape[-2:]) * float(np.finfo(floating(x).dtype).eps)
+        else:
+            rcond = rtol
+    elif rtol is not _NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    return ops.linalg_pinv(x, rtol=float(rcond), hermitian=hermitian)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """``numpy.linalg.matrix_rank``: the number of singular values above ``tol`` (absolute) or
+    ``rtol * s_max``; a 1-D input has rank 1 unless it is all zeros (NumPy's rule)."""
+    x = tensor_of(A)
+    if x.ndim < 2:
+        return int(bool(np.any(x.detach().numpy() != 0)))
+    if tol is not None and rtol is not None:
+        raise ValueError("`tol` and `rtol` can't be both set.")
+    return ops.linalg_matrix_rank(x, atol=tol, rtol=rtol, hermitian=hermitian)
+
+
+matrix_rank.differentiable = False
+
+
+def tensorsolve(a, b, axes=None):
+    """``numpy.linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) = b``."""
+    return ops.linalg_tensorsolve(tensor_of(a), tensor_of(b), axes)
+
+
+def tensorinv(a, ind=2):
+    """``numpy.linalg.tensorinv``: the inverse of ``a`` as a matrix of its first ``ind`` dims by
+    the rest."""
+    return ops.linalg_tensorinv(tensor_of(a), ind)
+
+
+for _function, _ops in (
+    (solve, ("linalg_solve", "linalg_lu_factor")),
+    (inv, ("linalg_inv", "linalg_lu_factor")),
+    (det, ("linalg_det", "linalg_det_grad")),
+    (slogdet, ("linalg_slogdet",)),
+    (cholesky, ("linalg_cholesky",)),
+    (lstsq, ("linalg_lstsq", "linalg_pinv")),
+    (pinv, ("linalg_pinv",)),
+    (matrix_rank, ("linalg_matrix_rank",)),
+):
+    _function.ops = _ops

@@ -20,11 +20,8 @@ asks, so that their own implementation may answer.
 >>> np.sum(x * x).backward()
 >>> x.grad
 tensor([2., 4., 6.])
->>> try:
-...     np.linalg.solve(np.eye(3), x)
-... except TypeError as e:
-...     print(str(e)[:55])
-numpy.linalg.solve has no differentiable dualad version
+>>> np.linalg.solve(2 * np.eye(3), x)  # answered by dualad.numpy.linalg.solve
+tensor([0.5, 1. , 1.5], grad_fn=<ViewBackward0>)
 """
 
 from __future__ import annotations

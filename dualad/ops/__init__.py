@@ -22,6 +22,10 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
     convolve, distances
+    triangular                              (and _lapack, the LAPACK calls of linalg ops)
+    factorizations
+    solvers
+    determinants, least_squares
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
     convolution                             conv and its two transposes (nn.functional)
@@ -46,18 +50,21 @@ from . import (
     convolution,
     convolve,
     counting,
+    determinants,
     diagonals,
     distances,
     einsums,
     entropies,
     exp_log,
     extrema,
+    factorizations,
     fft,
     floating,
     gamma_functions,
     gather_scatter,
     indexing,
     joining,
+    least_squares,
     linalg,
     minmax,
     moments,
@@ -78,8 +85,10 @@ from . import (
     slicing,
     smooth_activations,
     softmaxes,
+    solvers,
     special,
     tensor_index,
+    triangular,
     trigonometric,
     views,
 )
@@ -91,18 +100,21 @@ from .bessel import *
 from .casts import *
 from .comparison import *
 from .complex_parts import *
+from .determinants import *
 from .diagonals import *
 from .distances import *
 from .einsums import *
 from .entropies import *
 from .exp_log import *
 from .extrema import *
+from .factorizations import *
 from .fft import *
 from .floating import *
 from .gamma_functions import *
 from .gather_scatter import *
 from .indexing import *
 from .joining import *
+from .least_squares import *
 from .linalg import *
 from .minmax import *
 from .moments import *
@@ -119,7 +131,9 @@ from .selection import *
 from .slicing import *
 from .smooth_activations import *
 from .softmaxes import *
+from .solvers import *
 from .special import *
+from .triangular import *
 from .trigonometric import *
 from .views import *
 

@@ -70,6 +70,8 @@ A = r(2, 3, 2)
 M = r(3, 3) / 2
 V = r(4)
 W = r(3)
+SQUARE = r(3, 3) + 3 * np.eye(3)  # well conditioned: the solvers' derivatives are smooth
+SPD = SQUARE @ SQUARE.T
 F32 = r(2, 3, dtype=np.float32)
 I8 = np.arange(6, dtype=np.int8).reshape(2, 3)
 NAN = r(3, 4)
@@ -419,6 +421,19 @@ CASES = [
     Case("linalg.vecdot", (A, r(2)), diff=(0, 1)),
     Case("linalg.cross", (r(2, 3), r(3)), diff=(0, 1)),
     Case("linalg.tensordot", (A, r(2, 5)), dict(axes=1), diff=(0, 1)),
+    Case("linalg.solve", (SQUARE, r(3)), diff=(0, 1)),
+    Case("linalg.solve", (SQUARE, r(2, 3, 2)), diff=(0, 1)),
+    Case("linalg.inv", (SQUARE,)),
+    Case("linalg.det", (M,)),
+    Case("linalg.slogdet", (SQUARE,)),
+    # (cholesky reads one triangle, its gradient is symmetric: tests/linalg checks it)
+    Case("linalg.cholesky", (SPD,), diff=()),
+    Case("linalg.lstsq", (r(4, 2), r(4)), diff=(), vmap=False),
+    Case("linalg.pinv", (r(3, 2),)),
+    Case("linalg.matrix_rank", (M,), diff=(), vmap=False),
+    Case("linalg.tensorsolve", ((SQUARE * 2).reshape(3, 3, 1), r(3)), diff=(0, 1)),
+    Case("linalg.tensorinv", (SQUARE.reshape(3, 3, 1),), dict(ind=1)),
+    Case("linalg.matrix_power", (SQUARE / 4, -2)),
     Case("fft.fftshift", (A,)),
     Case("fft.ifftshift", (A,), dict(axes=(0, 2))),
     Case("fft.fftfreq", (5, np.array(0.3)), diff=(1,), protocol=False),

@@ -175,4 +175,5 @@ FAMILIES = (
     "selection",
     "convolution",
     "special",
+    "linalg_solvers",
 )

@@ -1,0 +1,135 @@
+"""``benchmarks/linalg_floor.py``'s cases through PyTorch and JAX, for the figures beside
+dualad's (imports only torch, jax and numpy: run it with the peers' interpreter, e.g.
+``/root/.venvs/ad-peers/bin/python benchmarks/linalg_floor_peers.py``).
+
+Same inputs, same losses, float64, CPU; the best wall time of the gradient (forward and
+backward) over ``--repeat`` runs, next to the forward NumPy call; JAX's functions are jitted
+(compiled once before timing), PyTorch's run eagerly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def best(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def inputs(n: int, gauss_n: int):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)) + np.sqrt(n) * np.eye(n)
+    b = rng.standard_normal(n)
+    m = rng.standard_normal((n, n))
+    s = m @ m.T / n + np.eye(n)
+    g = rng.standard_normal((n, n))
+    mg = rng.standard_normal((gauss_n, gauss_n))
+    sg = mg @ mg.T / gauss_n + np.eye(gauss_n)
+    x, mu = rng.standard_normal(gauss_n), rng.standard_normal(gauss_n)
+    return a, b, s, g, sg, x, mu
+
+
+def torch_cases(a, b, s, g, sg, x, mu):
+    import torch
+
+    torch.set_default_dtype(torch.float64)
+    ta, tb, ts, tg = (torch.tensor(v) for v in (a, b, s, g))
+    tsg, tx, tmu = (torch.tensor(v) for v in (sg, x, mu))
+
+    def slogdet():
+        t = ta.clone().requires_grad_()
+        return torch.autograd.grad(torch.linalg.slogdet(t).logabsdet, t)
+
+    def solve():
+        t, u = ta.clone().requires_grad_(), tb.clone().requires_grad_()
+        return torch.autograd.grad(torch.linalg.solve(t, u).sum(), (t, u))
+
+    def cholesky():
+        t = ts.clone().requires_grad_()
+        return torch.autograd.grad((torch.linalg.cholesky(t) * tg).sum(), t)
+
+    def gaussian():
+        t, m_ = tsg.clone().requires_grad_(), tmu.clone().requires_grad_()
+        lower = torch.linalg.cholesky(t)
+        z = torch.linalg.solve_triangular(lower, (tx - m_)[:, None], upper=False)
+        loss = 0.5 * (z * z).sum() + torch.log(torch.diagonal(lower)).sum()
+        return torch.autograd.grad(loss, (t, m_))
+
+    return {"slogdet": slogdet, "solve": solve, "cholesky": cholesky, "gaussian": gaussian}
+
+
+def jax_cases(a, b, s, g, sg, x, mu):
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsl
+
+    ja, jb, js, jg, jsg, jx, jmu = (jnp.asarray(v) for v in (a, b, s, g, sg, x, mu))
+    slogdet = jax.jit(jax.grad(lambda t: jnp.linalg.slogdet(t)[1]))
+    solve = jax.jit(jax.grad(lambda t, u: jnp.linalg.solve(t, u).sum(), argnums=(0, 1)))
+    cholesky = jax.jit(jax.grad(lambda t: (jnp.linalg.cholesky(t) * jg).sum()))
+
+    def loss(t, m_):
+        lower = jnp.linalg.cholesky(t)
+        z = jsl.solve_triangular(lower, jx - m_, lower=True)
+        return 0.5 * (z * z).sum() + jnp.log(jnp.diagonal(lower)).sum()
+
+    gaussian = jax.jit(jax.grad(loss, argnums=(0, 1)))
+
+    def block(fn, *args):
+        return lambda: jax.block_until_ready(fn(*args))
+
+    return {
+        "slogdet": block(slogdet, ja),
+        "solve": block(solve, ja, jb),
+        "cholesky": block(cholesky, js),
+        "gaussian": block(gaussian, jsg, jmu),
+    }
+
+
+def parse_args(doc: str) -> argparse.Namespace:
+    """The sizes and repeats of both linalg_floor scripts."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--gauss-n", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=7)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args(__doc__)
+    data = inputs(args.n, args.gauss_n)
+    a, b, s, _, sg, _, _ = data
+    forward = {
+        "slogdet": lambda: np.linalg.slogdet(a),
+        "solve": lambda: np.linalg.solve(a, b),
+        "cholesky": lambda: np.linalg.cholesky(s),
+        "gaussian": lambda: np.linalg.cholesky(sg),
+    }
+    peers = {"torch": torch_cases(*data), "jax": jax_cases(*data)}
+    header = f"{'case':<12}{'numpy fwd':>11}" + "".join(
+        f"{name + ' grad':>13}{'/fwd':>7}" for name in peers
+    )
+    print(header)
+    print("-" * len(header))
+    for case, fwd in forward.items():
+        t_fwd = best(fwd, args.repeat)
+        row = f"{case:<12}{t_fwd * 1e3:>9.1f}ms"
+        for cases in peers.values():
+            t = best(cases[case], args.repeat)
+            row += f"{t * 1e3:>11.1f}ms{t / t_fwd:>7.2f}"
+        print(row)
+
+
+if __name__ == "__main__":
+    main()

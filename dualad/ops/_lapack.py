@@ -1,0 +1,211 @@
+"""What the linear-algebra ops share: LAPACK calls on stacks of matrices, their errors, the
+dtype rule of their public functions, and the batching rule of ops on stacks.
+
+Impls call ``lapack(xp)``: ``scipy.linalg`` on NumPy arrays (its functions take stacks of
+matrices and broadcast their batch dims), ``cupyx.scipy.linalg`` on CuPy arrays (one matrix at a
+time: ``per_matrix`` loops over the batch). Errors keep NumPy's classes (``LinAlgError`` for a
+singular or non-positive-definite matrix, ``TypeError`` for a dtype LAPACK has no routine for)
+and name the public op and the shapes.
+
+Invariant: impls never write into their inputs (every LAPACK call here copies or is told not to
+overwrite).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from .. import _dtypes
+from .._dispatch import dispatch
+from .._tensor import Tensor
+from ._batching import pad_after_batch
+from .base import move_bdim_to_front
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def lapack(xp):
+    """The SciPy-like linalg module of the array module ``xp``."""
+    if xp is np:
+        return scipy.linalg
+    import cupyx.scipy.linalg  # CuPy is optional: imported only when a CuPy array arrives
+
+    return cupyx.scipy.linalg
+
+
+def per_matrix(fn, batch: tuple, cores: tuple, *arrays):
+    """``fn`` applied to each matrix of a stack (for backends whose routines take one matrix):
+    ``arrays[i]`` has ``cores[i]`` core dims and is broadcast to the batch shape ``batch``;
+    the results are stacked back."""
+    if not batch:
+        return fn(*arrays)
+    xp = _module_of(arrays[0])
+    spread = [
+        xp.broadcast_to(a, batch + tuple(a.shape[a.ndim - c :])) for a, c in zip(arrays, cores)
+    ]
+    results = [fn(*(a[index] for a in spread)) for index in np.ndindex(*batch)]
+    if isinstance(results[0], tuple):
+        return tuple(xp.stack(r).reshape(batch + r[0].shape) for r in zip(*results))
+    return xp.stack(results).reshape(batch + results[0].shape)
+
+
+def _module_of(a):
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy  # only reached with CuPy arrays
+
+    return cupy
+
+
+# ---------------------------------------------------------------------------------------------
+# LU factorisation (partial pivoting): the factorisation solve, inv, det and slogdet reuse
+
+
+def lu_factor(xp, a):
+    """``(lu, piv)`` of a stack of square matrices: L (unit, below the diagonal) and U packed
+    in ``lu``, LAPACK's 0-based row interchanges in ``piv`` (int32). Exactly singular matrices
+    factor too (a zero on U's diagonal); ``check_singular`` tells them apart."""
+    if xp is np:
+        with warnings.catch_warnings():  # a singular matrix is reported by the callers
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lu, piv = scipy.linalg.lu_factor(a, check_finite=False)
+        return lu, piv.astype(np.int32, copy=False)
+    factor = lapack(xp).lu_factor
+    lu, piv = per_matrix(lambda m: factor(m, check_finite=False), a.shape[:-2], (2,), a)
+    return lu, piv.astype(xp.int32, copy=False)
+
+
+def singular_mask(xp, lu):
+    """Which matrices of the stack have an exactly zero pivot (are exactly singular)."""
+    return xp.any(xp.diagonal(lu, 0, -2, -1) == 0, axis=-1)
+
+
+def check_singular(xp, lu, op: str, shape) -> None:
+    """NumPy's ``LinAlgError`` for a stack holding an exactly singular matrix."""
+    bad = singular_mask(xp, lu)
+    if bool(xp.any(bad)):
+        where = "" if bad.ndim == 0 else f" (matrix {tuple(int(i) for i in np.argwhere(bad)[0])})"
+        raise LinAlgError(
+            f"dualad.linalg.{op}: Singular matrix: the matrix of shape {tuple(shape)}{where} "
+            "has no inverse"
+        )
+
+
+def lu_solve(xp, lu, piv, b, adjoint: bool):
+    """``A^{-1} b`` (``A^{-H} b`` with ``adjoint``) from A's LU factors; batch dims broadcast."""
+    trans = 2 if adjoint else 0
+    if xp is np:
+        return scipy.linalg.lu_solve((lu, piv), b, trans=trans, check_finite=False)
+    batch = np.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
+    return per_matrix(
+        lambda m, p, r: lapack(xp).lu_solve((m, p), r, trans=trans, check_finite=False),
+        tuple(batch),
+        (2, 1, 2),
+        lu,
+        piv,
+        b,
+    )
+
+
+def lu_inverse(xp, lu, piv):
+    """``A^{-1}`` from A's LU factors: LAPACK's getri (4/3 n^3 flops, a third less than
+    solving against the identity)."""
+    if xp is not np:
+        eye = xp.eye(lu.shape[-1], dtype=lu.dtype)
+        return lu_solve(xp, lu, piv, xp.broadcast_to(eye, lu.shape), False)
+    getri, getri_lwork = scipy.linalg.get_lapack_funcs(("getri", "getri_lwork"), (lu,))
+    n = lu.shape[-1]
+    lwork, _ = getri_lwork(n) if n else (1, 0)
+    lwork = max(int(np.real(lwork)), 1)
+
+    def invert(m, p):
+        inv, _info = getri(m, p, lwork=lwork, overwrite_lu=False)
+        return inv
+
+    if lu.ndim == 2:
+        return invert(lu, piv)
+    out = np.empty(lu.shape, lu.dtype)
+    for index in np.ndindex(*lu.shape[:-2]):
+        out[index] = invert(lu[index], piv[index])
+    return out
+
+
+def permutation_parity(xp, piv):
+    """``+1``/``-1``: the sign of the permutation that LAPACK's row interchanges make."""
+    n = piv.shape[-1]
+    swaps = xp.sum(piv != xp.arange(n, dtype=piv.dtype), axis=-1)
+    return 1 - 2 * (swaps % 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# checks and dtypes of the public functions
+
+
+def check_square(op: str, *shapes) -> None:
+    """``LinAlgError`` (NumPy's class) for an argument that is not a stack of square matrices."""
+    for shape in shapes:
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise LinAlgError(
+                f"dualad.linalg.{op}: {len(shape)}-dimensional array given (shape {shape}). "
+                "Array must be at least two-dimensional"
+            )
+        if shape[-1] != shape[-2]:
+            raise LinAlgError(
+                f"dualad.linalg.{op}: Last 2 dimensions of the array must be square, got shape "
+                f"{shape}"
+            )
+
+
+def batch_shape(op: str, *shapes) -> tuple:
+    """The broadcast batch shape of stacks of matrices, or a ValueError naming the shapes."""
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(s[:-2]) for s in shapes)))
+    except ValueError:
+        raise ValueError(
+            f"dualad.linalg.{op}: the batch dimensions of the shapes "
+            f"{', '.join(str(tuple(s)) for s in shapes)} do not broadcast"
+        ) from None
+
+
+def linalg_dtype(op: str, *dtypes) -> np.dtype:
+    """The dtype a linalg op computes in (NumPy's rule): integer and bool inputs promote to
+    the default float dtype; float16 has no LAPACK routine (TypeError, as NumPy)."""
+    dtype = np.result_type(*dtypes)
+    if dtype.kind in "biu":
+        return _dtypes.promote_types(dtype, _dtypes.get_default_dtype())
+    if dtype.kind not in "fc" or dtype.itemsize < 4 or dtype in (np.longdouble, np.clongdouble):
+        raise TypeError(f"dualad.linalg.{op}: array type {dtype} is unsupported in linalg")
+    return dtype
+
+
+# ---------------------------------------------------------------------------------------------
+# batching: stacks of matrices
+
+
+def stack_batch(*cores: int):
+    """The batching rule of an op on stacks whose arguments have ``cores[i]`` core dims (2 for
+    a matrix, 1 for a vector of pivots; the last entry counts for any further arguments) and
+    broadcast batch dims: every batch dim goes to the front and batched arguments are padded
+    to the same logical rank, so the op's own broadcasting lines the logical batch dims up.
+    Outputs are batched at 0."""
+
+    def batch(op, args, bdims, params):
+        spec = [cores[min(i, len(cores) - 1)] for i in range(len(args))]
+        rank = max(
+            a.ndim - c - (b is not None)
+            for a, b, c in zip(args, bdims, spec)
+            if isinstance(a, Tensor)
+        )
+        moved = [
+            pad_after_batch(move_bdim_to_front(a, b), rank + c) if b is not None else a
+            for a, b, c in zip(args, bdims, spec)
+        ]
+        out = dispatch(op, tuple(moved), params)
+        return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
+
+    return batch

@@ -1,0 +1,288 @@
+"""Factorisations: LU with partial pivoting (``linalg_lu_factor``: packed factors and pivots,
+``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``).
+
+Rules (square, nonsingular matrices; every one is made of triangular solves and products, so
+all orders compose):
+
+- LU, ``A = P L U``: with ``F = L^{-1} P^T dA U^{-1}``, ``dL = L tril(F, -1)`` and
+  ``dU = triu(F) U``; the VJP is ``gA = P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}``.
+  At a singular matrix (a zero on U's diagonal) the rules raise ``LinAlgError``.
+- Cholesky, ``A = L L^H``: a function of the Hermitian matrix (only the lower triangle is read,
+  as LAPACK's potrf): ``dL = L Phi(L^{-1} sym(dA) L^{-H})`` with ``Phi`` the strictly lower part
+  plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention).
+
+The pivots are LAPACK's 0-based row interchanges (int32) inside the ops; the public
+``lu_factor`` gives PyTorch's 1-based ones.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._creation import eye, ones_like
+from .._dispatch import OpDef, apply, register
+from .._tensor import Tensor
+from ._exports import Exports
+from ._lapack import LinAlgError, check_square, linalg_dtype, lu_factor, stack_batch
+from .base import broadcast_to, unsqueeze
+from .casts import astype
+from .comparison import where
+from .diagonals import tril, triu
+from .gather_scatter import take_along_dim
+from .linalg import matmul
+from .triangular import _solve, mH
+
+public = Exports()
+__all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
+
+
+def as_linalg_input(op: str, a) -> Tensor:
+    """``a`` as a tensor of the dtype linalg computes in (ints promote to the default float)."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"dualad.linalg.{op}: expected a tensor, got {type(a).__name__}")
+    dtype = linalg_dtype(op, a.dtype)
+    return a if a.dtype == dtype else astype(a, dtype)
+
+
+def _identity_like(x):
+    return eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def zero_derivative(value, like):
+    """``value`` (a constant of ``like``'s shape) tracked like ``like`` with a zero derivative
+    (PyTorch's results of this kind require grad; their gradient is 0)."""
+    return where(ones_like(like, dtype=bool), value, like)
+
+
+def permute_rows(x, index):
+    """``x`` with its rows (dim -2) taken in the order ``index`` (a stack of permutations)."""
+    batch = tuple(np.broadcast_shapes(tuple(x.shape[:-2]), tuple(index.shape[:-1])))
+    if tuple(x.shape[:-2]) != batch:
+        x = broadcast_to(x, batch + tuple(x.shape[-2:]))
+    rows = unsqueeze(index, -1)
+    return take_along_dim(x, broadcast_to(rows, batch + tuple(rows.shape[-2:])), -2)
+
+
+# ---------------------------------------------------------------------------------------------
+# the permutation of LAPACK's pivots (not differentiable)
+
+
+def _permutation_impl(xp, piv):
+    """``(perm, inverse)``: ``P^T A = A[perm]`` for the row interchanges ``piv``."""
+    n = piv.shape[-1]
+    perm = xp.broadcast_to(xp.arange(n, dtype=xp.int64), piv.shape).copy()
+    swap = piv.astype(xp.int64)
+    for i in range(n):
+        j = swap[..., i : i + 1]
+        here = perm[..., i : i + 1].copy()
+        there = xp.take_along_axis(perm, j, axis=-1)
+        perm[..., i : i + 1] = there
+        xp.put_along_axis(perm, j, here, axis=-1)
+    inverse = xp.argsort(perm, axis=-1).astype(xp.int64)
+    return perm, inverse
+
+
+_permutation_op = register(
+    OpDef(
+        "linalg_lu_permutation",
+        _permutation_impl,
+        batch=stack_batch(1),
+        differentiable=False,
+        nout=2,
+    )
+)
+
+
+def lu_permutation(pivots: Tensor):
+    """``(perm, inverse)`` of LAPACK's 0-based row interchanges: ``P^T A = A[perm]``."""
+    return apply(_permutation_op, pivots)
+
+
+# ---------------------------------------------------------------------------------------------
+# LU
+
+
+def _lu_factor_impl(xp, a):
+    return lu_factor(xp, a)
+
+
+def unpack_lu(lu):
+    """``(L, U)`` of packed LU factors (L with its unit diagonal)."""
+    return tril(lu, -1) + _identity_like(lu), triu(lu)
+
+
+def _lu_factor_vjp(cts, outs, args, params, needs):
+    lu, piv = outs
+    g = cts[0]
+    lower, upper = unpack_lu(lu)
+    inner = tril(matmul(mH(lower), tril(g, -1)), -1) + triu(matmul(triu(g), mH(upper)))
+    left = _solve(mH(lower), inner, True, True)  # L^{-H} (...)
+    right = mH(_solve(upper, mH(left), True, False))  # (...) U^{-H}
+    return (permute_rows(right, lu_permutation(piv)[1]),)
+
+
+def _lu_factor_jvp(tangents, outs, args, params):
+    lu, piv = outs
+    lower, upper = unpack_lu(lu)
+    permuted = permute_rows(tangents[0], lu_permutation(piv)[0])  # P^T dA
+    f = _solve(lower, permuted, False, True)  # L^{-1} P^T dA
+    f = mH(_solve(mH(upper), mH(f), False, False))  # (...) U^{-1}
+    return matmul(lower, tril(f, -1)) + matmul(triu(f), upper), None
+
+
+_lu_factor_op = register(
+    OpDef(
+        "linalg_lu_factor",
+        _lu_factor_impl,
+        vjp=_lu_factor_vjp,
+        jvp=_lu_factor_jvp,
+        batch=stack_batch(2),
+        save_args=False,
+        save_out=True,
+        nout=2,
+        nondiff_outputs=(1,),
+    )
+)
+
+
+def lu_factor_raw(A: Tensor):
+    """``(LU, piv)`` of a square stack (0-based int32 pivots), differentiable in LU."""
+    return apply(_lu_factor_op, A)
+
+
+def factor_constant(A: Tensor):
+    """The LU factors of ``A``'s value (not tracked): the factorisation the rules of solve,
+    inv and slogdet reuse."""
+    return apply(_lu_factor_op, A.detach())
+
+
+@public.function
+def linalg_lu_factor(A, *, pivot: bool = True):
+    """PyTorch's ``torch.linalg.lu_factor``: ``(LU, pivots)`` of square matrices, L (unit
+    diagonal) below and U on and above the diagonal of ``LU``, 1-based int32 ``pivots``
+    (``dualad.linalg.lu_factor`` is the public spelling).
+
+    Differentiable in ``LU`` (see the module docstring for the rules); a singular matrix
+    factors, but its derivative raises ``LinAlgError``.
+
+    >>> import dualad
+    >>> dualad.linalg_lu_factor(dualad.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
+    tensor([2, 2], dtype=int32)
+    """
+    A = as_linalg_input("lu_factor", A)
+    if not pivot:
+        raise NotImplementedError("dualad.linalg.lu_factor: pivot=False is not supported on CPU")
+    check_square("lu_factor", A.shape)
+    lu, piv = lu_factor_raw(A)
+    return LUFactor(lu, apply(_one_based_op, piv))
+
+
+def _one_based_impl(xp, piv):
+    return piv + 1
+
+
+_one_based_op = register(
+    OpDef(
+        "linalg_pivots_one_based",
+        _one_based_impl,
+        batch=stack_batch(1),
+        differentiable=False,
+    )
+)
+
+
+# PyTorch's named results (torch.return_types.linalg_lu_factor, linalg_lu)
+LUFactor = namedtuple("linalg_lu_factor", ("LU", "pivots"))
+LUResult = namedtuple("linalg_lu", ("P", "L", "U"))
+
+
+@public.function
+def linalg_lu(A, *, pivot: bool = True):
+    """PyTorch's ``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U`` for square matrices
+    (SciPy's ``scipy.linalg.lu`` order too), differentiable in ``L`` and ``U``.
+
+    >>> import dualad
+    >>> P, L, U = dualad.linalg_lu(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    >>> P @ L @ U
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    A = as_linalg_input("lu", A)
+    if not pivot:
+        raise NotImplementedError("dualad.linalg.lu: pivot=False is not supported on CPU")
+    check_square("lu", A.shape)
+    lu, piv = lu_factor_raw(A)
+    lower, upper = unpack_lu(lu)
+    # P = I[inverse]: rows of the identity, one permutation per matrix; a constant, with a
+    # zero derivative (a tangent and gradient of zeros, as every float output has)
+    p = permute_rows(_identity_like(lu), lu_permutation(piv)[1])
+    return LUResult(zero_derivative(p, lu), lower, upper)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cholesky
+
+
+def _cholesky_impl(xp, a):
+    try:
+        return xp.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(
+            f"dualad.linalg.cholesky: Matrix is not positive definite: the matrix of shape "
+            f"{tuple(a.shape)} has no Cholesky factor"
+        ) from None
+
+
+def _half_diagonal(x):
+    """The strictly lower triangle of ``x`` plus half its diagonal."""
+    return tril(x, -1) + 0.5 * (x * _identity_like(x))
+
+
+def _cholesky_vjp(cts, outs, args, params, needs):
+    lower = outs[0]
+    inner = _half_diagonal(matmul(mH(lower), cts[0]))
+    left = _solve(mH(lower), inner, True, False)  # L^{-H} (...)
+    grad = mH(_solve(mH(lower), mH(left), True, False))  # (...) L^{-1}
+    return (0.5 * (grad + mH(grad)),)
+
+
+def _cholesky_jvp(tangents, outs, args, params):
+    lower = outs[0]
+    t = tangents[0]
+    sym = 0.5 * (t + mH(t))
+    f = _solve(lower, sym, False, False)  # L^{-1} dA
+    f = mH(_solve(lower, mH(f), False, False))  # (...) L^{-H}
+    return matmul(lower, _half_diagonal(f))
+
+
+_cholesky_op = register(
+    OpDef(
+        "linalg_cholesky",
+        _cholesky_impl,
+        vjp=_cholesky_vjp,
+        jvp=_cholesky_jvp,
+        batch=stack_batch(2),
+        save_args=False,
+        save_out=True,
+    )
+)
+
+
+@public.function
+def linalg_cholesky(A, *, upper: bool = False):
+    """The Cholesky factor of Hermitian positive-definite matrices: lower ``L`` with
+    ``A = L L^H`` (``upper=True``: ``U = L^H``, ``A = U^H U``); ``dualad.linalg.cholesky`` is
+    the public spelling. Only the lower triangle of ``A`` is read; the gradient is Hermitian
+    (PyTorch's convention). A matrix that is not positive definite raises ``LinAlgError``.
+
+    >>> import dualad
+    >>> dualad.linalg_cholesky(dualad.tensor([[4.0, 2.0], [2.0, 5.0]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    A = as_linalg_input("cholesky", A)
+    check_square("cholesky", A.shape)
+    lower = apply(_cholesky_op, A)
+    return mH(lower) if upper else lower
