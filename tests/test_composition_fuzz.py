@@ -230,12 +230,17 @@ def _fft_filter(a):
     """A fixed complex filter in Fourier space along the last dim: ``irfft(rfft(a) * w)`` for
     real ``a`` (the Hermitian weighting of the r2c/c2r adjoints), ``ifft(fft(a) * w)`` else."""
     n = a.shape[-1]
+
+    def weights(spectrum):  # (of the spectrum's dtype: float32 programs stay complex64)
+        m = spectrum.shape[-1]
+        w = np.linspace(0.5, 1.5, m) * np.exp(0.3j * np.arange(m))
+        return dualad.tensor(w.astype(spectrum.dtype))
+
     if a.dtype.kind == "c":
-        w = dualad.tensor(np.linspace(0.5, 1.5, n) * np.exp(0.3j * np.arange(n)))
-        return dualad.fft.ifft(dualad.fft.fft(a) * w)
-    m = n // 2 + 1
-    w = dualad.tensor(np.linspace(0.5, 1.5, m) * np.exp(0.3j * np.arange(m)))
-    return dualad.fft.irfft(dualad.fft.rfft(a) * w, n=n)
+        spectrum = dualad.fft.fft(a)
+        return dualad.fft.ifft(spectrum * weights(spectrum))
+    spectrum = dualad.fft.rfft(a)
+    return dualad.fft.irfft(spectrum * weights(spectrum), n=n)
 
 
 # ---------------------------------------------------------------------------------------------

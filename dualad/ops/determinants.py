@@ -230,6 +230,7 @@ def _slogdet_impl(xp, a):
         logabs = xp.sum(xp.log(magnitude), axis=-1)
         phases = xp.where(magnitude == 0, 0, d / xp.where(magnitude == 0, 1, magnitude))
     sign = xp.prod(phases, axis=-1) * permutation_parity(xp, piv).astype(a.dtype)
+    sign = sign + 0  # (-0.0 -> 0.0: a singular matrix's sign is NumPy's +0)
     return sign.astype(a.dtype), logabs.astype(magnitude.dtype), lu, piv
 
 
