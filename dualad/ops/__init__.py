@@ -22,6 +22,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
+    _spectral, eigen, svd, qr, matrix_functions   spectral linear algebra (dualad.linalg)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from . import (
     complex_parts,
     counting,
     diagonals,
+    eigen,
     einsums,
     exp_log,
     extrema,

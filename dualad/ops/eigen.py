@@ -1,0 +1,277 @@
+"""Hermitian eigendecompositions: ``eigh`` (eigenvalues and eigenvectors), ``eigvalsh``
+(eigenvalues alone) and ``eigvalsh_grad``, the gradient of ``eigvalsh`` as an op of its own so
+that its derivative (second order) stays exact at repeated eigenvalues.
+
+Conventions (PyTorch's): the input is Hermitian and only its ``UPLO`` triangle is read; the
+gradient returned is the Hermitian matrix ``V (diag(gL) + skew(V^H gV) / E) V^H`` with
+``E[i, j] = L[j] - L[i]`` (the derivative along Hermitian perturbations); tangents are assumed
+Hermitian. Eigenvectors are defined up to a sign (a phase for complex input): a loss that
+depends on that phase gets NaN.
+
+Singular points (see ``_spectral.py``): at repeated eigenvalues the eigenvector terms
+``1 / (l_j - l_i)`` are masked: 0 when the loss does not depend on the basis of the repeated
+eigenspace (eigenvalue losses, projectors onto the whole eigenspace, matrix functions), inf
+when it does. The gradient of a function of the eigenvalues that is not symmetric in a repeated
+eigenvalue (``l[0]`` at ``A = I``) does not exist: the rules give the block mean (``amax``'s
+tie convention). ``eigvalsh``'s gradient is ``eigvalsh_grad``, whose JVP uses the divided
+differences of the tangents in repeated eigenvalues (the second derivative of a spectral
+function, exact for ``sum(f(eigvalsh(A)))`` at ``A = I``); its VJP gives NaN there instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._creation import eye, full
+from .._dispatch import OpDef, apply, register
+from .._tensor import Tensor
+from ._batching import batched_front
+from ._reducing import _as_tensor
+from ._spectral import (
+    block_mean,
+    check_matrix,
+    degenerate_pairs,
+    floating_array,
+    is_small,
+    masked_quotient,
+    mH,
+    real_dtype,
+)
+from .comparison import logical_and, logical_not, where
+from .complex_parts import imag, real
+from .diagonals import diag_embed, diagonal
+from .linalg import matmul
+
+# ---------------------------------------------------------------------------------------------
+# shared
+
+
+def _front_batch(op, args, bdims, params):
+    """Linalg ops batch over leading dims: the batch dim goes first."""
+    out = apply(op, *batched_front(args, bdims), **params)
+    return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
+
+
+def _diag(x):
+    return diagonal(x, 0, -2, -1)
+
+
+def _gaps(values):
+    """``E[..., i, j] = values[j] - values[i]``."""
+    return values.unsqueeze(-2) - values.unsqueeze(-1)
+
+
+def _sandwich(V, M):
+    """``V M V^H``."""
+    return matmul(matmul(V, M), mH(V))
+
+
+def _nan_where(mask, like):
+    """NaN where ``mask``, 0 elsewhere (the real dtype of ``like``)."""
+    dtype = real_dtype(like.dtype)
+    nan = full((), float("nan"), dtype=dtype, device=like.device)
+    return where(mask, nan, 0.0)
+
+
+def _check_uplo(op, UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"dualad.linalg.{op}: UPLO argument must be 'L' or 'U', got {UPLO!r}")
+
+
+def _eigh_arrays(xp, a, UPLO):
+    a = floating_array(xp, a)
+    return xp.linalg.eigh(a, UPLO=UPLO)
+
+
+# ---------------------------------------------------------------------------------------------
+# eigh
+
+
+def _eigh_impl(xp, a, *, UPLO):
+    w, v = _eigh_arrays(xp, a, UPLO)
+    return w, v
+
+
+def _phase_check(VhgV):
+    """Complex eigenvectors carry a free phase each: a loss invariant to it has a real diagonal
+    of ``V^H gV``; NaN on the diagonal where it is not (the loss is ill-defined)."""
+    im = imag(_diag(VhgV))
+    return diag_embed(_nan_where(logical_not(is_small(im, VhgV)), im))
+
+
+def eigh_backward(L, V, gL, gV):
+    """The gradient of a loss of ``(L, V) = eigh(A)``: ``V (diag(gL) + skew(V^H gV) / E) V^H``,
+    the eigenvector terms masked at repeated eigenvalues."""
+    inner = diag_embed(block_mean(gL, L))
+    if gV is not None:
+        VhgV = matmul(mH(V), gV)
+        K = (VhgV - mH(VhgV)) * 0.5
+        inner = masked_quotient(K, _gaps(L), degenerate_pairs(L), VhgV) + inner
+        if VhgV.dtype.kind == "c":
+            inner = inner + _phase_check(VhgV)
+    return _sandwich(V, inner)
+
+
+def _eigh_vjp(cts, outs, args, params, needs):
+    L, V = outs
+    return (eigh_backward(L, V, cts[0], cts[1]),)
+
+
+def _eigh_jvp(tangents, outs, args, params):
+    L, V = outs
+    dP = matmul(matmul(mH(V), tangents[0]), V)
+    dL = real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
+    omega = masked_quotient(dP, _gaps(L), degenerate_pairs(L), dP)
+    return dL, matmul(V, omega)
+
+
+eigh_op = register(
+    OpDef(
+        "linalg_eigh",
+        _eigh_impl,
+        vjp=_eigh_vjp,
+        jvp=_eigh_jvp,
+        batch=_front_batch,
+        save_args=False,
+        save_out=True,
+        nout=2,
+        node_name="LinalgEighBackward0",
+    )
+)
+
+
+def eigh(a, UPLO: str = "L") -> tuple[Tensor, Tensor]:
+    """``(eigenvalues, eigenvectors)`` of the Hermitian matrices ``a`` (..., n, n), eigenvalues
+    ascending (see the module docstring for the derivative's conventions)."""
+    a = _as_tensor(a)
+    check_matrix("eigh", a, square=True)
+    _check_uplo("eigh", UPLO)
+    return apply(eigh_op, a, UPLO=UPLO)
+
+
+# ---------------------------------------------------------------------------------------------
+# eigvalsh and its gradient
+
+
+def _eigvalsh_impl(xp, a, *, UPLO):
+    return xp.linalg.eigvalsh(floating_array(xp, a), UPLO=UPLO)
+
+
+def _eigvalsh_vjp(cts, outs, args, params, needs):
+    return (apply(eigvalsh_grad_op, args[0], cts[0], UPLO=params["UPLO"]),)
+
+
+def _eigvalsh_jvp(tangents, outs, args, params):
+    # diag(V^H dA V): the eigenvalues' tangent in LAPACK's basis, exact for the functions of
+    # the eigenvalues that are symmetric in each repeated eigenvalue
+    _, V = apply(eigh_op, args[0], UPLO=params["UPLO"])
+    dP = matmul(matmul(mH(V), tangents[0]), V)
+    return real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
+
+
+eigvalsh_op = register(
+    OpDef(
+        "linalg_eigvalsh",
+        _eigvalsh_impl,
+        vjp=_eigvalsh_vjp,
+        jvp=_eigvalsh_jvp,
+        batch=_front_batch,
+        node_name="LinalgEigvalshBackward0",
+    )
+)
+
+
+def eigvalsh(a, UPLO: str = "L") -> Tensor:
+    """The eigenvalues (ascending) of the Hermitian matrices ``a`` (..., n, n)."""
+    a = _as_tensor(a)
+    check_matrix("eigvalsh", a, square=True)
+    _check_uplo("eigvalsh", UPLO)
+    return apply(eigvalsh_op, a, UPLO=UPLO)
+
+
+def _block_mean_array(xp, g, w):
+    n = w.shape[-1]
+    eps = np.finfo(w.dtype).eps
+    tol = xp.max(xp.abs(w), axis=-1, keepdims=True)[..., None] * (8.0 * max(n, 1) * eps)
+    block = (xp.abs(w[..., :, None] - w[..., None, :]) <= tol).astype(g.dtype)
+    return (block @ g[..., None])[..., 0] / block.sum(-1)
+
+
+def _eigvalsh_grad_impl(xp, a, g, *, UPLO):
+    w, v = _eigh_arrays(xp, a, UPLO)
+    if w.size:
+        g = _block_mean_array(xp, g.astype(w.dtype, copy=False), w)
+    return (v * g[..., None, :]) @ xp.conj(xp.swapaxes(v, -1, -2))
+
+
+def _divided_differences(g, L, degenerate):
+    """``(g[j] - g[i]) / (L[j] - L[i])`` off the diagonal where the values differ, else 0."""
+    n = L.shape[-1]
+    regular = logical_and(logical_not(degenerate), logical_not(eye(n, dtype=bool, device=L.device)))
+    return where(regular, _gaps(g) / where(regular, _gaps(L), 1.0), 0.0)
+
+
+def _eigvalsh_grad_vjp(cts, outs, args, params, needs):
+    # G = V diag(g) V^H: dG = V (dP * Gamma + diag(dg)) V^H, Gamma the divided differences of g
+    A, gL = args
+    L, V = apply(eigh_op, A, UPLO=params["UPLO"])
+    ct = matmul(matmul(mH(V), cts[0]), V)
+    grad_A = grad_g = None
+    if needs[1]:
+        d = _diag(ct)
+        grad_g = block_mean(real(d) if d.dtype.kind == "c" else d, L)
+    if needs[0]:
+        g = block_mean(gL, L)
+        herm = (ct + mH(ct)) * 0.5
+        degenerate = degenerate_pairs(L)
+        gamma = _divided_differences(g, L, degenerate)
+        # in a repeated eigenvalue the term is the spectral function's second derivative,
+        # which reverse mode cannot see: NaN unless the cotangent leaves it out
+        bad = logical_and(degenerate, logical_not(is_small(herm, herm)))
+        grad_A = _sandwich(V, herm * gamma + _nan_where(bad, herm))
+    return grad_A, grad_g
+
+
+def _eigvalsh_grad_jvp(tangents, outs, args, params):
+    A, gL = args
+    dA, dg = tangents
+    L, V = apply(eigh_op, A, UPLO=params["UPLO"])
+    inner = None if dg is None else diag_embed(dg)
+    if dA is not None:
+        dP = matmul(matmul(mH(V), dA), V)
+        degenerate = degenerate_pairs(L)
+        gamma = _divided_differences(block_mean(gL, L), L, degenerate)
+        # in a repeated eigenvalue: the divided difference of the tangents, dg = H dL for a
+        # spectral function with Hessian H, gives H_ii - H_ij, the limit of Gamma
+        dL = real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
+        dgap = _gaps(dL)
+        split = logical_and(degenerate, logical_not(is_small(dgap, dP)))
+        if dg is not None:
+            safe = where(split, dgap, 1.0)
+            gamma = gamma + where(split, _gaps(dg) / safe, 0.0)
+        stuck = logical_and(
+            logical_and(degenerate, logical_not(split)), logical_not(is_small(dP, dP))
+        )
+        term = dP * gamma + _nan_where(stuck, dP)
+        inner = term if inner is None else term + inner
+    return _sandwich(V, inner)
+
+
+eigvalsh_grad_op = register(
+    OpDef(
+        "linalg_eigvalsh_grad",
+        _eigvalsh_grad_impl,
+        vjp=_eigvalsh_grad_vjp,
+        jvp=_eigvalsh_grad_jvp,
+        batch=_front_batch,
+        node_name="LinalgEigvalshGradBackward0",
+    )
+)
+
+
+def eigvalsh_grad(a, g, UPLO: str = "L") -> Tensor:
+    """``V diag(g) V^H`` for ``(L, V) = eigh(a)``: the gradient of ``eigvalsh`` for the
+    cotangent ``g`` (an op of its own: its derivative is exact at repeated eigenvalues)."""
+    a = _as_tensor(a)
+    check_matrix("eigvalsh", a, square=True)
+    return apply(eigvalsh_grad_op, a, _as_tensor(g), UPLO=UPLO)
