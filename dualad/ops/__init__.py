@@ -64,6 +64,7 @@ from . import (
     sets,
     slicing,
     special,
+    svd,
     tensor_index,
     trigonometric,
     views,

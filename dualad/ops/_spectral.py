@@ -98,13 +98,29 @@ def _infinity(like):
     return full((), float("inf"), dtype=real_dtype(like.dtype), device=like.device)
 
 
-def is_small(x, reference):
+def is_small(x, reference, dims=(-2, -1)):
     """``|x| <= tol`` with ``tol`` a few ulps of the largest entry of ``reference`` (..., n, n):
     the part of a cotangent or tangent that a basis-invariant loss leaves at rounding level."""
     n = reference.shape[-1]
     eps = float(np.finfo(real_dtype(reference.dtype)).eps)
-    scale = amax(abs(reference), dim=(-2, -1), keepdim=True)
+    scale = amax(abs(reference), dim=dims)  # the batch dims: trailing dims added for x's
+    for _ in range(x.ndim - scale.ndim):
+        scale = scale.unsqueeze(-1)
     return le(abs(x), scale * (64.0 * max(n, 1) * eps))
+
+
+def honest_divide(numerator, denominator, singular, reference, dims=(-2, -1)):
+    """``numerator / denominator`` where not ``singular``; where ``singular`` (a zero
+    denominator) 0 if the numerator is negligible (relative to ``reference``), else ``inf``."""
+    safe = where(singular, 1.0, denominator)  # (the double where: no inf in the unused branch)
+    quotient = where(singular, 0.0, div(numerator, safe))
+    blown = logical_and(singular, logical_not(is_small(numerator, reference, dims)))
+    return where(blown, _infinity(numerator), quotient)
+
+
+def off_diagonal(values):
+    """``(..., n, n)`` bool: True off the diagonal."""
+    return logical_not(_eye_like(values))
 
 
 def masked_quotient(numerator, denominator, degenerate, reference):
@@ -112,9 +128,12 @@ def masked_quotient(numerator, denominator, degenerate, reference):
     denominator is a difference of equal values) 0 if the numerator is negligible (relative to
     ``reference``), else ``inf``."""
     n = denominator.shape[-1]
-    eye_n = eye(n, dtype=bool, device=denominator.device)
-    regular = logical_not(logical_or(degenerate, eye_n))
-    safe = where(regular, denominator, 1.0)  # (the double where: no inf in the unused branch)
-    quotient = where(regular, div(numerator, safe), 0.0)
-    blown = logical_and(degenerate, logical_not(is_small(numerator, reference)))
-    return where(blown, _infinity(numerator), quotient)
+    on_diagonal = eye(n, dtype=bool, device=denominator.device)
+    quotient = honest_divide(numerator, denominator, logical_or(degenerate, on_diagonal), reference)
+    return where(on_diagonal, 0.0, quotient)
+
+
+def nan_where(mask, like):
+    """NaN where ``mask``, 0 elsewhere (the real dtype of ``like``)."""
+    nan = full((), float("nan"), dtype=real_dtype(like.dtype), device=like.device)
+    return where(mask, nan, 0.0)

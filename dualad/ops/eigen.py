@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._creation import eye, full
+from .._creation import eye
 from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._batching import batched_front
@@ -35,7 +35,7 @@ from ._spectral import (
     is_small,
     masked_quotient,
     mH,
-    real_dtype,
+    nan_where,
 )
 from .comparison import logical_and, logical_not, where
 from .complex_parts import imag, real
@@ -66,13 +66,6 @@ def _sandwich(V, M):
     return matmul(matmul(V, M), mH(V))
 
 
-def _nan_where(mask, like):
-    """NaN where ``mask``, 0 elsewhere (the real dtype of ``like``)."""
-    dtype = real_dtype(like.dtype)
-    nan = full((), float("nan"), dtype=dtype, device=like.device)
-    return where(mask, nan, 0.0)
-
-
 def _check_uplo(op, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError(f"dualad.linalg.{op}: UPLO argument must be 'L' or 'U', got {UPLO!r}")
@@ -96,7 +89,7 @@ def _phase_check(VhgV):
     """Complex eigenvectors carry a free phase each: a loss invariant to it has a real diagonal
     of ``V^H gV``; NaN on the diagonal where it is not (the loss is ill-defined)."""
     im = imag(_diag(VhgV))
-    return diag_embed(_nan_where(logical_not(is_small(im, VhgV)), im))
+    return diag_embed(nan_where(logical_not(is_small(im, VhgV)), im))
 
 
 def eigh_backward(L, V, gL, gV):
@@ -228,7 +221,7 @@ def _eigvalsh_grad_vjp(cts, outs, args, params, needs):
         # in a repeated eigenvalue the term is the spectral function's second derivative,
         # which reverse mode cannot see: NaN unless the cotangent leaves it out
         bad = logical_and(degenerate, logical_not(is_small(herm, herm)))
-        grad_A = _sandwich(V, herm * gamma + _nan_where(bad, herm))
+        grad_A = _sandwich(V, herm * gamma + nan_where(bad, herm))
     return grad_A, grad_g
 
 
@@ -252,7 +245,7 @@ def _eigvalsh_grad_jvp(tangents, outs, args, params):
         stuck = logical_and(
             logical_and(degenerate, logical_not(split)), logical_not(is_small(dP, dP))
         )
-        term = dP * gamma + _nan_where(stuck, dP)
+        term = dP * gamma + nan_where(stuck, dP)
         inner = term if inner is None else term + inner
     return _sandwich(V, inner)
 
