@@ -50,6 +50,7 @@ from . import (
     indexing,
     joining,
     linalg,
+    matrix_functions,
     minmax,
     moments,
     mutation,
@@ -85,6 +86,7 @@ from .gather_scatter import *
 from .indexing import *
 from .joining import *
 from .linalg import *
+from .matrix_functions import *
 from .minmax import *
 from .moments import *
 from .norms import *
