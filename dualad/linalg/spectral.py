@@ -1,5 +1,103 @@
-"""dualad.linalg.spectral (see the package docstring for what it holds)."""
+"""``dualad.linalg``'s decompositions and matrix functions: ``eigh eigvalsh svd svdvals
+matrix_exp`` (PyTorch's ``torch.linalg`` names and signatures; the ops and their rules are in
+``dualad/ops/eigen.py``, ``svd.py`` and ``matrix_functions.py``, whose docstrings give the
+derivative conventions).
+
+Singular points, in short: at repeated eigenvalues or singular values, losses of the values
+(``eigvalsh``, ``svdvals``, norms, traces of functions of the eigenvalues) and of projectors onto
+a whole repeated eigenspace have finite, exact gradients; losses of an eigenvector basis that
+the matrix does not define get inf or NaN, never a finite wrong number. The second derivative
+of ``sum(f(eigvalsh(A)))`` (and of ``svdvals``) is exact there in forward-over-reverse mode
+(``jvp`` of ``grad``); reverse-over-reverse gives NaN where it would need it.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections import namedtuple
+
+from ..ops import eigen, matrix_functions
+from ..ops import svd as _svd
+
+__all__ = ["eigh", "eigvalsh", "svd", "svdvals", "matrix_exp", "EighResult", "SVDResult"]
+
+EighResult = namedtuple("EighResult", ("eigenvalues", "eigenvectors"))
+SVDResult = namedtuple("SVDResult", ("U", "S", "Vh"))
+
+
+def eigh(A, UPLO: str = "L") -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of the Hermitian matrices ``A``
+    (..., n, n), reading only the ``UPLO`` triangle (``"L"`` or ``"U"``).
+
+    The gradient is Hermitian (the derivative along Hermitian perturbations, PyTorch's
+    convention). Eigenvectors are defined up to sign (phase): only losses invariant to it are
+    differentiable (NaN otherwise, complex). At repeated eigenvalues the loss must not depend
+    on the basis of the repeated eigenspace (eigenvalues, the projector onto the whole
+    eigenspace): such losses get exact finite gradients, the others inf or NaN.
+
+    >>> import dualad
+    >>> a = dualad.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> L, V = dualad.linalg.eigh(a)
+    >>> L
+    tensor([1., 3.], grad_fn=<LinalgEighBackward0>)
+    >>> dualad.autograd.grad(L[1], a)[0]
+    tensor([[0.5, 0.5],
+            [0.5, 0.5]])
+    """
+    return EighResult(*eigen.eigh(A, UPLO))
+
+
+def eigvalsh(A, UPLO: str = "L"):
+    """The eigenvalues (ascending) of the Hermitian matrices ``A`` (..., n, n).
+
+    Its gradient ``V diag(g) V^H`` is an op of its own (``eigvalsh_grad``): finite and exact at
+    repeated eigenvalues for losses symmetric in them, and so is its JVP (the Hessian-vector
+    product of ``sum(f(eigvalsh(A)))`` by ``jvp`` of ``grad``, at ``A = I`` too). A loss that is
+    not symmetric in a repeated eigenvalue (``eigvalsh(A)[0]`` at ``A = I``) is not
+    differentiable there: the gradient given is the mean over the repeated ones (the
+    subgradient that does not depend on a basis, ``amax``'s tie rule).
+
+    >>> import dualad
+    >>> a = dualad.eye(2, requires_grad=True)
+    >>> dualad.autograd.grad((dualad.linalg.eigvalsh(a) ** 2).sum(), a)[0]
+    tensor([[2., 0.],
+            [0., 2.]])
+    """
+    return eigen.eigvalsh(A, UPLO)
+
+
+def svd(A, full_matrices: bool = True, *, driver=None) -> SVDResult:
+    """``A = U diag(S) Vh`` for the matrices ``A`` (..., m, n); ``S`` descending.
+
+    ``full_matrices=True`` gives square ``U`` and ``Vh``; their columns (rows) past
+    ``min(m, n)`` span a complement that ``A`` does not determine: a loss that depends on them
+    gets NaN gradients. Singular vectors are defined up to a joint sign (phase): losses must
+    be invariant to it. Repeated singular values: as ``eigh``. ``driver`` (a CUDA option of
+    PyTorch) must be None.
+
+    >>> import dualad
+    >>> U, S, Vh = dualad.linalg.svd(dualad.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    >>> S
+    tensor([3., 2.])
+    """
+    if driver is not None:
+        raise ValueError(f"dualad.linalg.svd: driver={driver!r} is a CUDA option; use None")
+    return SVDResult(*_svd.svd(A, full_matrices))
+
+
+def svdvals(A, *, driver=None):
+    """The singular values (descending) of the matrices ``A`` (..., m, n).
+
+    Its gradient ``U diag(g) Vh`` is an op of its own (``svdvals_grad``), exact at repeated
+    singular values for symmetric losses (norms), its JVP too. Zero singular values are kinks
+    of ``|s|``: a loss with a non-zero gradient in them gets inf.
+
+    >>> import dualad
+    >>> dualad.linalg.svdvals(dualad.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    tensor([2., 1.])
+    """
+    if driver is not None:
+        raise ValueError(f"dualad.linalg.svdvals: driver={driver!r} is a CUDA option; use None")
+    return _svd.svdvals(A)
+
+
+matrix_exp = matrix_functions.matrix_exp

@@ -88,8 +88,8 @@ def matrix_exp(a) -> Tensor:
     tensor([[1., 1.],
             [0., 1.]], grad_fn=<LinalgMatrixExpBackward0>)
     >>> dualad.autograd.grad(dualad.matrix_exp(a).sum(), a)[0]
-    tensor([[1.5       , 0.16666667],
-            [2.        , 1.5       ]])
+    tensor([[1.5       , 1.        ],
+            [2.16666667, 1.5       ]])
     """
     a = _as_tensor(a)
     check_matrix("matrix_exp", a, square=True)
