@@ -2,10 +2,11 @@
 ``norm vector_norm matrix_norm matmul multi_dot matrix_power outer trace diagonal
 matrix_transpose vecdot cross tensordot``.
 
-Functions that need a factorisation (``solve``, ``inv``, ``det``, ``svd``, ``eigh``, ...) are not
-here yet: there is no attribute for them, so ``np.linalg.solve(t, ...)`` raises the protocol's
-TypeError instead of converting the tensors and dropping the derivative. Norms whose value
-needs singular values (``ord=2``, ``-2``, ``'nuc'`` of matrices) raise TypeError likewise.
+The decompositions (``svd eigh eigvalsh eig eigvals qr svdvals``, NumPy 2's named-tuple
+results) and the matrix norms through singular values (``ord=2``, ``-2``, ``'nuc'``) are in
+the section at the end (``dualad.linalg`` has their derivative conventions). Functions that
+are not here have no attribute, so ``np.linalg.f(t, ...)`` raises the protocol's TypeError
+instead of converting the tensors and dropping the derivative.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -25,6 +26,7 @@ import numpy as np
 
 from .. import ops
 from .._creation import as_tensor
+from ..linalg import spectral as linalg_spectral
 from . import indexing, manipulation, products
 from ._common import axes_of, axis_of, finish, floating, promoted_pair, tensor_of
 
@@ -58,11 +60,7 @@ def _matrix_norm(x, ord, row, col, keepdims):
     if ord in (None, "fro", "f"):
         return ops.norm(x, p=2.0, axis=(row, col), keepdims=keepdims)
     if ord in _SINGULAR_VALUE_ORDS:
-        raise TypeError(
-            f"dualad.numpy.linalg.norm: ord={ord!r} of a matrix needs its singular values, and "
-            "dualad has no differentiable SVD yet. Use ord='fro', 1, -1, inf or -inf, or "
-            "x.detach().numpy() if you do not need the derivative."
-        )
+        return _singular_value_norm(x, ord, row, col, keepdims)
     if ord in (1, -1):
         summed, other = row, col - 1 if col > row else col
     elif ord in (np.inf, -np.inf):
@@ -223,3 +221,71 @@ def cross(x1, x2, /, *, axis=-1):
 def tensordot(x1, x2, /, *, axes=2):
     """``numpy.linalg.tensordot``: ``numpy.tensordot``."""
     return products.tensordot(x1, x2, axes)
+
+
+# ---------------------------------------------------------------------------------------------
+# decompositions (dualad.linalg's ops with NumPy's signatures, promotion and result types)
+
+__all__ += ["svd", "svdvals", "eigh", "eigvalsh"]
+
+
+def _singular_value_norm(x, ord, row, col, keepdims):
+    s = linalg_spectral.svdvals(ops.movedim(x, (row, col), (-2, -1)))
+    if ord == "nuc":
+        r = ops.sum(s, -1)
+    else:
+        r = (ops.amax if ord > 0 else ops.amin)(s, -1)
+    if keepdims:
+        shape = list(x.shape)
+        shape[row] = shape[col] = 1
+        r = ops.reshape(r, tuple(shape))
+    return r
+
+
+def _square_input(a, name: str):
+    x = floating(tensor_of(a))
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError(
+            f"{x.ndim}-dimensional array given. Array must be at least two-dimensional"
+        )
+    if name and x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return x
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` alone when ``compute_uv`` is
+    False); ``hermitian=True`` takes them from ``eigh`` like NumPy (``S = |eigenvalues|``
+    sorted descending)."""
+    x = _square_input(a, "svd" if hermitian else "")
+    if hermitian:
+        if not compute_uv:
+            s = ops.abs(linalg_spectral.eigvalsh(x))
+            return ops.flip(ops.sort(s, -1).values, (-1,))
+        w, v = linalg_spectral.eigh(x)
+        order = ops.flip(ops.sort(ops.abs(w), -1).indices, (-1,))
+        s = ops.take_along_dim(ops.abs(w), order, -1)
+        signs = ops.take_along_dim(ops.sgn(w), order, -1)
+        index = ops.broadcast_to(order.unsqueeze(-2), tuple(v.shape))
+        u = ops.take_along_dim(v, index, -1)
+        vh = ops.conj(ops.matrix_transpose(u * signs.unsqueeze(-2)))
+        return linalg_spectral.SVDResult(u, s, vh)
+    if not compute_uv:
+        return linalg_spectral.svdvals(x)
+    return linalg_spectral.svd(x, full_matrices=bool(full_matrices))
+
+
+def svdvals(x, /):
+    """``numpy.linalg.svdvals``: the singular values, descending."""
+    return linalg_spectral.svdvals(_square_input(x, ""))
+
+
+def eigh(a, UPLO="L"):
+    """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of Hermitian
+    matrices (the ``UPLO`` triangle is read)."""
+    return linalg_spectral.eigh(_square_input(a, "eigh"), UPLO)
+
+
+def eigvalsh(a, UPLO="L"):
+    """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices."""
+    return linalg_spectral.eigvalsh(_square_input(a, "eigvalsh"), UPLO)
