@@ -171,4 +171,5 @@ FAMILIES = (
     "nn",
     "forward",
     "searching",
+    "linalg_spectral",
 )
