@@ -15,13 +15,26 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from .._creation import zeros
 from ..ops import eigen, matrix_functions
+from ..ops import qr as _qr
 from ..ops import svd as _svd
 
-__all__ = ["eigh", "eigvalsh", "svd", "svdvals", "matrix_exp", "EighResult", "SVDResult"]
+__all__ = [
+    "eigh",
+    "eigvalsh",
+    "svd",
+    "svdvals",
+    "qr",
+    "matrix_exp",
+    "EighResult",
+    "SVDResult",
+    "QRResult",
+]
 
 EighResult = namedtuple("EighResult", ("eigenvalues", "eigenvectors"))
 SVDResult = namedtuple("SVDResult", ("U", "S", "Vh"))
+QRResult = namedtuple("QRResult", ("Q", "R"))
 
 
 def eigh(A, UPLO: str = "L") -> EighResult:
@@ -98,6 +111,28 @@ def svdvals(A, *, driver=None):
     if driver is not None:
         raise ValueError(f"dualad.linalg.svdvals: driver={driver!r} is a CUDA option; use None")
     return _svd.svdvals(A)
+
+
+def qr(A, mode: str = "reduced") -> QRResult:
+    """``A = Q R`` for the matrices ``A`` (..., m, n): ``Q`` with orthonormal columns, ``R``
+    upper triangular with a real diagonal (LAPACK's signs). ``mode``: ``'reduced'`` (``Q`` m x
+    k, ``R`` k x n, ``k = min(m, n)``), ``'complete'`` (``Q`` m x m) or ``'r'`` (``R`` only,
+    ``Q`` empty as in PyTorch).
+
+    Differentiable for ``m >= n`` (reduced, square, ``'r'``); ``'complete'`` with ``m > n``
+    (the extra columns of ``Q`` are any basis of a complement) and wide matrices raise when
+    differentiated, rank-deficient ``A`` raises ``LinAlgError``.
+
+    >>> import dualad
+    >>> Q, R = dualad.linalg.qr(dualad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> R
+    tensor([[-5. , -2.2],
+            [ 0. ,  0.4]])
+    """
+    if mode == "r":
+        R = _qr.qr(A, "r")
+        return QRResult(zeros(0, dtype=R.dtype, device=R.device), R)
+    return QRResult(*_qr.qr(A, mode))
 
 
 matrix_exp = matrix_functions.matrix_exp

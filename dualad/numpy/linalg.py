@@ -226,7 +226,7 @@ def tensordot(x1, x2, /, *, axes=2):
 # ---------------------------------------------------------------------------------------------
 # decompositions (dualad.linalg's ops with NumPy's signatures, promotion and result types)
 
-__all__ += ["svd", "svdvals", "eigh", "eigvalsh"]
+__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "qr"]
 
 
 def _singular_value_norm(x, ord, row, col, keepdims):
@@ -289,3 +289,19 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices."""
     return linalg_spectral.eigvalsh(_square_input(a, "eigvalsh"), UPLO)
+
+
+def qr(a, mode="reduced"):
+    """``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode`` ``'reduced'`` or ``'complete'``,
+    ``R`` alone for ``'r'`` (``'raw'``, LAPACK's Householder reflectors, is not supported)."""
+    x = _square_input(a, "")
+    if mode == "raw":
+        raise NotImplementedError(
+            "dualad.numpy.linalg.qr: mode='raw' (Householder reflectors) is not supported; use "
+            "'reduced', 'complete' or 'r'"
+        )
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    if mode == "r":
+        return linalg_spectral.qr(x, "r").R
+    return linalg_spectral.qr(x, mode)

@@ -57,6 +57,7 @@ from . import (
     norms,
     order_statistics,
     products,
+    qr,
     reductions,
     reordering,
     rounding,

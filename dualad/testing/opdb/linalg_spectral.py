@@ -18,6 +18,7 @@ import scipy.linalg
 import dualad
 from dualad.linalg import spectral
 from dualad.ops import eigen
+from dualad.ops import qr as qr_ops
 from dualad.ops import svd as svd_ops
 
 from . import SampleInput, entry, uniform
@@ -166,6 +167,39 @@ def _matrix_exp_samples(rng, dtype):
     ]
 
 
+def _qr_samples(rng, dtype):
+    # full column rank (singular values 0.4 to 2.6): R's diagonal stays clear of 0
+    out = []
+    for m, n, batch in ((4, 3, ()), (3, 3, ()), (3, 2, (2,))):
+        a = _with_singular_values(rng, dtype, batch, m, n, _SINGULAR_VALUES)
+        out.append(SampleInput((a,), note=f"{(*batch, m, n)}"))
+    out.append(SampleInput((out[1].args[0],), {"mode": "complete"}, note="complete, square"))
+    out.append(SampleInput((out[0].args[0],), {"mode": "r"}, note="r"))
+    return out
+
+
+def _qr_fn(a, mode="reduced"):
+    return spectral.qr(a, mode) if mode != "r" else spectral.qr(a, mode).R
+
+
+def _qr_ref(a, mode="reduced"):
+    return np.linalg.qr(a, mode)
+
+
+def _right_solve_samples(rng, dtype):
+    out = []
+    for batch, lower in (((), False), ((2,), True)):
+        r = uniform(rng, (*batch, 3, 3), dtype, -0.5, 0.5) + 2.0 * np.eye(3, dtype=dtype)
+        b = uniform(rng, (*batch, 2, 3), dtype)
+        out.append(SampleInput((b, r), {"lower": lower}, diff=(0, 1), note=f"lower={lower}"))
+    return out
+
+
+def _right_solve_ref(b, r, lower=False):
+    r = np.tril(r) if lower else np.triu(r)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(r, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
 OPS = [
     entry("linalg.eigh", _hermitian_samples, _eigh_ref, "linalg_eigh", fn=_eigh_fn),
     entry(
@@ -197,4 +231,11 @@ OPS = [
         fn=svd_ops.svdvals_grad,
     ),
     entry("matrix_exp", _matrix_exp_samples, scipy.linalg.expm),
+    entry("linalg.qr", _qr_samples, _qr_ref, "linalg_qr", "linalg_qr_r", fn=_qr_fn),
+    entry(
+        "triangular_right_solve",
+        _right_solve_samples,
+        _right_solve_ref,
+        fn=qr_ops.triangular_right_solve,
+    ),
 ]
