@@ -16,23 +16,27 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._creation import zeros
-from ..ops import eigen, matrix_functions
+from ..ops import eigen, eigen_general, matrix_functions
 from ..ops import qr as _qr
 from ..ops import svd as _svd
 
 __all__ = [
     "eigh",
     "eigvalsh",
+    "eig",
+    "eigvals",
     "svd",
     "svdvals",
     "qr",
     "matrix_exp",
     "EighResult",
+    "EigResult",
     "SVDResult",
     "QRResult",
 ]
 
 EighResult = namedtuple("EighResult", ("eigenvalues", "eigenvectors"))
+EigResult = namedtuple("EigResult", ("eigenvalues", "eigenvectors"))
 SVDResult = namedtuple("SVDResult", ("U", "S", "Vh"))
 QRResult = namedtuple("QRResult", ("Q", "R"))
 
@@ -76,6 +80,33 @@ def eigvalsh(A, UPLO: str = "L"):
             [0., 2.]])
     """
     return eigen.eigvalsh(A, UPLO)
+
+
+def eig(A) -> EigResult:
+    """Eigenvalues and eigenvectors (columns of unit norm) of the square matrices ``A``
+    (..., n, n), complex even for real ``A`` (PyTorch's convention).
+
+    Eigenvectors are defined up to a phase: only losses invariant to it are differentiable
+    (NaN otherwise). The gradient of real ``A`` is real. Repeated eigenvalues: as ``eigh``;
+    defective matrices have no derivative.
+
+    >>> import dualad
+    >>> L, V = dualad.linalg.eig(dualad.tensor([[0.0, -1.0], [1.0, 0.0]]))
+    >>> L
+    tensor([0.+1.j, 0.-1.j])
+    """
+    return EigResult(*eigen_general.eig(A))
+
+
+def eigvals(A):
+    """The eigenvalues (complex) of the square matrices ``A`` (..., n, n); the gradient of
+    real ``A`` is real.
+
+    >>> import dualad
+    >>> dualad.linalg.eigvals(dualad.tensor([[2.0, 1.0], [0.0, 3.0]]))
+    tensor([2.+0.j, 3.+0.j])
+    """
+    return eigen_general.eigvals(A)
 
 
 def svd(A, full_matrices: bool = True, *, driver=None) -> SVDResult:

@@ -226,7 +226,7 @@ def tensordot(x1, x2, /, *, axes=2):
 # ---------------------------------------------------------------------------------------------
 # decompositions (dualad.linalg's ops with NumPy's signatures, promotion and result types)
 
-__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "qr"]
+__all__ += ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "qr"]
 
 
 def _singular_value_norm(x, ord, row, col, keepdims):
@@ -305,3 +305,25 @@ def qr(a, mode="reduced"):
     if mode == "r":
         return linalg_spectral.qr(x, "r").R
     return linalg_spectral.qr(x, mode)
+
+
+def _real_if_real(a, values, *others):
+    """NumPy's ``eig``/``eigvals`` of real input: real results when every eigenvalue is real
+    (decided from the values, like NumPy)."""
+    if a.dtype.kind == "c" or not bool(ops.all(ops.imag(values) == 0)):
+        return (values, *others)
+    return (ops.real(values), *(ops.real(o) for o in others))
+
+
+def eig(a):
+    """``numpy.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex unless the
+    input is real and every eigenvalue is real (NumPy's rule)."""
+    x = _square_input(a, "eig")
+    w, v = linalg_spectral.eig(x)
+    return linalg_spectral.EigResult(*_real_if_real(x, w, v))
+
+
+def eigvals(a):
+    """``numpy.linalg.eigvals``: the eigenvalues, complex unless real input has real ones."""
+    x = _square_input(a, "eigvals")
+    return _real_if_real(x, linalg_spectral.eigvals(x))[0]

@@ -22,7 +22,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     moments, mutation, products, reordering
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
-    _spectral, eigen, svd, qr, matrix_functions   spectral linear algebra (dualad.linalg)
+    _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
+    eigen_general                           (eig, eigvals: on qr's solves)
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from . import (
     counting,
     diagonals,
     eigen,
+    eigen_general,
     einsums,
     exp_log,
     extrema,

@@ -17,7 +17,7 @@ import scipy.linalg
 
 import dualad
 from dualad.linalg import spectral
-from dualad.ops import eigen
+from dualad.ops import eigen, eigen_general
 from dualad.ops import qr as qr_ops
 from dualad.ops import svd as svd_ops
 
@@ -200,6 +200,40 @@ def _right_solve_ref(b, r, lower=False):
     return np.swapaxes(np.linalg.solve(np.swapaxes(r, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
+def _general_samples(rng, dtype):
+    """``X diag(values) X^{-1}`` with ``X`` near the identity: distinct eigenvalues, real ones
+    for real matrices, plus a real matrix with a complex conjugate pair."""
+    n = 3
+    out = []
+    for batch in ((), (2,)):
+        a = np.empty((*batch, n, n), dtype)
+        for index in np.ndindex(*batch):
+            x = np.eye(n) + 0.3 * uniform(rng, (n, n), dtype)
+            values = _EIGENVALUES[:n] if dtype.kind == "f" else _EIGENVALUES[:n] * (1 + 0.5j)
+            a[index] = (x * values) @ np.linalg.inv(x)
+        out.append(SampleInput((a,), note=f"{batch}"))
+    if dtype.kind == "f":
+        x = np.eye(n) + 0.3 * uniform(rng, (n, n), dtype)
+        block = np.array([[0.4, -1.2, 0.0], [1.2, 0.4, 0.0], [0.0, 0.0, -1.0]])
+        out.append(SampleInput(((x @ block @ np.linalg.inv(x)).astype(dtype),), note="pair"))
+    return out
+
+
+def _complex_of(x):
+    return np.asarray(x).astype(np.result_type(x.dtype, np.complex64))
+
+
+def _eig_fn(a):
+    L, V = eigen_general.eig(a)
+    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V)))
+
+
+def _eig_ref(a):
+    L, V = np.linalg.eig(a)
+    L, V = _complex_of(L), _complex_of(V)
+    return L, _np_projected(V, _weights(V.shape[-1], V))
+
+
 OPS = [
     entry("linalg.eigh", _hermitian_samples, _eigh_ref, "linalg_eigh", fn=_eigh_fn),
     entry(
@@ -229,6 +263,14 @@ OPS = [
         _svdvals_grad_samples,
         _svdvals_grad_ref,
         fn=svd_ops.svdvals_grad,
+    ),
+    entry("linalg.eig", _general_samples, _eig_ref, "linalg_eig", fn=_eig_fn),
+    entry(
+        "linalg.eigvals",
+        _general_samples,
+        lambda a: _complex_of(np.linalg.eigvals(a)),
+        "linalg_eigvals",
+        fn=spectral.eigvals,
     ),
     entry("matrix_exp", _matrix_exp_samples, scipy.linalg.expm),
     entry("linalg.qr", _qr_samples, _qr_ref, "linalg_qr", "linalg_qr_r", fn=_qr_fn),
