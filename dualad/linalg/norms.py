@@ -3,8 +3,9 @@
 
 Singular points: the 2-norm of a zero vector has gradient 0 (PyTorch's subgradient); the
 Frobenius norm likewise. Matrix norms through singular values: ``'nuc'`` (their sum) has exact
-gradients at repeated singular values (``svdvals``'s rules) but not at rank-deficient matrices
-(``|s|`` has a kink at 0: inf); ``2`` (the largest) and ``-2`` (the smallest) are not
+gradients at repeated singular values (``svdvals``'s rules); at a rank-deficient matrix
+(``|s|`` has a kink at 0) it gives the subgradient of least norm, ``U1 V1^H`` over the non-zero
+singular values; ``2`` (the largest) and ``-2`` (the smallest) are not
 differentiable where that value is repeated: the gradient given there is the mean over the tied
 singular vector pairs (``amax``'s tie rule), a subgradient, not a derivative.
 """

@@ -133,7 +133,8 @@ def svdvals(A, *, driver=None):
 
     Its gradient ``U diag(g) Vh`` is an op of its own (``svdvals_grad``), exact at repeated
     singular values for symmetric losses (norms), its JVP too. Zero singular values are kinks
-    of ``|s|``: a loss with a non-zero gradient in them gets inf.
+    (``s = |sigma|``): the gradient in them is 0, the subgradient of least norm (``abs`` at
+    0; the nuclear norm of a rank-deficient matrix gets ``U1 V1^H`` of the non-zero ones).
 
     >>> import dualad
     >>> dualad.linalg.svdvals(dualad.tensor([[0.0, 2.0], [1.0, 0.0]]))

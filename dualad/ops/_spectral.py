@@ -94,6 +94,14 @@ def block_mean(g, values):
     return matmul(weights, g.unsqueeze(-1)).squeeze(-1)
 
 
+def singular_value_weights(g, values):
+    """``block_mean(g, values)``, and 0 at zero singular ``values``: ``s = |sigma|`` has a kink
+    there, and 0 is its subgradient of least norm (``abs``'s at 0; for the nuclear norm it gives
+    ``U1 V1^H`` over the non-zero singular values)."""
+    zero = le(values, _tolerance(values).squeeze(-1))
+    return where(zero, 0.0, block_mean(g, values))
+
+
 def _infinity(like):
     return full((), float("inf"), dtype=real_dtype(like.dtype), device=like.device)
 

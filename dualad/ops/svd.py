@@ -12,9 +12,11 @@ depend on the basis of the repeated singular subspaces, inf otherwise, see ``_sp
 ``1 / s`` at a zero singular value likewise. Complex singular vectors carry a joint phase: a
 loss that depends on it gets NaN. ``full_matrices=True`` with ``m != n``: the extra columns of
 ``U`` (rows of ``Vh``) are any basis of a complement, so a loss that depends on them gets NaN
-(their tangents are NaN); losses of the first ``k`` are exact. ``svdvals`` is not differentiable
-at repeated singular values for losses that are not symmetric in them (``s[0]`` at a repeated
-largest value: the block mean is given), nor at zero singular values of non-symmetric losses.
+(their tangents are NaN); losses of the first ``k`` are exact. Functions of the singular values
+are not differentiable at repeated ones unless symmetric in them (``s[0]`` at a repeated
+largest value: the block mean is given, ``amax``'s tie rule), nor at zero singular values
+(``s = |sigma|`` has a kink: the gradient given in them is 0, the subgradient of least norm,
+as ``abs`` at 0).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._reducing import _as_tensor
 from ._spectral import (
-    block_mean,
     check_matrix,
     degenerate_pairs,
     floating_array,
@@ -35,6 +36,7 @@ from ._spectral import (
     nan_where,
     off_diagonal,
     real_dtype,
+    singular_value_weights,
 )
 from .comparison import eq, logical_and, logical_not, where
 from .complex_parts import abs, imag, real
@@ -132,7 +134,7 @@ def svd_backward(U, S, Vh, gU, gS, gVh):
         gVh = narrow(gVh, -2, 0, k)
     U, Vh = _split(U, Vh, S)
     V = mH(Vh)
-    inner = diag_embed(block_mean(gS, S)) if gS is not None else None
+    inner = diag_embed(singular_value_weights(gS, S)) if gS is not None else None
     if gU is not None or gVh is not None:
         X = matmul(mH(U), gU) if gU is not None else None
         Y = matmul(Vh, mH(gVh)) if gVh is not None else None
@@ -275,7 +277,8 @@ def _block_mean_array(xp, g, s):
     eps = float(xp.finfo(s.dtype).eps)
     tol = xp.max(xp.abs(s), axis=-1, keepdims=True)[..., None] * (8.0 * max(k, 1) * eps)
     block = (xp.abs(s[..., :, None] - s[..., None, :]) <= tol).astype(g.dtype)
-    return (block @ g[..., None])[..., 0] / block.sum(-1)
+    mean = (block @ g[..., None])[..., 0] / block.sum(-1)
+    return xp.where(s <= tol[..., 0], 0, mean)  # (see singular_value_weights)
 
 
 def _coefficients(S, g, Q):
@@ -294,10 +297,10 @@ def _svdvals_grad_vjp(cts, outs, args, params, needs):
     U, S, Vh = apply(svd_op, A, full_matrices=False)
     V = mH(Vh)
     C = matmul(matmul(mH(U), cts[0]), V)
-    g = block_mean(gS, S)
+    g = singular_value_weights(gS, S)
     grad_A = grad_g = None
     if needs[1]:
-        grad_g = block_mean(_re(_diag(C)), S)
+        grad_g = singular_value_weights(_re(_diag(C)), S)
     if needs[0]:
         degenerate = degenerate_pairs(S)
         herm = (C + mH(C)) * 0.5
@@ -344,7 +347,7 @@ def _svdvals_grad_jvp(tangents, outs, args, params):
     grad = None
     if dA is not None:
         P = matmul(matmul(mH(U), dA), V)
-        g = block_mean(gS, S)
+        g = singular_value_weights(gS, S)
         degenerate = degenerate_pairs(S)
         Q = _divided(g, S, degenerate)
         # in a repeated singular value: the divided difference of the tangents (dg = H dS for
