@@ -15,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import eye, full
+from .._dispatch import OpDef, apply, register
+from ._batching import batched_front
 from ._helpers import conj
+from ._reducing import _as_tensor
 from .arithmetic import div
 from .casts import astype
 from .comparison import le, logical_and, logical_not, logical_or, where
@@ -145,3 +148,21 @@ def nan_where(mask, like):
     """NaN where ``mask``, 0 elsewhere (the real dtype of ``like``)."""
     nan = full((), float("nan"), dtype=real_dtype(like.dtype), device=like.device)
     return where(mask, nan, 0.0)
+
+
+def front_batch(op, args, bdims, params):
+    """Linalg ops batch over leading dims: the batch dim goes first."""
+    out = apply(op, *batched_front(args, bdims), **params)
+    return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
+
+
+def linalg_op(name: str, impl, vjp, jvp, **options) -> OpDef:
+    """Register a linalg op: its rules, batched over the leading dims (``front_batch``)."""
+    return register(OpDef(name, impl, vjp=vjp, jvp=jvp, batch=front_batch, **options))
+
+
+def call(op: OpDef, name: str, a, *, square: bool, **params):
+    """``op`` on the matrices ``a`` after NumPy's checks (``check_matrix``)."""
+    a = _as_tensor(a)
+    check_matrix(name, a, square=square)
+    return apply(op, a, **params)

@@ -23,16 +23,17 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import eye
-from .._dispatch import OpDef, apply, register
+from .._dispatch import apply
 from .._tensor import Tensor
-from ._batching import batched_front
 from ._reducing import _as_tensor
 from ._spectral import (
     block_mean,
+    call,
     check_matrix,
     degenerate_pairs,
     floating_array,
     is_small,
+    linalg_op,
     masked_quotient,
     mH,
     nan_where,
@@ -44,12 +45,6 @@ from .linalg import matmul
 
 # ---------------------------------------------------------------------------------------------
 # shared
-
-
-def _front_batch(op, args, bdims, params):
-    """Linalg ops batch over leading dims: the batch dim goes first."""
-    out = apply(op, *batched_front(args, bdims), **params)
-    return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
 
 
 def _diag(x):
@@ -118,28 +113,22 @@ def _eigh_jvp(tangents, outs, args, params):
     return dL, matmul(V, omega)
 
 
-eigh_op = register(
-    OpDef(
-        "linalg_eigh",
-        _eigh_impl,
-        vjp=_eigh_vjp,
-        jvp=_eigh_jvp,
-        batch=_front_batch,
-        save_args=False,
-        save_out=True,
-        nout=2,
-        node_name="LinalgEighBackward0",
-    )
+eigh_op = linalg_op(
+    "linalg_eigh",
+    _eigh_impl,
+    _eigh_vjp,
+    _eigh_jvp,
+    save_args=False,
+    save_out=True,
+    nout=2,
 )
 
 
 def eigh(a, UPLO: str = "L") -> tuple[Tensor, Tensor]:
     """``(eigenvalues, eigenvectors)`` of the Hermitian matrices ``a`` (..., n, n), eigenvalues
     ascending (see the module docstring for the derivative's conventions)."""
-    a = _as_tensor(a)
-    check_matrix("eigh", a, square=True)
     _check_uplo("eigh", UPLO)
-    return apply(eigh_op, a, UPLO=UPLO)
+    return call(eigh_op, "eigh", a, square=True, UPLO=UPLO)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,24 +151,13 @@ def _eigvalsh_jvp(tangents, outs, args, params):
     return real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
 
 
-eigvalsh_op = register(
-    OpDef(
-        "linalg_eigvalsh",
-        _eigvalsh_impl,
-        vjp=_eigvalsh_vjp,
-        jvp=_eigvalsh_jvp,
-        batch=_front_batch,
-        node_name="LinalgEigvalshBackward0",
-    )
-)
+eigvalsh_op = linalg_op("linalg_eigvalsh", _eigvalsh_impl, _eigvalsh_vjp, _eigvalsh_jvp)
 
 
 def eigvalsh(a, UPLO: str = "L") -> Tensor:
     """The eigenvalues (ascending) of the Hermitian matrices ``a`` (..., n, n)."""
-    a = _as_tensor(a)
-    check_matrix("eigvalsh", a, square=True)
     _check_uplo("eigvalsh", UPLO)
-    return apply(eigvalsh_op, a, UPLO=UPLO)
+    return call(eigvalsh_op, "eigvalsh", a, square=True, UPLO=UPLO)
 
 
 def _block_mean_array(xp, g, w):
@@ -250,15 +228,11 @@ def _eigvalsh_grad_jvp(tangents, outs, args, params):
     return _sandwich(V, inner)
 
 
-eigvalsh_grad_op = register(
-    OpDef(
-        "linalg_eigvalsh_grad",
-        _eigvalsh_grad_impl,
-        vjp=_eigvalsh_grad_vjp,
-        jvp=_eigvalsh_grad_jvp,
-        batch=_front_batch,
-        node_name="LinalgEigvalshGradBackward0",
-    )
+eigvalsh_grad_op = linalg_op(
+    "linalg_eigvalsh_grad",
+    _eigvalsh_grad_impl,
+    _eigvalsh_grad_vjp,
+    _eigvalsh_grad_jvp,
 )
 
 

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import OpDef, apply, register
+from .._dispatch import apply
 from .._tensor import Tensor
 from ._helpers import conj
-from ._reducing import _as_tensor
 from ._spectral import (
-    check_matrix,
+    call,
     degenerate_pairs,
     floating_array,
     is_small,
+    linalg_op,
     masked_quotient,
     mH,
     nan_where,
@@ -36,7 +36,7 @@ from ._spectral import (
 from .comparison import logical_not
 from .complex_parts import imag, real
 from .diagonals import diag_embed, diagonal
-from .eigen import _front_batch, _gaps
+from .eigen import _gaps
 from .linalg import matmul
 from .qr import qr, triangular_right_solve
 
@@ -100,25 +100,12 @@ def _eig_jvp(tangents, outs, args, params):
     return _diag(dP), matmul(V, C)
 
 
-eig_op = register(
-    OpDef(
-        "linalg_eig",
-        _eig_impl,
-        vjp=_eig_vjp,
-        jvp=_eig_jvp,
-        batch=_front_batch,
-        save_out=True,
-        nout=2,
-        node_name="LinalgEigBackward0",
-    )
-)
+eig_op = linalg_op("linalg_eig", _eig_impl, _eig_vjp, _eig_jvp, save_out=True, nout=2)
 
 
 def eig(a) -> tuple[Tensor, Tensor]:
     """``(eigenvalues, eigenvectors)`` (complex) of the square matrices ``a`` (..., n, n)."""
-    a = _as_tensor(a)
-    check_matrix("eig", a, square=True)
-    return apply(eig_op, a)
+    return call(eig_op, "eig", a, square=True)
 
 
 def _eigvals_impl(xp, a):
@@ -137,20 +124,9 @@ def _eigvals_jvp(tangents, outs, args, params):
     return _diag(_inverse_times(V, matmul(dA if dA.dtype.kind == "c" else dA + 0j, V)))
 
 
-eigvals_op = register(
-    OpDef(
-        "linalg_eigvals",
-        _eigvals_impl,
-        vjp=_eigvals_vjp,
-        jvp=_eigvals_jvp,
-        batch=_front_batch,
-        node_name="LinalgEigvalsBackward0",
-    )
-)
+eigvals_op = linalg_op("linalg_eigvals", _eigvals_impl, _eigvals_vjp, _eigvals_jvp)
 
 
 def eigvals(a) -> Tensor:
     """The eigenvalues (complex) of the square matrices ``a`` (..., n, n)."""
-    a = _as_tensor(a)
-    check_matrix("eigvals", a, square=True)
-    return apply(eigvals_op, a)
+    return call(eigvals_op, "eigvals", a, square=True)

@@ -14,12 +14,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._exports import Exports
-from ._reducing import _as_tensor
-from ._spectral import check_matrix, floating_array, mH
-from .eigen import _front_batch
+from ._spectral import call, floating_array, linalg_op, mH
 from .joining import cat
 from .slicing import narrow
 
@@ -62,15 +59,12 @@ def _matrix_exp_jvp(tangents, outs, args, params):
     return frechet_exp(args[0], tangents[0])
 
 
-_matrix_exp_op = register(
-    OpDef(
-        "matrix_exp",
-        _matrix_exp_impl,
-        vjp=_matrix_exp_vjp,
-        jvp=_matrix_exp_jvp,
-        batch=_front_batch,
-        node_name="LinalgMatrixExpBackward0",
-    )
+_matrix_exp_op = linalg_op(
+    "matrix_exp",
+    _matrix_exp_impl,
+    _matrix_exp_vjp,
+    _matrix_exp_jvp,
+    node_name="LinalgMatrixExpBackward0",
 )
 
 
@@ -91,6 +85,4 @@ def matrix_exp(a) -> Tensor:
     tensor([[1.5       , 1.        ],
             [2.16666667, 1.5       ]])
     """
-    a = _as_tensor(a)
-    check_matrix("matrix_exp", a, square=True)
-    return apply(_matrix_exp_op, a)
+    return call(_matrix_exp_op, "matrix_exp", a, square=True)

@@ -19,13 +19,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .._dispatch import OpDef, apply, register
+from .._dispatch import apply
 from .._tensor import Tensor
 from ._reducing import _as_tensor
-from ._spectral import check_matrix, floating_array, mH
+from ._spectral import call, floating_array, linalg_op, mH
 from .complex_parts import real
 from .diagonals import diag_embed, diagonal, tril, triu
-from .eigen import _front_batch
 from .linalg import matmul
 
 # ---------------------------------------------------------------------------------------------
@@ -66,16 +65,12 @@ def _right_solve_jvp(tangents, outs, args, params):
     return triangular_right_solve(total, args[1], lower=lower)
 
 
-_right_solve_op = register(
-    OpDef(
-        "triangular_right_solve",
-        _right_solve_impl,
-        vjp=_right_solve_vjp,
-        jvp=_right_solve_jvp,
-        batch=_front_batch,
-        save_out=True,
-        node_name="TriangularRightSolveBackward0",
-    )
+_right_solve_op = linalg_op(
+    "triangular_right_solve",
+    _right_solve_impl,
+    _right_solve_vjp,
+    _right_solve_jvp,
+    save_out=True,
 )
 
 
@@ -155,41 +150,25 @@ def _qr_vjp(cts, outs, args, params, needs):
     return (triangular_right_solve(total, mH(R), lower=True),)
 
 
-qr_op = register(
-    OpDef(
-        "linalg_qr",
-        _qr_impl,
-        vjp=_qr_vjp,
-        jvp=_qr_jvp,
-        batch=_front_batch,
-        save_out=True,
-        nout=2,
-        node_name="LinalgQrBackward0",
-    )
-)
+qr_op = linalg_op("linalg_qr", _qr_impl, _qr_vjp, _qr_jvp, save_out=True, nout=2)
 
 
 def qr(a, mode: str = "reduced"):
     """``(Q, R)`` of the matrices ``a`` (..., m, n); ``R`` alone for ``mode='r'``."""
-    a = _as_tensor(a)
-    check_matrix("qr", a, square=False)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(
             f"dualad.linalg.qr: qr received unrecognized mode '{mode}' but expected one of "
             "'reduced' (default), 'r', or 'complete'"
         )
     if mode == "r":
-        return apply(qr_r_op, a, mode="r")
-    return apply(qr_op, a, mode=mode)
+        return call(qr_r_op, "qr", a, square=False, mode="r")
+    return call(qr_op, "qr", a, square=False, mode=mode)
 
 
-qr_r_op = register(
-    OpDef(
-        "linalg_qr_r",
-        _qr_impl,
-        vjp=_qr_vjp,
-        jvp=_qr_jvp,
-        batch=_front_batch,
-        node_name="LinalgQrBackward0",
-    )
+qr_r_op = linalg_op(
+    "linalg_qr_r",
+    _qr_impl,
+    _qr_vjp,
+    _qr_jvp,
+    node_name="LinalgQrBackward0",
 )

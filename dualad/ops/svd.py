@@ -22,15 +22,17 @@ as ``abs`` at 0).
 from __future__ import annotations
 
 from .._creation import full
-from .._dispatch import OpDef, apply, register
+from .._dispatch import apply
 from .._tensor import Tensor
 from ._reducing import _as_tensor
 from ._spectral import (
+    call,
     check_matrix,
     degenerate_pairs,
     floating_array,
     honest_divide,
     is_small,
+    linalg_op,
     masked_quotient,
     mH,
     nan_where,
@@ -41,7 +43,7 @@ from ._spectral import (
 from .comparison import eq, logical_and, logical_not, where
 from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
-from .eigen import _front_batch, _gaps
+from .eigen import _gaps
 from .extrema import amax
 from .joining import cat
 from .linalg import matmul
@@ -207,26 +209,20 @@ def _svd_jvp(tangents, outs, args, params):
     return dU, dS, dVh
 
 
-svd_op = register(
-    OpDef(
-        "linalg_svd",
-        _svd_impl,
-        vjp=_svd_vjp,
-        jvp=_svd_jvp,
-        batch=_front_batch,
-        save_args=False,
-        save_out=True,
-        nout=3,
-        node_name="LinalgSvdBackward0",
-    )
+svd_op = linalg_op(
+    "linalg_svd",
+    _svd_impl,
+    _svd_vjp,
+    _svd_jvp,
+    save_args=False,
+    save_out=True,
+    nout=3,
 )
 
 
 def svd(a, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     """``(U, S, Vh)`` of the matrices ``a`` (..., m, n) (see the module docstring)."""
-    a = _as_tensor(a)
-    check_matrix("svd", a, square=False)
-    return apply(svd_op, a, full_matrices=bool(full_matrices))
+    return call(svd_op, "svd", a, square=False, full_matrices=bool(full_matrices))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,23 +242,12 @@ def _svdvals_jvp(tangents, outs, args, params):
     return _re(_diag(matmul(matmul(mH(U), tangents[0]), mH(Vh))))
 
 
-svdvals_op = register(
-    OpDef(
-        "linalg_svdvals",
-        _svdvals_impl,
-        vjp=_svdvals_vjp,
-        jvp=_svdvals_jvp,
-        batch=_front_batch,
-        node_name="LinalgSvdvalsBackward0",
-    )
-)
+svdvals_op = linalg_op("linalg_svdvals", _svdvals_impl, _svdvals_vjp, _svdvals_jvp)
 
 
 def svdvals(a) -> Tensor:
     """The singular values (descending) of the matrices ``a`` (..., m, n)."""
-    a = _as_tensor(a)
-    check_matrix("svdvals", a, square=False)
-    return apply(svdvals_op, a)
+    return call(svdvals_op, "svdvals", a, square=False)
 
 
 def _svdvals_grad_impl(xp, a, g):
@@ -377,15 +362,11 @@ def _svdvals_grad_jvp(tangents, outs, args, params):
     return out if grad is None else out + grad
 
 
-svdvals_grad_op = register(
-    OpDef(
-        "linalg_svdvals_grad",
-        _svdvals_grad_impl,
-        vjp=_svdvals_grad_vjp,
-        jvp=_svdvals_grad_jvp,
-        batch=_front_batch,
-        node_name="LinalgSvdvalsGradBackward0",
-    )
+svdvals_grad_op = linalg_op(
+    "linalg_svdvals_grad",
+    _svdvals_grad_impl,
+    _svdvals_grad_vjp,
+    _svdvals_grad_jvp,
 )
 
 

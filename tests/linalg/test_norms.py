@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _linalg_fd import fd_grad
 
 import dualad
 import dualad.numpy as dnp
@@ -14,18 +15,6 @@ from dualad.linalg import matrix_norm, norm, vector_norm
 
 RNG = np.random.default_rng(77)
 INF = float("inf")
-
-
-def fd_grad(f, a, h=1e-6):
-    g = np.zeros(a.shape, dtype=a.dtype)
-    for index in np.ndindex(a.shape):
-        e = np.zeros_like(a)
-        e[index] = h
-        g[index] = (f(a + e) - f(a - e)) / (2 * h)
-        if a.dtype.kind == "c":
-            e[index] = 1j * h
-            g[index] += 1j * (f(a + e) - f(a - e)) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("ord", [2, 1, INF, -INF, 0, 3, 0.5])
