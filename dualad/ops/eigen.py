@@ -37,11 +37,17 @@ from ._spectral import (
     masked_quotient,
     mH,
     nan_where,
+    real_dtype,
+    same_block,
 )
+from .casts import astype
 from .comparison import logical_and, logical_not, where
-from .complex_parts import imag, real
+from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
+from .extrema import amax
+from .joining import cat
 from .linalg import matmul
+from .scans import cumsum
 
 # ---------------------------------------------------------------------------------------------
 # shared
@@ -54,6 +60,12 @@ def _diag(x):
 def _gaps(values):
     """``E[..., i, j] = values[j] - values[i]``."""
     return values.unsqueeze(-2) - values.unsqueeze(-1)
+
+
+def _hermitian_part(x):
+    """``(x + x^H) / 2``: eigh reads a Hermitian matrix, so its derivatives are those of the
+    Hermitian part of the tangent (the adjoints of the Hermitian gradients of the VJPs)."""
+    return (x + mH(x)) * 0.5
 
 
 def _sandwich(V, M):
@@ -107,7 +119,7 @@ def _eigh_vjp(cts, outs, args, params, needs):
 
 def _eigh_jvp(tangents, outs, args, params):
     L, V = outs
-    dP = matmul(matmul(mH(V), tangents[0]), V)
+    dP = _hermitian_part(matmul(matmul(mH(V), tangents[0]), V))
     dL = real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
     omega = masked_quotient(dP, _gaps(L), degenerate_pairs(L), dP)
     return dL, matmul(V, omega)
@@ -143,12 +155,31 @@ def _eigvalsh_vjp(cts, outs, args, params, needs):
     return (apply(eigvalsh_grad_op, args[0], cts[0], UPLO=params["UPLO"]),)
 
 
+def block_rotation(L, dP):
+    """``(mu, R)``: the unitary ``R``, block diagonal on the groups of equal ``L`` (ascending),
+    that diagonalises the Hermitian part of ``dP`` on each group, and ``mu = diag(R^H dP R)``,
+    ascending inside each group: in the basis ``V R`` the tangent ``V^H dA V`` has no entry
+    between equal eigenvalues (degenerate perturbation theory), and ``mu`` are the directional
+    derivatives of the sorted eigenvalues. One ``eigh`` of the groups' blocks, shifted apart by
+    multiples of three times their largest row sum so that no two groups mix."""
+    herm = _hermitian_part(dP)
+    if L.shape[-1] <= 1:
+        d = _diag(herm)
+        return (real(d) if d.dtype.kind == "c" else d), None
+    block = where(same_block(L), herm, 0.0)
+    dtype = real_dtype(herm.dtype)
+    starts = astype(logical_not(diagonal(same_block(L), 1, -2, -1)), dtype)
+    index = cat([starts[..., :1] * 0, cumsum(starts, -1)], -1)
+    shift = amax(abs(block).sum(-1), dim=-1, keepdim=True) * 3.0
+    mu, R = apply(eigh_op, block + diag_embed(index * shift), UPLO="L")
+    return mu - index * shift, R
+
+
 def _eigvalsh_jvp(tangents, outs, args, params):
-    # diag(V^H dA V): the eigenvalues' tangent in LAPACK's basis, exact for the functions of
-    # the eigenvalues that are symmetric in each repeated eigenvalue
-    _, V = apply(eigh_op, args[0], UPLO=params["UPLO"])
-    dP = matmul(matmul(mH(V), tangents[0]), V)
-    return real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
+    # the directional derivatives of the sorted eigenvalues: diag(V^H dA V), or at repeated
+    # eigenvalues the eigenvalues of its block (exact for every function of the eigenvalues)
+    L, V = apply(eigh_op, args[0], UPLO=params["UPLO"])
+    return block_rotation(L, matmul(matmul(mH(V), tangents[0]), V))[0]
 
 
 eigvalsh_op = linalg_op("linalg_eigvalsh", _eigvalsh_impl, _eigvalsh_vjp, _eigvalsh_jvp)
@@ -204,25 +235,23 @@ def _eigvalsh_grad_vjp(cts, outs, args, params, needs):
 
 
 def _eigvalsh_grad_jvp(tangents, outs, args, params):
+    # G = V diag(g) V^H: dG = W (T * Gamma + diag(dg)) W^H in the basis W = V R of
+    # block_rotation, where T = W^H dA W has no entry between equal eigenvalues (there the
+    # divided differences Gamma of g have a limit, the second derivative of the spectral
+    # function, that this op cannot see); dg is in that basis too (eigvalsh's JVP gives it)
     A, gL = args
     dA, dg = tangents
     L, V = apply(eigh_op, A, UPLO=params["UPLO"])
     inner = None if dg is None else diag_embed(dg)
     if dA is not None:
-        dP = matmul(matmul(mH(V), dA), V)
+        dP = _hermitian_part(matmul(matmul(mH(V), dA), V))
+        _, R = block_rotation(L, dP)
+        if R is not None:
+            V = matmul(V, R)
+            dP = matmul(matmul(mH(R), dP), R)
         degenerate = degenerate_pairs(L)
         gamma = _divided_differences(block_mean(gL, L), L, degenerate)
-        # in a repeated eigenvalue: the divided difference of the tangents, dg = H dL for a
-        # spectral function with Hessian H, gives H_ii - H_ij, the limit of Gamma
-        dL = real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
-        dgap = _gaps(dL)
-        split = logical_and(degenerate, logical_not(is_small(dgap, dP)))
-        if dg is not None:
-            safe = where(split, dgap, 1.0)
-            gamma = gamma + where(split, _gaps(dg) / safe, 0.0)
-        stuck = logical_and(
-            logical_and(degenerate, logical_not(split)), logical_not(is_small(dP, dP))
-        )
+        stuck = logical_and(degenerate, logical_not(is_small(dP, dP)))
         term = dP * gamma + nan_where(stuck, dP)
         inner = term if inner is None else term + inner
     return _sandwich(V, inner)

@@ -39,7 +39,7 @@ def _right_solve_impl(xp, b, r, *, lower):
         )
     else:
         out = xp.linalg.solve(xp.swapaxes(r, -1, -2), xp.swapaxes(b, -1, -2))
-    return xp.swapaxes(out, -1, -2).astype(np.result_type(b, r), copy=False)
+    return xp.swapaxes(out, -1, -2).astype(xp.result_type(b.dtype, r.dtype), copy=False)
 
 
 def _triangle(x, lower):

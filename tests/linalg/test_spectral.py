@@ -440,3 +440,21 @@ def test_eig_phase_dependent_loss_is_nan():
     a = RNG.standard_normal((3, 3))
     g = grad_of(lambda x: dualad.real(eig(x).eigenvectors[0, 0] * 1j), a)
     assert np.isnan(g).any()
+
+
+def test_hessian_of_a_spectral_function_at_the_identity():
+    # func.hessian is forward over reverse (jacfwd of jacrev): exact at A = I, under vmap
+    def loss(x):
+        return dualad.exp(eigvalsh(x)).sum()
+
+    def loss_np(b):
+        return np.exp(np.linalg.eigvalsh(sym(b))).sum()
+
+    for a in (np.eye(2), np.diag([1.0, 1.0, 2.0])):
+        n = a.shape[0]
+        hessian = func.hessian(loss)(t(a)).numpy().reshape(n * n, n * n)
+        # the Hessian of the function of the Hermitian part (the gradient's convention)
+        for direction in np.eye(n * n):
+            d = direction.reshape(n, n)
+            expected = fd_hvp(loss_np, a, d)
+            np.testing.assert_allclose((hessian @ d.ravel()).reshape(n, n), expected, atol=1e-5)
