@@ -13,9 +13,11 @@ Singular points (see ``_spectral.py``): at repeated eigenvalues the eigenvector 
 eigenspace (eigenvalue losses, projectors onto the whole eigenspace, matrix functions), inf
 when it does. The gradient of a function of the eigenvalues that is not symmetric in a repeated
 eigenvalue (``l[0]`` at ``A = I``) does not exist: the rules give the block mean (``amax``'s
-tie convention). ``eigvalsh``'s gradient is ``eigvalsh_grad``, whose JVP uses the divided
-differences of the tangents in repeated eigenvalues (the second derivative of a spectral
-function, exact for ``sum(f(eigvalsh(A)))`` at ``A = I``); its VJP gives NaN there instead.
+tie convention). ``eigvalsh``'s gradient is ``eigvalsh_grad``; ``eigvalsh``'s JVP and
+``eigvalsh_grad``'s JVP work in the basis that diagonalises the tangent on each repeated
+eigenspace (``block_rotation``, degenerate perturbation theory), so forward-over-reverse
+(``jvp`` of ``grad``, ``func.hessian``) of ``sum(f(eigvalsh(A)))`` is exact at ``A = I``;
+reverse-over-reverse cannot choose that basis and gives NaN there instead.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Singular value decompositions: ``svd`` (``full_matrices``), ``svdvals`` and
 ``svdvals_grad``, the gradient of ``svdvals`` as an op of its own (exact second order at
-repeated singular values).
+repeated singular values in forward mode: its JVP works in the basis that diagonalises the
+tangent's block of a repeated singular value, as ``svdvals``' JVP does).
 
 ``A = U diag(S) Vh`` with ``k = min(m, n)``. With ``P = U^H dA V`` (k x k) and
 ``F[i, j] = 1 / (s_j^2 - s_i^2)``: ``dS = Re diag(P)``, ``U^H dU = (P S + S P^H) * F``,
@@ -43,7 +44,7 @@ from ._spectral import (
 from .comparison import eq, logical_and, logical_not, where
 from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
-from .eigen import _gaps
+from .eigen import _gaps, block_rotation
 from .extrema import amax
 from .joining import cat
 from .linalg import matmul
@@ -238,8 +239,11 @@ def _svdvals_vjp(cts, outs, args, params, needs):
 
 
 def _svdvals_jvp(tangents, outs, args, params):
-    U, _, Vh = apply(svd_op, args[0], full_matrices=False)
-    return _re(_diag(matmul(matmul(mH(U), tangents[0]), mH(Vh))))
+    # the directional derivatives of the sorted singular values: Re diag(U^H dA V), or at a
+    # repeated (non-zero) singular value the eigenvalues of the Hermitian part of its block,
+    # descending (exact for every function of the singular values)
+    U, S, Vh = apply(svd_op, args[0], full_matrices=False)
+    return -block_rotation(S, -matmul(matmul(mH(U), tangents[0]), mH(Vh)))[0]
 
 
 svdvals_op = linalg_op("linalg_svdvals", _svdvals_impl, _svdvals_vjp, _svdvals_jvp)
@@ -332,21 +336,21 @@ def _svdvals_grad_jvp(tangents, outs, args, params):
     grad = None
     if dA is not None:
         P = matmul(matmul(mH(U), dA), V)
+        # in the basis (U R, V R) of block_rotation the Hermitian part of P has no entry
+        # between equal singular values, where the divided differences Q of g have a limit
+        # (the spectral function's second derivative) that this op cannot see; dg is in that
+        # basis too (svdvals' JVP gives it)
+        _, R = block_rotation(S, -P)
+        if R is not None:
+            U, V = matmul(U, R), matmul(V, R)
+            Vh = mH(V)
+            P = matmul(matmul(mH(R), P), R)
         g = singular_value_weights(gS, S)
         degenerate = degenerate_pairs(S)
-        Q = _divided(g, S, degenerate)
-        # in a repeated singular value: the divided difference of the tangents (dg = H dS for
-        # an absolutely symmetric function with Hessian H gives H_ii - H_ij, the limit of Q)
-        dS = _re(_diag(P))
-        dgap = _gaps(dS)
-        split = logical_and(degenerate, logical_not(is_small(dgap, P)))
-        if dg is not None:
-            Q = Q + where(split, _gaps(dg) / where(split, dgap, 1.0), 0.0)
         herm = (P + mH(P)) * 0.5
-        stuck = logical_and(
-            logical_and(degenerate, logical_not(split)), logical_not(is_small(herm, P))
+        Q = _divided(g, S, degenerate) + nan_where(
+            logical_and(degenerate, logical_not(is_small(herm, P))), P
         )
-        Q = Q + nan_where(stuck, P)
         a, b = _coefficients(S, g, Q)
         term = where(off_diagonal(S), a * P + b * mH(P), 0.0)
         if P.dtype.kind == "c":

@@ -458,3 +458,20 @@ def test_hessian_of_a_spectral_function_at_the_identity():
             d = direction.reshape(n, n)
             expected = fd_hvp(loss_np, a, d)
             np.testing.assert_allclose((hessian @ d.ravel()).reshape(n, n), expected, atol=1e-5)
+
+
+def test_hessian_of_singular_value_losses_at_repeated_values():
+    def loss(x):
+        return dualad.linalg.matrix_norm(x, "nuc") + (svdvals(x) ** 3).sum()
+
+    def loss_np(b):
+        s = np.linalg.svd(b, compute_uv=False)
+        return s.sum() + (s**3).sum()
+
+    for a in (np.eye(2), np.diag([2.0, 2.0, 1.0])[:, :2] @ np.eye(2) * 1.0):
+        m, n = a.shape
+        hessian = func.hessian(loss)(t(a)).numpy().reshape(m * n, m * n)
+        for direction in np.eye(m * n):
+            d = direction.reshape(m, n)
+            expected = fd_hvp(loss_np, a, d)
+            np.testing.assert_allclose((hessian @ d.ravel()).reshape(m, n), expected, atol=1e-5)
