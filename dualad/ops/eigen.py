@@ -4,9 +4,12 @@ that its derivative (second order) stays exact at repeated eigenvalues.
 
 Conventions (PyTorch's): the input is Hermitian and only its ``UPLO`` triangle is read; the
 gradient returned is the Hermitian matrix ``V (diag(gL) + skew(V^H gV) / E) V^H`` with
-``E[i, j] = L[j] - L[i]`` (the derivative along Hermitian perturbations); tangents are assumed
-Hermitian. Eigenvectors are defined up to a sign (a phase for complex input): a loss that
-depends on that phase gets NaN.
+``E[i, j] = L[j] - L[i]`` (the derivative along Hermitian perturbations), and the JVPs take
+the Hermitian part of the tangent (their adjoint). Eigenvectors are defined up to a sign (a
+phase for complex input): a loss that depends on that phase gets NaN. ``eigh``'s eigenvalue
+tangent is ``diag(V^H dA V)``: exact for functions symmetric in a repeated eigenvalue (the
+eigenvector tangents there are inf unless the tangent leaves the eigenspace alone);
+``eigvalsh``'s is exact for every function (see below).
 
 Singular points (see ``_spectral.py``): at repeated eigenvalues the eigenvector terms
 ``1 / (l_j - l_i)`` are masked: 0 when the loss does not depend on the basis of the repeated
