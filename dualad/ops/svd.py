@@ -38,7 +38,6 @@ from ._spectral import (
     mH,
     nan_where,
     off_diagonal,
-    real_dtype,
     singular_value_weights,
 )
 from .comparison import eq, logical_and, logical_not, where
@@ -97,7 +96,9 @@ def _thin(U, V, S, dA, weights):
 
 
 def _nan_like(x):
-    return x * full((), float("nan"), dtype=real_dtype(x.dtype), device=x.device)
+    """A constant NaN block shaped like ``x``: the tangent of columns that the math does not
+    define (a constant, so that no derivative of it flows back: reverse over forward)."""
+    return full(tuple(x.shape), float("nan"), dtype=x.dtype, device=x.device)
 
 
 def _phase_term(P, S, scale):
