@@ -242,8 +242,6 @@ def test_numpys_value_errors():
 
 def test_unsupported_derivatives_raise_type_errors():
     m = dualad.tensor(np.eye(2))
-    with pytest.raises(TypeError, match="singular values"):
-        dnp.linalg.norm(m, ord=2)
     with pytest.raises(TypeError, match="inverse"):
         np.linalg.matrix_power(m, -1)
 
