@@ -30,6 +30,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     counting, sets                          (with searching's shared batching rules)
     convolution                             conv and its two transposes (nn.functional)
     pooling                                 max/avg pooling (with convolution's windows)
+    _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
+    eigen_general                           (eig, eigvals: on qr's solves)
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ from . import (
     determinants,
     diagonals,
     distances,
+    eigen,
+    eigen_general,
     einsums,
     entropies,
     exp_log,
@@ -66,6 +70,7 @@ from . import (
     joining,
     least_squares,
     linalg,
+    matrix_functions,
     minmax,
     moments,
     mutation,
@@ -74,6 +79,7 @@ from . import (
     order_statistics,
     pooling,
     products,
+    qr,
     quantiles,
     reductions,
     reordering,
@@ -87,6 +93,7 @@ from . import (
     softmaxes,
     solvers,
     special,
+    svd,
     tensor_index,
     triangular,
     trigonometric,
@@ -116,6 +123,7 @@ from .indexing import *
 from .joining import *
 from .least_squares import *
 from .linalg import *
+from .matrix_functions import *
 from .minmax import *
 from .moments import *
 from .normal_distribution import *

@@ -79,6 +79,9 @@ NAN[0, 1] = NAN[2, 3] = np.nan
 COORDS = np.cumsum(RNG.uniform(0.5, 1.5, size=3))  # increasing sample points
 COMPLEX = r(2, 3) + 1j * r(2, 3)
 XP = np.array([0.0, 1.0, 2.5, 4.0])  # interp's sample points
+SYM = M + M.T  # (Hermitian input of eigh)
+_X = np.eye(3) + r(3, 3) / 4
+GEN = _X @ np.diag([-1.5, 0.3, 1.6]) @ np.linalg.inv(_X)  # distinct real eigenvalues
 ALL_NAN_ROW = np.where(np.arange(3)[:, None] == 1, np.nan, NAN)
 MASK = np.array([[True, False, True], [True, True, False]])
 
@@ -434,6 +437,21 @@ CASES = [
     Case("linalg.tensorsolve", ((SQUARE * 2).reshape(3, 3, 1), r(3)), diff=(0, 1)),
     Case("linalg.tensorinv", (SQUARE.reshape(3, 3, 1),), dict(ind=1)),
     Case("linalg.matrix_power", (SQUARE / 4, -2)),
+    # decompositions: eigh reads one triangle and its gradient is Hermitian (PyTorch's
+    # convention), so finite differences of single entries do not apply: values only here
+    # (tests/linalg checks its derivatives); real input keeps the vectors' gauge a sign
+    Case("linalg.eigh", (SYM,), diff=()),
+    Case("linalg.eigh", (SYM,), dict(UPLO="U"), diff=()),
+    Case("linalg.eigvalsh", (SYM,), diff=()),
+    Case("linalg.svd", (SYM,), dict(hermitian=True), diff=()),
+    Case("linalg.svd", (r(4, 3),), dict(full_matrices=False)),
+    Case("linalg.svd", (r(3, 3),), dict(compute_uv=False)),
+    Case("linalg.svdvals", (r(2, 3, 2),)),
+    Case("linalg.qr", (r(4, 3),)),
+    Case("linalg.qr", (r(3, 3),), dict(mode="r")),
+    # real eigenvalues: NumPy's real results, decided from the values (no vmap)
+    Case("linalg.eig", (GEN,), vmap=False),
+    Case("linalg.eigvals", (GEN,), vmap=False),
     Case("fft.fftshift", (A,)),
     Case("fft.ifftshift", (A,), dict(axes=(0, 2))),
     Case("fft.fftfreq", (5, np.array(0.3)), diff=(1,), protocol=False),

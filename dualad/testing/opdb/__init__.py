@@ -176,4 +176,5 @@ FAMILIES = (
     "convolution",
     "special",
     "linalg_solvers",
+    "linalg_spectral",
 )

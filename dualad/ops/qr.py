@@ -1,0 +1,174 @@
+"""QR decomposition: ``qr`` (modes ``'reduced'``, ``'complete'``, ``'r'``), and
+``triangular_right_solve`` (``B R^{-1}``), the solve its rules are written with.
+
+``A = Q R`` with ``Q`` of orthonormal columns and ``R`` upper triangular with a real diagonal
+(LAPACK's Householder QR: the diagonal may be negative). For ``m >= n`` (the reduced and square
+cases), with ``M = Q^H dA R^{-1}`` and ``Omega = tril(M, -1) - tril(M, -1)^H + i Im diag(M)``:
+``dR = (M - Omega) R`` and ``dQ = dA R^{-1} - Q (M - Omega)``; the VJP is the adjoint,
+``gA = (gQ + Q phi(gR R^H - Q^H gQ)) R^{-H}`` with ``phi(G) = triu(G, 1) + tril(G^H, -1) +
+Re diag(G)`` (PyTorch's ``linalg_qr_backward``).
+
+Not differentiable (a clear error when a derivative is asked for): ``mode='complete'`` with
+``m > n`` (the last ``m - n`` columns of ``Q`` are any basis of a complement) and ``m < n``
+(wide matrices). Rank-deficient ``A`` (a zero on ``R``'s diagonal): the derivative does not
+exist; the solve with ``R`` raises ``LinAlgError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .._dispatch import apply
+from .._tensor import Tensor
+from ._reducing import _as_tensor
+from ._spectral import call, floating_array, linalg_op, mH
+from .complex_parts import real
+from .diagonals import diag_embed, diagonal, tril, triu
+from .linalg import matmul
+
+# ---------------------------------------------------------------------------------------------
+# B R^{-1} for triangular R
+
+
+def _right_solve_impl(xp, b, r, *, lower):
+    r = xp.tril(r) if lower else xp.triu(r)
+    if xp is np:  # X R = B  <=>  R^T X^T = B^T
+        out = scipy.linalg.solve_triangular(
+            np.swapaxes(r, -1, -2), np.swapaxes(b, -1, -2), lower=not lower, check_finite=False
+        )
+    else:
+        out = xp.linalg.solve(xp.swapaxes(r, -1, -2), xp.swapaxes(b, -1, -2))
+    return xp.swapaxes(out, -1, -2).astype(xp.result_type(b.dtype, r.dtype), copy=False)
+
+
+def _triangle(x, lower):
+    return tril(x) if lower else triu(x)
+
+
+def _right_solve_vjp(cts, outs, args, params, needs):
+    # Y = B R^{-1}: gB = gY R^{-H}, gR = -Y^H gB on R's triangle
+    r = args[1]
+    lower = params["lower"]
+    grad_b = triangular_right_solve(cts[0], mH(r), lower=not lower)
+    grad_r = _triangle(-matmul(mH(outs[0]), grad_b), lower) if needs[1] else None
+    return (grad_b if needs[0] else None), grad_r
+
+
+def _right_solve_jvp(tangents, outs, args, params):
+    db, dr = tangents
+    lower = params["lower"]
+    total = db
+    if dr is not None:
+        term = -matmul(outs[0], _triangle(dr, lower))
+        total = term if total is None else total + term
+    return triangular_right_solve(total, args[1], lower=lower)
+
+
+_right_solve_op = linalg_op(
+    "triangular_right_solve",
+    _right_solve_impl,
+    _right_solve_vjp,
+    _right_solve_jvp,
+    save_out=True,
+)
+
+
+def triangular_right_solve(b, r, lower: bool = False) -> Tensor:
+    """``b R^{-1}`` for the triangular matrices ``R`` (upper, or lower with ``lower=True``;
+    the other triangle of ``r`` is not read): the solve ``qr``'s rules need."""
+    return apply(_right_solve_op, _as_tensor(b), _as_tensor(r), lower=bool(lower))
+
+
+# ---------------------------------------------------------------------------------------------
+# qr
+
+
+def _qr_impl(xp, a, *, mode):
+    a = floating_array(xp, a)
+    if mode == "r":
+        return xp.linalg.qr(a, mode="r")
+    return tuple(xp.linalg.qr(a, mode=mode))
+
+
+def _check_differentiable(shape, mode):
+    m, n = shape[-2], shape[-1]
+    if m < n:
+        raise NotImplementedError(
+            f"dualad.linalg.qr: the derivative of the QR decomposition of a wide matrix (shape "
+            f"{tuple(shape)}, m < n) is not implemented"
+        )
+    if mode == "complete" and m > n:
+        raise RuntimeError(
+            f"dualad.linalg.qr: mode='complete' of a tall matrix (shape {tuple(shape)}) is not "
+            "differentiable: the last m - n columns of Q are any basis of a complement. Use "
+            "mode='reduced'"
+        )
+
+
+def _skew_part(M):
+    """``Omega = tril(M, -1) - tril(M, -1)^H + i Im diag(M)``: ``Q^H dQ``."""
+    lower = tril(M, -1)
+    omega = lower - mH(lower)
+    if M.dtype.kind == "c":
+        d = diagonal(M, 0, -2, -1)
+        omega = omega + diag_embed(d - real(d))
+    return omega
+
+
+def _qr_jvp(tangents, outs, args, params):
+    _check_differentiable(args[0].shape, params["mode"])
+    dA = tangents[0]
+    if params["mode"] == "r":
+        Q, R = apply(qr_op, args[0], mode="reduced")
+    else:
+        Q, R = outs
+    AR = triangular_right_solve(dA, R)  # dA R^{-1}
+    N = matmul(mH(Q), AR)
+    N = N - _skew_part(N)  # M - Omega: upper triangular
+    dR = matmul(N, R)
+    if params["mode"] == "r":
+        return dR
+    return AR - matmul(Q, N), dR
+
+
+def _qr_vjp(cts, outs, args, params, needs):
+    _check_differentiable(args[0].shape, params["mode"])
+    if params["mode"] == "r":
+        Q, R = apply(qr_op, args[0], mode="reduced")
+        gQ, gR = None, cts[0]
+    else:
+        (Q, R), (gQ, gR) = outs, cts
+    G = matmul(gR, mH(R))
+    if gQ is not None:
+        G = G - matmul(mH(Q), gQ)
+    d = diagonal(G, 0, -2, -1)
+    phi = triu(G, 1) + tril(mH(G), -1) + diag_embed(real(d) if d.dtype.kind == "c" else d)
+    total = matmul(Q, phi)
+    if gQ is not None:
+        total = total + gQ
+    return (triangular_right_solve(total, mH(R), lower=True),)
+
+
+qr_op = linalg_op("linalg_qr", _qr_impl, _qr_vjp, _qr_jvp, save_out=True, nout=2)
+
+
+def qr(a, mode: str = "reduced"):
+    """``(Q, R)`` of the matrices ``a`` (..., m, n); ``R`` alone for ``mode='r'``."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(
+            f"dualad.linalg.qr: qr received unrecognized mode '{mode}' but expected one of "
+            "'reduced' (default), 'r', or 'complete'"
+        )
+    if mode == "r":
+        return call(qr_r_op, "qr", a, square=False, mode="r")
+    return call(qr_op, "qr", a, square=False, mode=mode)
+
+
+qr_r_op = linalg_op(
+    "linalg_qr_r",
+    _qr_impl,
+    _qr_vjp,
+    _qr_jvp,
+    node_name="LinalgQrBackward0",
+)
