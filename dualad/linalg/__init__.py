@@ -4,11 +4,15 @@ Every function works on ``(..., m, n)`` inputs (the leading dimensions are a bat
 ``numpy.linalg``), has reverse, forward and batching rules, and says in its docstring what it
 does at singular points. The functions come from four modules of one subject each:
 
-- ``solvers``: solve, solve_triangular, inv, det, slogdet, cholesky, cho_solve, lu, lu_factor,
-  lu_solve, lstsq, pinv, matrix_rank, tensorsolve, tensorinv, matrix_power;
-- ``spectral``: eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, matrix_exp, cond;
-- ``norms``: norm, vector_norm, matrix_norm;
-- ``products``: multi_dot, cross, vecdot, outer, trace, diagonal, matmul, tensordot.
+- ``solvers``: solve, solve_triangular, inv, det, slogdet, logdet, cholesky, cholesky_solve,
+  cho_solve, lu, lu_factor, lu_solve, lstsq, pinv, matrix_rank, tensorsolve, tensorinv,
+  matrix_power;
+- ``spectral``: eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, matrix_exp;
+- ``norms``: norm, vector_norm, matrix_norm, cond;
+- ``products``: multi_dot, cross, vecdot, outer, trace, diagonal, matmul, tensordot,
+  matrix_transpose.
+
+``dualad.numpy.linalg`` is built on these with NumPy's signatures and results.
 """
 
 from __future__ import annotations

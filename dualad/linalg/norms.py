@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import eye
 from ..ops import abs as _abs
-from ..ops import amax, amin, movedim, reshape, sum
+from ..ops import amax, amin, movedim, reshape, sum, unsqueeze, where
 from ..ops._dims import normalize_dim, pick_dim, pick_keepdim
 from ..ops._reducing import _as_tensor, _floating_input
 from ..ops.norms import vector_norm as _vector_norm
+from .solvers import inv, matrix_rank
 from .spectral import svdvals
 
-__all__ = ["norm", "vector_norm", "matrix_norm"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "cond"]
 
 _INF = float("inf")
 _MATRIX_ORDS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
@@ -148,3 +150,47 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None, axis=None,
     raise RuntimeError(
         f"dualad.linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dim}"
     )
+
+
+def cond(A, p=None):
+    """The condition number of square matrices (``torch.linalg.cond``, ``numpy.linalg.cond``):
+    ``s_max / s_min`` for ``p`` None or 2 (``s_min / s_max`` for -2; any shape, from the
+    singular values), else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` for ``'fro'``,
+    ``'nuc'``, ``inf``, ``-inf``, 1, -1.
+
+    A singular matrix has condition number inf (as NumPy), with gradient 0 there: the
+    derivative does not exist, and the inverse of such a matrix is never formed (the singular
+    matrices of a stack are swapped for the identity before ``inv``, then their result for inf:
+    the "double where", so the other matrices' gradients stay finite).
+
+    >>> import dualad
+    >>> a = dualad.tensor([[2.0, 0.0], [0.0, 0.5]], requires_grad=True)
+    >>> dualad.linalg.cond(a)
+    tensor(4., grad_fn=<DivBackward0>)
+    >>> dualad.linalg.cond(a, p=1)
+    tensor(4., grad_fn=<MulBackward0>)
+    >>> dualad.linalg.cond(dualad.tensor([[1.0, 2.0], [2.0, 4.0]]), p="fro")
+    tensor(inf)
+    """
+    A = _as_tensor(A)
+    if A.ndim < 2:
+        raise np.linalg.LinAlgError(
+            f"dualad.linalg.cond: {A.ndim}-dimensional array given. Array must be at least "
+            f"two-dimensional"
+        )
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(A)
+        big, small = amax(s, -1), amin(s, -1)
+        return big / small if p != -2 else small / big
+    if p not in _MATRIX_ORDS:
+        raise ValueError(f"dualad.linalg.cond: invalid norm order {p!r} for matrices")
+    if A.shape[-1] != A.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"dualad.linalg.cond: last 2 dimensions of the array must be square for p={p!r}, "
+            f"got shape {tuple(A.shape)}"
+        )
+    n = A.shape[-1]
+    singular = matrix_rank(A.detach()) < n
+    safe = where(unsqueeze(unsqueeze(singular, -1), -1), eye(n, dtype=A.dtype), A)
+    value = matrix_norm(safe, p) * matrix_norm(inv(safe), p)
+    return where(singular, _INF, value)

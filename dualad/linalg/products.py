@@ -2,8 +2,8 @@
 matmul, multi_dot, cross, vecdot, outer, trace, diagonal, tensordot, matrix_transpose.
 
 They are made of existing ops (matmul, einsum contractions, products, diagonal views), so every
-derivative, forward rule and batching rule is theirs; NumPy's versions in
-``dualad.numpy.linalg`` do the argument checks.
+derivative, forward rule and batching rule is theirs. ``dualad.numpy.linalg`` (a facade above
+this one) adds NumPy's own argument rules where they differ.
 
 >>> import dualad
 >>> dualad.linalg.vecdot(dualad.tensor([[1.0, 2.0]]), dualad.tensor([3.0, 4.0]), dim=-1)
@@ -12,8 +12,10 @@ tensor([11.])
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ops
-from ..numpy import linalg as _numpy_linalg
+from .._creation import as_tensor
 
 __all__ = [
     "matmul",
@@ -34,6 +36,16 @@ def _dim(dim, axis, default=-1):
     return default if dim is None and axis is None else (axis if dim is None else dim)
 
 
+def _pair(a, b):
+    """``a`` and ``b`` as tensors of their common dtype (NumPy's promotion)."""
+    x, y = as_tensor(a), as_tensor(b)
+    dtype = np.result_type(x.dtype, y.dtype)
+    return (
+        x if x.dtype == dtype else ops.astype(x, dtype),
+        y if y.dtype == dtype else ops.astype(y, dtype),
+    )
+
+
 def matmul(input, other):
     """The matrix product of stacks of matrices (``torch.linalg.matmul``,
     ``numpy.linalg.matmul``); 1-D operands are vectors.
@@ -42,7 +54,10 @@ def matmul(input, other):
     >>> dualad.linalg.matmul(dualad.eye(2), dualad.tensor([1.0, 2.0]))
     tensor([1., 2.])
     """
-    return _numpy_linalg.matmul(input, other)
+    a, b = _pair(input, other)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("dualad.linalg.matmul: both arguments need at least one dimension")
+    return ops.matmul(a, b)
 
 
 def multi_dot(tensors, *, out=None):
@@ -53,7 +68,22 @@ def multi_dot(tensors, *, out=None):
     >>> dualad.linalg.multi_dot([dualad.eye(2), 2 * dualad.eye(2), dualad.tensor([1.0, 1.0])])
     tensor([2., 2.])
     """
-    return _numpy_linalg.multi_dot(tensors, out=out)
+    tensors = [as_tensor(t) for t in tensors]
+    if len(tensors) < 2:
+        raise ValueError("dualad.linalg.multi_dot: expecting at least two tensors")
+    for t in tensors[1:-1]:
+        if t.ndim != 2:
+            raise ValueError(
+                f"dualad.linalg.multi_dot: the inner tensors must be 2-D, got {t.ndim}-D"
+            )
+    if tensors[0].ndim not in (1, 2) or tensors[-1].ndim not in (1, 2):
+        raise ValueError("dualad.linalg.multi_dot: the first and last tensors must be 1-D or 2-D")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    if out is None:
+        return result
+    return out.copy_(result)
 
 
 def cross(input, other, *, dim=None, axis=None):
@@ -64,7 +94,22 @@ def cross(input, other, *, dim=None, axis=None):
     >>> dualad.linalg.cross(dualad.tensor([1.0, 0.0, 0.0]), dualad.tensor([0.0, 1.0, 0.0]))
     tensor([0., 0., 1.])
     """
-    return _numpy_linalg.cross(input, other, axis=_dim(dim, axis))
+    a, b = _pair(input, other)
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))  # (PyTorch broadcasts first)
+    a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
+    d = _dim(dim, axis)
+    if not -len(shape) <= d < len(shape):
+        raise IndexError(f"dualad.linalg.cross: dim {d} out of range for shape {shape}")
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise ValueError(
+            f"dualad.linalg.cross: inputs dimension {d} must have length 3. "
+            f"Got {a.shape[d]} and {b.shape[d]}"
+        )
+    x, y = ops.moveaxis(a, d, -1), ops.moveaxis(b, d, -1)
+    a0, a1, a2 = x[..., 0], x[..., 1], x[..., 2]
+    b0, b1, b2 = y[..., 0], y[..., 1], y[..., 2]
+    c = ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
+    return ops.moveaxis(c, -1, d if d < 0 else d - a.ndim)
 
 
 def vecdot(x, y, *, dim=None, axis=None):
@@ -75,7 +120,10 @@ def vecdot(x, y, *, dim=None, axis=None):
     >>> dualad.linalg.vecdot(dualad.tensor([1j, 1.0]), dualad.tensor([1j, 2.0]))
     tensor(3.+0.j)
     """
-    return _numpy_linalg.vecdot(x, y, axis=_dim(dim, axis))
+    a, b = _pair(x, y)
+    if a.dtype.kind == "c":
+        a = ops.conj(a)
+    return ops.sum(a * b, _dim(dim, axis))
 
 
 def outer(input, vec2):
@@ -86,7 +134,12 @@ def outer(input, vec2):
     tensor([[3.],
             [6.]])
     """
-    return _numpy_linalg.outer(input, vec2)
+    a, b = as_tensor(input), as_tensor(vec2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(
+            f"dualad.linalg.outer: both inputs must be 1-D, got {a.ndim}-D and {b.ndim}-D"
+        )
+    return ops.outer(a, b)
 
 
 def trace(x, *, offset: int = 0, dtype=None):
@@ -97,7 +150,7 @@ def trace(x, *, offset: int = 0, dtype=None):
     >>> dualad.linalg.trace(dualad.ones(2, 3, 3))
     tensor([3., 3.])
     """
-    return _numpy_linalg.trace(x, offset=offset, dtype=dtype)
+    return ops.sum(ops.diagonal(as_tensor(x), offset, -2, -1), -1, dtype=dtype)
 
 
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):

@@ -28,6 +28,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ops
+from ..linalg import norms as linalg_norms
 from ..linalg import spectral as linalg_spectral
 from . import indexing, manipulation, products
 from ._common import _NoValue, axes_of, axis_of, finish, floating, promoted_pair, tensor_of
@@ -433,3 +434,15 @@ for _fn, _ops in (
 ):
     _fn.ops = _ops
 del _fn, _ops
+
+
+# ---------------------------------------------------------------------------------------------
+# the condition number
+
+__all__ += ["cond"]
+
+
+def cond(x, p=None):
+    """``numpy.linalg.cond``: ``s_max / s_min`` (``p`` None, 2, -2) or ``norm(x, p) *
+    norm(inv(x), p)``; inf for a singular matrix (gradient 0 there: ``dualad.linalg.cond``)."""
+    return linalg_norms.cond(tensor_of(x), p)

@@ -32,6 +32,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     pooling                                 max/avg pooling (with convolution's windows)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
+    torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ from . import (
     special,
     svd,
     tensor_index,
+    torch_norm,
     triangular,
     trigonometric,
     views,
@@ -141,6 +143,7 @@ from .smooth_activations import *
 from .softmaxes import *
 from .solvers import *
 from .special import *
+from .torch_norm import *
 from .triangular import *
 from .trigonometric import *
 from .views import *

@@ -1,12 +1,13 @@
-"""Vector norms: vector_norm and torch.norm (the 2-norm has gradient 0 at 0)."""
+"""Vector norms: vector_norm (the 2-norm has gradient 0 at 0); ``torch.norm`` itself is in
+``ops/torch_norm.py``, above the singular values its ``"nuc"`` needs."""
 
 from __future__ import annotations
 
 from .._dispatch import OpDef, apply1, register
-from ._dims import normalize_dims, pick_dim, pick_keepdim
+from ._dims import normalize_dims
 from ._exports import Exports
 from ._helpers import conj
-from ._reducing import _INF, _as_tensor, _constant, _count, _floating_input, _keep, _sum
+from ._reducing import _INF, _constant, _count, _floating_input, _keep, _sum
 from .arithmetic import sqrt
 from .base import _reduction_batch, expand_reduced
 from .comparison import eq, isnan, logical_or, where
@@ -129,39 +130,3 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
             "the operation does not have an identity"
         )
     return apply1(_norm_op, x, {"ord": order, "dims": dims, "keepdim": bool(keepdim)})
-
-
-@public.method
-def norm(x, p="fro", dim=None, keepdim: bool = False, dtype=None, *, axis=None, keepdims=None):
-    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements by default).
-
-    ``p``: ``"fro"`` or 2 (default), 1, ``inf``, ``-inf``, 0, any other number; ``"nuc"`` goes to
-    ``dualad.linalg.matrix_norm``. Numeric ``p`` is always a vector norm over ``dim``.
-
-    >>> import dualad
-    >>> dualad.norm(dualad.tensor([3.0, -4.0]))
-    tensor(5.)
-    >>> dualad.norm(dualad.tensor([3.0, -4.0]), p=1)
-    tensor(7.)
-    """
-    dim = pick_dim(dim, axis)
-    keepdim = pick_keepdim(keepdim, keepdims)
-    if p is None:
-        p = 2.0
-    if isinstance(p, str):
-        if p == "fro":
-            p = 2.0
-        elif p == "nuc":
-            import importlib
-
-            try:
-                matrix_norm = importlib.import_module("dualad.linalg").matrix_norm
-            except (ImportError, AttributeError):
-                matrix_norm = None
-            if matrix_norm is None:
-                raise NotImplementedError("dualad.norm(p='nuc') needs dualad.linalg.matrix_norm")
-            x = _as_tensor(x)
-            return matrix_norm(x, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
-        else:
-            raise ValueError(f"dualad.norm: unknown norm type {p!r} (use 'fro', 'nuc' or a number)")
-    return vector_norm(x, p, dim, keepdim, dtype=dtype)

@@ -437,6 +437,9 @@ CASES = [
     Case("linalg.tensorsolve", ((SQUARE * 2).reshape(3, 3, 1), r(3)), diff=(0, 1)),
     Case("linalg.tensorinv", (SQUARE.reshape(3, 3, 1),), dict(ind=1)),
     Case("linalg.matrix_power", (SQUARE / 4, -2)),
+    Case("linalg.cond", (SQUARE,)),
+    Case("linalg.cond", (SQUARE,), dict(p="fro")),
+    Case("linalg.cond", (r(3, 4),)),
     # decompositions: eigh reads one triangle and its gradient is Hermitian (PyTorch's
     # convention), so finite differences of single entries do not apply: values only here
     # (tests/linalg checks its derivatives); real input keeps the vectors' gauge a sign
