@@ -1,7 +1,8 @@
 """NumPy's polynomial and convolution functions over tensors: ``polyval vander convolve
-correlate polyadd polysub polymul polydiv polyder polyint poly``, made of dualad ops (Horner's rule,
-running products, a product with sliding windows), so they differentiate in the coefficients,
-the points, the roots and both sequences.
+correlate polyadd polysub polymul polydiv polyder polyint poly polyfit roots``, made of dualad
+ops (Horner's rule, running products, a product with sliding windows, least squares, the
+eigenvalues of the companion matrix), so they differentiate in the coefficients, the points,
+the roots and both sequences.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -14,6 +15,8 @@ tensor([0. , 1. , 2.5, 4. , 1.5])
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -21,6 +24,7 @@ from .._creation import as_tensor, zeros
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ..ops.convolve import convolve_full_op
+from . import linalg
 from ._common import cast, promoted_pair, tensor_of
 from .manipulation import atleast_1d, concatenate, flip
 from .padding import pad
@@ -38,6 +42,8 @@ __all__ = [
     "polyint",
     "poly",
     "polydiv",
+    "polyfit",
+    "roots",
 ]
 
 
@@ -179,15 +185,13 @@ def polyint(p, m=1, k=None):
 
 
 def poly(seq_of_zeros):
-    """``numpy.poly``: the coefficients of the monic polynomial with the given roots (1-D;
-    the characteristic polynomial of a matrix needs eigenvalues, which dualad cannot yet
-    differentiate). Complex roots in conjugate pairs give real coefficients, as in NumPy."""
+    """``numpy.poly``: the coefficients of the monic polynomial with the given roots (1-D), or
+    the characteristic polynomial of a square matrix (through its eigenvalues, differentiable
+    where they are simple). Complex roots in conjugate pairs give real coefficients, as in
+    NumPy."""
     x = atleast_1d(tensor_of(seq_of_zeros))
     if x.ndim == 2 and x.shape[0] == x.shape[1] and x.shape[0]:
-        raise TypeError(
-            "dualad.numpy.poly of a matrix needs its eigenvalues, and dualad has no "
-            "differentiable eigenvalues yet"
-        )
+        x = linalg.eigvals(x)
     if x.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if x.shape[0] == 0:
@@ -235,3 +239,106 @@ def polydiv(u, v):
     while r.shape[0] > 1 and allclose(r[0], 0, rtol=1e-14):
         r = r[1:]
     return q, r
+
+
+def roots(p):
+    """``numpy.roots``: the roots of the polynomial with coefficients ``p`` (highest power
+    first), the eigenvalues of its companion matrix, so they differentiate in ``p`` where they
+    are simple roots (a repeated root has no derivative: inf/NaN there). Leading zeros are
+    dropped and trailing zeros give zero roots, as in NumPy (a test of the values: under
+    ``vmap`` it raises); real when every root is real, as ``numpy.linalg.eigvals``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> p = dualad.tensor([1.0, -3.0, 2.0], requires_grad=True)
+    >>> dnp.roots(p)
+    tensor([2., 1.], grad_fn=<...>)
+    """
+    p = atleast_1d(tensor_of(p))
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nonzero = p != 0
+    if type(nonzero) is not Tensor:
+        raise ValueError(
+            "dualad.numpy.roots: which coefficients are zero decides the number of roots, so "
+            "it cannot run under vmap (each example could have its own); call it per example"
+        )
+    positions = ops.nonzero(nonzero).numpy()[:, 0]
+    if positions.size == 0:
+        return zeros((0,), dtype=np.result_type(p.dtype, 0.0), device=p.device)
+    trailing = p.shape[0] - int(positions[-1]) - 1
+    p = p[int(positions[0]) : int(positions[-1]) + 1]
+    if p.dtype.kind not in "fc":
+        p = cast(p, np.float64)
+    n = p.shape[0]
+    if n > 1:
+        # the companion matrix: the first row -p[1:] / p[0], ones below the diagonal
+        shift = as_tensor(np.eye(n - 1, dtype=p.dtype)[:-1], device=p.device)
+        companion = concatenate([ops.unsqueeze(-p[1:] / p[0], 0), shift], 0)
+        found = linalg.eigvals(companion)
+    else:
+        found = zeros((0,), dtype=p.dtype, device=p.device)
+    if trailing:
+        found = concatenate([found, zeros((trailing,), dtype=found.dtype, device=p.device)])
+    return found
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """``numpy.polyfit``: the least-squares polynomial fit of degree ``deg`` (coefficients
+    highest power first), NumPy's algorithm (scaled Vandermonde columns, ``lstsq``), so the
+    coefficients differentiate in ``y``, ``x`` and ``w`` where the fit has full rank. ``full``
+    and ``cov`` return what NumPy returns; a rank-deficient fit warns ``RankWarning`` like
+    NumPy (its derivative raises: ``dualad.linalg.lstsq``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([0.0, 1.0, 2.0, 3.0])
+    >>> dnp.polyfit(x, 2 * x + 1, 1)
+    tensor([2., 1.])
+    """
+    order = int(deg) + 1
+    x, y = tensor_of(x), tensor_of(y)
+    x = cast(x, np.result_type(x.dtype, 0.0))
+    y = cast(y, np.result_type(y.dtype, 0.0))
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.shape[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = x.shape[0] * float(np.finfo(x.dtype).eps)
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = cast(tensor_of(w), np.result_type(tensor_of(w).dtype, 0.0))
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if rhs.ndim == 1 else w[:, None])
+    scale = ops.sqrt(ops.sum(lhs * lhs, 0))
+    lhs = lhs / scale
+    c, residuals, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c = c / (scale if c.ndim == 1 else scale[:, None])
+    if int(rank) != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
+    if full:
+        return c, residuals, rank, s, rcond
+    if not cov:
+        return c
+    base = linalg.inv(ops.matmul(ops.matrix_transpose(lhs), lhs))
+    base = base / (scale[:, None] * scale[None, :])
+    if cov == "unscaled":
+        factor = 1.0
+    else:
+        if x.shape[0] <= order:
+            raise ValueError(
+                "the number of data points must exceed order to scale the covariance matrix"
+            )
+        factor = residuals / (x.shape[0] - order)
+    if y.ndim == 1:
+        return c, base * factor
+    return c, base[:, :, None] * factor

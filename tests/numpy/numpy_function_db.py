@@ -313,6 +313,18 @@ CALLS = [
     Call("polysub", (V, W), diff=(0, 1)),
     Call("polymul", (W, V), diff=(0, 1)),
     Call("polydiv", (r(6), W + np.array([3.0, 0, 0])), diff=(0, 1), vmap=False),
+    Call("polyfit", (np.linspace(0.0, 1.0, 6), r(6), 2), diff=(0, 1), vmap=False),
+    Call(
+        "polyfit",
+        (np.linspace(0.0, 1.0, 6), r(6, 2), 1),
+        dict(w=pos(6)),
+        diff=(1,),
+        vmap=False,
+        note="weights",
+    ),
+    Call("roots", (np.array([1.0, -3.5, 2.0]),), vmap=False, note="real"),
+    Call("roots", (np.array([1.0, 0.5, 2.0, 0.0]),), vmap=False, note="complex"),
+    Call("poly", (np.array([[2.0, 0.5], [0.5, -1.0]]),), vmap=False, note="matrix"),
     Call("polyder", (V, 2)),
     Call("polyint", (W, 2, [1.0, 2.0])),
     *(
