@@ -243,6 +243,15 @@ def _fft_filter(a):
     return dualad.fft.irfft(spectrum * weights(spectrum), n=n)
 
 
+def _solve_self(a):
+    """``solve(M, a)`` along the last dim with ``M = n I + 0.1 a a^T`` made of ``a`` too (well
+    conditioned: its eigenvalues are n and n + 0.1 a^T a), so both of solve's slots carry the
+    derivative; the determinant scales it, through det's rules."""
+    n = a.shape[-1]
+    m = n * dualad.eye(n, dtype=a.dtype) + 0.1 * a[..., :, None] * a[..., None, :]
+    return dualad.linalg.solve(m, a[..., None])[..., 0] * dualad.linalg.det(m / n)[..., None]
+
+
 # ---------------------------------------------------------------------------------------------
 # the program language
 
@@ -267,6 +276,7 @@ UNARY = {
     "gelu": lambda a: dualad.nn.functional.gelu(a),
     "erf": lambda a: dualad.special.erf(a * 0.5),
     "fft_filter": lambda a: _fft_filter(a),
+    "solve_self": lambda a: _solve_self(a),
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -839,7 +849,18 @@ def _random(rng, shape, complex_=False):
 # branch cuts are kept away from (``_pole``, ``_log_cut``); every custom Function is holomorphic
 # with a conj-correct backward
 _COMPLEX_OK = {
-    *("sin", "cos", "tanh", "square", "exp_half", "neg", "clone", "abs", "fft_filter"),
+    *(
+        "sin",
+        "cos",
+        "tanh",
+        "square",
+        "exp_half",
+        "neg",
+        "clone",
+        "abs",
+        "fft_filter",
+        "solve_self",
+    ),
     *("add", "sub", "mul", "where", "div", "recip"),
     *("sum", "mean", "prod", "var", "logsumexp"),
     *("sin_", "tanh_", "mul_c", "add_c", "exp_half_", "zero_", "neg_", "square_"),

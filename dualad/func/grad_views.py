@@ -217,10 +217,11 @@ def _rebind_marked(view: LevelTensor, root: LevelTensor, marker) -> None:
         # raises, there being no way to give it the new ones
         view._value = _StaleView(
             view._value,
-            f"dualad.func: output {marker.out_nr} of {marker.name} is a view of a tensor that "
-            f"was changed in place at grad level {root._level.index}, and dualad cannot rebuild "
-            "that view (the Function ran on values of another transform, whose view relation "
-            "is not tracked here). Clone the output of the custom Function.",
+            f"dualad.func: output {marker.out_nr} of {marker.name} is a view and its base or "
+            f"another view of its base has been modified inplace (at grad level "
+            f"{root._level.index}), and dualad cannot rebuild that view (the Function ran on "
+            "values of another transform, whose view relation is not tracked here). Clone the "
+            "output of the custom Function.",
         )
         view._fw = None
         return
