@@ -26,6 +26,19 @@ def test_readme_examples_run_and_are_right():
     np.testing.assert_allclose(namespace["tangent"].item(), 2 * np.exp(1.0))
     assert tuple(namespace["norms"].shape) == (5,)
     assert tuple(namespace["out"].shape) == (5, 2)
+    # the linear algebra / FFT / nn block
+    S = np.array([[2.0, 0.5], [0.5, 1.0]])
+    r = np.array([1.0, -1.0])
+    Si = np.linalg.inv(S)
+    np.testing.assert_allclose(
+        namespace["gS"].numpy(), 0.5 * (Si - Si @ np.outer(r, r) @ Si), rtol=1e-12
+    )
+    # (the spectrum of ones is 8 at frequency 0 alone: d|X0|^2/dx = 2 * 8 for every sample)
+    np.testing.assert_allclose(namespace["spectrum"].numpy(), np.full(8, 16.0), atol=1e-12)
+    np.testing.assert_allclose(namespace["singular"].numpy(), [[4.0, -2.0], [-2.0, 1.0]])
+    logits = np.random.default_rng(1).normal(size=(4, 3))
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    np.testing.assert_allclose(namespace["ce"].item(), -logp[range(4), [0, 2, 1, 0]].mean())
     # the "Extending and debugging" block
     np.testing.assert_allclose(namespace["v"].grad.numpy(), [0.0, 1.0, 0.0])
     np.testing.assert_allclose(namespace["w"].grad.numpy(), [20.0, 40.0])

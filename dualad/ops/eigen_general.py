@@ -13,7 +13,10 @@ order composes.
 Singular points: a loss that depends on the phase of an eigenvector gets NaN; repeated
 eigenvalues mask the ``1 / E`` terms like ``eigh`` (0 for losses that do not depend on a basis
 of the repeated eigenspace, inf otherwise); defective matrices (``V`` singular) have no
-derivative: the solve with ``V`` raises ``LinAlgError`` or gives inf.
+derivative: where ``V`` is numerically singular (its QR factor's diagonal spans more than
+``1 / sqrt(eps)``) the derivatives are NaN, even for a loss such as the sum of the eigenvalues
+(the trace) whose derivative exists: the rule cannot tell, and a finite number there would be
+rounding noise.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from ._spectral import (
     masked_quotient,
     mH,
     nan_where,
+    real_dtype,
 )
-from .comparison import logical_not
-from .complex_parts import imag, real
+from .comparison import le, logical_not
+from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
 from .eigen import _gaps
+from .extrema import amax, amin
 from .linalg import matmul
 from .qr import qr, triangular_right_solve
 
@@ -56,16 +61,31 @@ def _diag(x):
     return diagonal(x, 0, -2, -1)
 
 
+def _defective(R):
+    """Where the eigenvector matrix ``V = Q R`` is numerically singular (the smallest diagonal
+    entry of ``R`` below ``sqrt(eps)`` times the largest): a defective or nearly defective
+    matrix, whose eigenvalues have no derivative (they move like ``sqrt`` of a perturbation)
+    or one that ``V^{-1}`` cannot give accurately. NaN there, never a finite wrong number: a
+    defective matrix's eigenvectors come out (nearly) parallel, and solving with them gives
+    large finite numbers that look like an answer. A constant mask (no derivative)."""
+    d = abs(_diag(R.detach()))
+    tol = float(np.sqrt(np.finfo(real_dtype(R.dtype)).eps))
+    bad = le(amin(d, dim=-1), amax(d, dim=-1) * tol)
+    return bad.unsqueeze(-1).unsqueeze(-1)
+
+
 def _inverse_times(V, M):
-    """``V^{-1} M`` through ``V = Q R``: ``R^{-1} Q^H M``."""
+    """``V^{-1} M`` through ``V = Q R``: ``R^{-1} Q^H M`` (NaN where ``V`` is singular)."""
     Q, R = qr(V)
-    return mH(triangular_right_solve(mH(matmul(mH(Q), M)), mH(R), lower=True))
+    out = mH(triangular_right_solve(mH(matmul(mH(Q), M)), mH(R), lower=True))
+    return out + nan_where(_defective(R), out)
 
 
 def _inverse_h_times(V, M):
-    """``V^{-H} M`` through ``V = Q R``: ``Q R^{-H} M``."""
+    """``V^{-H} M`` through ``V = Q R``: ``Q R^{-H} M`` (NaN where ``V`` is singular)."""
     Q, R = qr(V)
-    return matmul(Q, mH(triangular_right_solve(mH(M), R)))
+    out = matmul(Q, mH(triangular_right_solve(mH(M), R)))
+    return out + nan_where(_defective(R), out)
 
 
 def eig_backward(A, L, V, gL, gV):

@@ -475,3 +475,30 @@ def test_hessian_of_singular_value_losses_at_repeated_values():
             d = direction.reshape(m, n)
             expected = fd_hvp(loss_np, a, d)
             np.testing.assert_allclose((hessian @ d.ravel()).reshape(m, n), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [[2.0, -1.0], [1.0, 0.0]],
+        [[1.0, 1.0], [0.0, 1.0]],
+        [[3.0, 1.0, 0.0], [0.0, 3.0, 1.0], [0.0, 0.0, 3.0]],
+    ],
+)
+def test_defective_matrices_give_nan_not_a_finite_wrong_number(matrix):
+    # the eigenvectors of a defective matrix come out (nearly) parallel: a solve with them
+    # gave large finite numbers (grad of sum(eigvals) at [[2, -1], [1, 0]] was
+    # [[1.207, -0.207], [-0.207, 1.207]], not the trace's I): now NaN, reverse and forward
+    a = dualad.tensor(matrix, requires_grad=True)
+    (g,) = dualad.autograd.grad(dualad.real(dualad.linalg.eigvals(a)).sum(), a)
+    assert np.all(np.isnan(g.numpy()))
+    t = dualad.func.jvp(
+        lambda m: dualad.real(dualad.linalg.eigvals(m)).sum(), (a.detach(),), (dualad.ones_like(a),)
+    )[1]
+    assert np.isnan(t.item())
+
+
+def test_roots_at_a_repeated_root_give_nan():
+    p = dualad.tensor([1.0, -2.0, 1.0], requires_grad=True)
+    (g,) = dualad.autograd.grad(dnp.roots(p).sum(), p)
+    assert np.all(np.isnan(g.numpy()))
