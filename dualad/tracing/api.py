@@ -55,8 +55,9 @@ from .._tensor import Tensor, wrap
 from .._tree import flatten
 from .._wrapper import LevelTensor
 from ..func._arrays import _leaf_to_array
+from .algebra import simplify
 from .codegen import RETRACE, compile_program
-from .program import optimise
+from .program import eliminate_dead, optimise
 from .signature import rebuild, signature
 from .tracer import TraceLevel, TraceTensor
 
@@ -228,7 +229,13 @@ class Jitted:
         else:
             optimise(program)
             xp = _array_module(leaves.arrays, program)
-            replay, source = compile_program(program, xp)
+            plain = program.copy()
+            if simplify(program):
+                eliminate_dead(program)
+                slow, _ = compile_program(plain, xp)
+                replay, source = compile_program(program, xp, slow)
+            else:
+                replay, source = compile_program(program, xp)
             compiled = _Compiled(replay, source, spec, program.written_inputs(), literal)
             compiled.written = program.written
             if isinstance(out, Tensor):
