@@ -59,7 +59,8 @@ LAYERS = (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api",
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api "
+        "dualad.tracing.staging",
     ),
 )
 MAX_LINES = 600
