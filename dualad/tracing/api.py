@@ -36,8 +36,10 @@ Semantics (see also ``dualad.tracing.tracer``):
   tensors as positional arguments) is staged: the jitted forward plus ONE tape node whose
   backward is the jitted ``func.vjp`` of ``fn`` (``dualad.tracing.staging``; differentiable
   again the same way, so ``create_graph=True`` works to any order).
-- Other transforms applied OUTSIDE the jitted function (``func.grad(jit(f))``,
-  ``vmap(jit(f))``), a call inside any transform, with an input that carries a tangent, or with
+- A call inside one ``vmap`` (the only active transform, default randomness, positional
+  tensors) replays ``jit(vmap(fn))`` for its batch dims (``dualad.tracing.batching``).
+- Other transforms applied OUTSIDE the jitted function (``func.grad(jit(f))``, nested
+  ``vmap``), a call inside any transform, with an input that carries a tangent, or with
   inputs that require grad but do not fit staging (keyword or static arguments, integer
   inputs, non-floating outputs): ``fn`` runs eagerly under those transforms (correct, not
   staged). So does a function whose
@@ -62,6 +64,7 @@ from .._tree import flatten
 from .._wrapper import LevelTensor
 from ..func._arrays import _leaf_to_array
 from .algebra import simplify
+from .batching import batchable, batched_call
 from .codegen import RETRACE, compile_program
 from .program import eliminate_dead, optimise
 from .signature import rebuild, signature
@@ -129,6 +132,7 @@ class Jitted:
         self.max_traces = max_traces
         self._cache: dict = {}
         self._backward: dict = {}  # (inputs, outputs) -> the jitted VJP (``staging``)
+        self._vmapped: dict = {}  # in_dims -> jit(vmap(fn, in_dims)) (``batching``)
         self._traces = 0
         self._hits = self._misses = self._retraces = self._eager = 0
         self._warned = False
@@ -137,6 +141,10 @@ class Jitted:
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         if GRAD.levels or DEFAULT_DTYPE[0] is not _F64:
+            if DEFAULT_DTYPE[0] is _F64:
+                found = batchable(self, args, kwargs)
+                if found is not None:
+                    return batched_call(self, *found)
             self._eager += 1
             return self.fn(*args, **kwargs)
         if not kwargs and not self._static:
@@ -270,6 +278,7 @@ class Jitted:
         """Forget every program (the next calls trace again)."""
         self._cache.clear()
         self._backward.clear()
+        self._vmapped.clear()
         self._traces = 0
         self._warned = False
 
