@@ -10,7 +10,8 @@ hold diagonal matrices and rewrites the products with them:
   argument) with ``b``/``y`` a vector along either axis (or a scalar) are ``diag(w)``, ``w`` the
   same op on the diagonal values (``1.0 * h == h`` exactly, so ``w`` has the eager diagonal's
   bits);
-- ``D @ M`` and ``M @ D`` are row and column scalings;
+- ``D @ M`` and ``M @ D`` are row and column scalings (``eye @ M`` is ``M``), laid out as the
+  trace's product unless only elementwise arithmetic reads the product (then as ``M`` is);
 - ``D + M`` is ``M`` with ``w`` added to its diagonal (``M[j, j] + w[j]``, the eager sum);
 - ``permute(D, (1, 0))`` is ``D``; ``x * 1`` (a ones constant or the literal 1) is ``x``.
 
@@ -37,6 +38,14 @@ from .program import Instr, Program
 # the diagonal values (see the module docstring); ``mul`` is linear in either argument
 _LINEAR_FIRST = frozenset(("tanh_backward", "sigmoid_backward"))
 
+# ops whose values do not depend on how their arguments are laid out in memory (elementwise
+# NumPy/CuPy arithmetic) and whose outputs' layout follows the arguments': a slot read only by
+# these (and by views, guards and the outputs, transitively) may hold its values in another
+# layout than the trace's; see ``_Rewriter.layout_free``
+_ELEMENTWISE = frozenset(("add", "sub", "mul", "div", "neg", "where", *_LINEAR_FIRST))
+# ops whose result is always a new array (never an argument or a view of one)
+_NEW_ARRAY = frozenset(("matmul", *_ELEMENTWISE))
+
 
 class _Helper:
     """A pseudo-op of the simplified program: what ``codegen`` reads of an ``OpDef``."""
@@ -57,7 +66,7 @@ def _flat(xp, v):
 
 def _scale(xp, v, m, rows, order):
     # ``diag(v) @ m`` (rows) or ``m @ diag(v)``, into an array laid out as the traced product
-    out = xp.empty(m.shape, dtype=m.dtype, order=order)
+    out = xp.empty_like(m, order=order)
     if rows and m.ndim == 2 and getattr(v, "ndim", 0):
         v = v.reshape(-1, 1)
     return xp.multiply(v, m, out=out)
@@ -118,10 +127,15 @@ class _Rewriter:
         self.alias: dict = {}  # slot -> reference it equals
         self.returned = {r[1] for r in program.outputs if r[0] == "s"}
         self.uses: dict = {}
+        self.fresh_made: set = set()  # slots of ops that always make a new array
+        self.readers: dict = {}  # slot -> the instructions reading it
         for instr in program.instrs:
             for r in instr.args:
                 if r[0] == "s":
                     self.uses[r[1]] = self.uses.get(r[1], 0) + 1
+                    self.readers.setdefault(r[1], []).append(instr)
+            if instr.kind == "op" and instr.op.name in _NEW_ARRAY and not instr.extra[1]:
+                self.fresh_made.add(instr.outs[0])
         roots: dict = {}  # the memory of the slots the program still has -> how many
         slots = [*range(program.n_inputs), *(s for i in program.instrs for s in i.outs)]
         for slot in slots:
@@ -237,17 +251,28 @@ class _Rewriter:
                     self.diag[out] = n, self.times(v, h, n, dtype)
             return False
         layout = _layout(self.program.meta[out])
-        if layout is None:
-            return False
         if name == "matmul" and (da is None) != (db is None):
             (n, v), m = (da, b) if da is not None else (db, a)
             mmeta = self.meta_of(m)
             if mmeta is None or mmeta[1] != dtype or mmeta[0] != shape:
                 return False
             if len(shape) == 1 or (len(shape) == 2 and shape[0 if da is not None else 1] == n):
+                free = self.layout_free(out)
+                if free and v == ONE and m[0] == "s" and self.fresh_readers(out):
+                    # ``eye @ M`` is ``M`` (under the assumption): read M itself, as laid out
+                    self.assume_finite(m)
+                    self.alias[out] = m
+                    self.uses[m[1]] = self.uses.get(m[1], 0) - 1 + self.uses.get(out, 0)
+                    return True
+                if free:
+                    layout = "K"  # (the layout of M: no transposing copy)
+                if layout is None:
+                    return False
                 self.assume_finite(m)
                 self.replace(instr, SCALE, (v, m), {"rows": da is not None, "order": layout})
                 return True
+            return False
+        if layout is None:
             return False
         if name == "add" and (da is None) != (db is None):
             (n, v), m = (da, b) if da is not None else (db, a)
@@ -260,6 +285,33 @@ class _Rewriter:
                 self.replace(instr, ADD_DIAGONAL, (m, v), {"order": layout})
             return True
         return False
+
+    def layout_free(self, slot, depth: int = 0) -> bool:
+        """Whether ``slot``'s values may come in another memory layout than the trace's: every
+        reader is elementwise arithmetic, a view or a guard, and so are their results' readers
+        (an output returned that way has other strides than eagerly, the same values)."""
+        if depth > 32:
+            return False
+        for reader in self.readers.get(slot, ()):
+            if reader.kind == "guard":
+                continue
+            if reader.kind != "op" or reader.extra[1]:
+                return False
+            if reader.op.name not in _ELEMENTWISE and not reader.op.view:
+                return False
+            if not all(self.layout_free(o, depth + 1) for o in reader.outs):
+                return False
+        return True
+
+    def fresh_readers(self, slot) -> bool:
+        """Whether ``slot`` is not returned and only read by elementwise ops (which make new
+        arrays): then it may be another slot's array itself, views and outputs never see it."""
+        if slot in self.returned:
+            return False
+        return all(
+            r.kind == "op" and r.op.name in _ELEMENTWISE and not r.op.view
+            for r in self.readers.get(slot, ())
+        )
 
     def same_dtype(self, a, b, dtype) -> bool:
         for r in (a, b):
@@ -280,7 +332,7 @@ class _Rewriter:
             return False
         if self.uses.get(ref[1]) != 1:
             return False
-        if ref[1] in self.fresh:
+        if ref[1] in self.fresh or ref[1] in self.fresh_made:
             return True
         meta = self.program.meta[ref[1]]
         return meta[3] == meta[4] and self.roots.get(meta[4]) == 1

@@ -160,3 +160,24 @@ def test_programs_that_write_in_place_are_left_alone():
     A, v = dualad.tensor(r.standard_normal((3, 3))), dualad.tensor(r.standard_normal(3))
     _equal(jitted(A, v), fn(A, v))
     assert "# scale" not in jitted.source(A, v)
+
+
+def test_identity_products_read_as_laid_out_never_alias_what_is_returned():
+    eye = dualad.eye(4)
+
+    def fn(A, x):
+        P = eye @ A.T  # (a transposed view: read as it is where only arithmetic follows)
+        return P.T, tanh_backward(P, x) + eye * x, (eye @ A) * 2.0
+
+    jitted = dualad.jit(fn)
+    r = np.random.default_rng(5)
+    for _ in range(3):
+        A, x = dualad.tensor(r.standard_normal((4, 4))), dualad.tensor(r.standard_normal(4))
+        before = A.numpy().copy()
+        got = jitted(A, x)
+        _equal(got, fn(A, x))
+        for out in got:
+            assert not np.shares_memory(out.numpy(), A.numpy())
+            out.numpy()[...] = 0.0
+        assert np.array_equal(A.numpy(), before)
+    assert "# matmul" not in jitted.source(A, x)
