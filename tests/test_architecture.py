@@ -52,7 +52,7 @@ LAYERS = (
     ),
     (
         "L4e level: jit",
-        "dualad.tracing.program dualad.tracing.algebra dualad.tracing.tracer dualad.tracing.codegen "
+        "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers dualad.tracing.tracer dualad.tracing.codegen "
         "dualad.tracing.signature",
     ),
     (

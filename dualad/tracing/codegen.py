@@ -23,6 +23,7 @@ import keyword
 
 import numpy as np
 
+from .buffers import plan
 from .program import Program
 
 RETRACE = object()  # what a replay returns when a guard fails
@@ -146,12 +147,18 @@ def compile_program(program: Program, xp, fallback=None) -> tuple:
             return name
         return text
 
+    reuse = plan(program, xp, direct_function)
     for n, instr in enumerate(program.instrs):
         kind = instr.kind
         if kind == "op":
             op = instr.op
             args = [ref(r) for r in instr.args]
             direct = None
+            if n in reuse:  # (``buffers``: the result goes into a dead temporary)
+                namespace[f"o{n}"], buffer = reuse[n]
+                lines.append(f"    s{instr.outs[0]} = o{n}({', '.join(args)}, out=s{buffer})")
+                lines[-1] += f"  # {op.name}"
+                continue
             if op.kernel is None and not instr.params and len(args) == 1:
                 first = instr.args[0]
                 if first[0] == "s" and program.meta[first[1]][1].kind in "fc":
