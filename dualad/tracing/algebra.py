@@ -232,7 +232,7 @@ class _Rewriter:
                 if (
                     self.is_one(one)
                     and x[0] == "s"
-                    and out not in self.returned
+                    and self.fresh_readers(out)
                     and self.program.meta[x[1]][:3] == self.program.meta[out][:3]
                 ):
                     self.alias[out] = x
@@ -304,12 +304,22 @@ class _Rewriter:
         return True
 
     def fresh_readers(self, slot) -> bool:
-        """Whether ``slot`` is not returned and only read by elementwise ops (which make new
-        arrays): then it may be another slot's array itself, views and outputs never see it."""
+        """Whether ``slot`` is not returned and only read by guards and by ops that make new
+        arrays (not views, and whose results in the trace did not share its memory): then it
+        may be another slot's array itself (an input's too), as no view or output can reach
+        that array through it."""
         if slot in self.returned:
             return False
+        meta = self.program.meta
+        root = meta[slot][4]
         return all(
-            r.kind == "op" and r.op.name in _ELEMENTWISE and not r.op.view
+            r.kind == "guard"
+            or (
+                r.kind == "op"
+                and not r.op.view
+                and not r.extra[1]
+                and (r.op.name in _NEW_ARRAY or meta[r.outs[0]][4] != root)
+            )
             for r in self.readers.get(slot, ())
         )
 

@@ -146,6 +146,18 @@ def test_products_with_ones_are_dropped_but_outputs_stay_distinct():
     assert source.count("# mul") == 2  # the returned products stay, ``sin(x) * ones`` goes
 
 
+def test_a_product_with_ones_seen_through_a_view_is_kept():
+    ones = dualad.ones(2, 3)
+    jitted = dualad.jit(lambda x: ((x * ones).T, (x * ones) @ ones.T))
+    x = dualad.tensor(np.arange(6.0).reshape(2, 3))
+    for _ in range(2):
+        view, product = jitted(x)
+        assert not np.shares_memory(view.numpy(), x.numpy())
+        view.numpy()[...] = -1.0
+        assert np.array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+        _equal(product, (x * ones) @ ones.T)
+
+
 def test_programs_that_write_in_place_are_left_alone():
     eye = dualad.eye(3)
 
