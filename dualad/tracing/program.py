@@ -25,6 +25,8 @@ Invariants:
 - The passes never change a value: they drop instructions whose results nobody reads (DCE),
   reuse one of two identical pure instructions (CSE) and replace an op whose result is its
   argument's whole memory viewed the same way (a no-op reshape, view, cast) by that argument.
+  ``algebra.simplify`` (run after them by ``api``) keeps values too, but for the sign of a
+  zero, under its ``assume``s (see there); ``buffers`` only changes where results are stored.
 
 >>> import numpy as np
 >>> p = Program(1)
