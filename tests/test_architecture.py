@@ -52,14 +52,15 @@ LAYERS = (
     ),
     (
         "L4e level: jit",
-        "dualad.tracing.program dualad.tracing.tracer dualad.tracing.codegen "
+        "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers dualad.tracing.tracer dualad.tracing.codegen "
         "dualad.tracing.signature",
     ),
     (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api",
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api "
+        "dualad.tracing.staging dualad.tracing.batching",
     ),
 )
 MAX_LINES = 600

@@ -32,9 +32,17 @@ Semantics (see also ``dualad.tracing.tracer``):
 - Outputs are Tensors (arrays when no argument was a Tensor, as ``dualad.func``'s transforms
   do), numbers or None. A returned tensor is a fresh Tensor even where ``fn`` returned its
   input; a returned tensor's gradient history inside ``fn`` is not kept.
-- Transforms applied OUTSIDE the jitted function (``grad(jit(f))``, ``vmap(jit(f))``), a call
-  inside any transform, with an input that requires grad (grad mode on) or carries a tangent:
-  ``fn`` runs eagerly under those transforms (correct, not staged). So does a function whose
+- A call with inputs that require grad (grad mode on, no transform active, plain floating
+  tensors as positional arguments) is staged: the jitted forward plus ONE tape node whose
+  backward is the jitted ``func.vjp`` of ``fn`` (``dualad.tracing.staging``; differentiable
+  again the same way, so ``create_graph=True`` works to any order).
+- A call inside one ``vmap`` (the only active transform, default randomness, positional
+  tensors) replays ``jit(vmap(fn))`` for its batch dims (``dualad.tracing.batching``).
+- Other transforms applied OUTSIDE the jitted function (``func.grad(jit(f))``, nested
+  ``vmap``), a call inside any transform, with an input that carries a tangent, or with
+  inputs that require grad but do not fit staging (keyword or static arguments, integer
+  inputs, non-floating outputs): ``fn`` runs eagerly under those transforms (correct, not
+  staged). So does a function whose
   trace met something the program cannot replay (an op on a closed-over tensor that requires
   grad, an in-place write of a traced value into a tensor made from constants inside ``fn``),
   for that signature, and every call while the default dtype is not float64.
@@ -55,9 +63,12 @@ from .._tensor import Tensor, wrap
 from .._tree import flatten
 from .._wrapper import LevelTensor
 from ..func._arrays import _leaf_to_array
+from .algebra import simplify
+from .batching import batchable, batched_call
 from .codegen import RETRACE, compile_program
-from .program import optimise
+from .program import eliminate_dead, optimise
 from .signature import rebuild, signature
+from .staging import stageable, staged_call
 from .tracer import TraceLevel, TraceTensor
 
 _F64 = np.dtype("float64")
@@ -79,6 +90,7 @@ class _Compiled:
         "eager_only",
         "literal_outs",
         "out_kind",
+        "random",
         "replay",
         "source",
         "spec",
@@ -87,6 +99,7 @@ class _Compiled:
 
     def __init__(self, replay, source, spec, copy_inputs, literal_outs, eager_only=None):
         self.written = False  # whether the program writes in place
+        self.random = False  # whether it draws random numbers
         # "one": the function returned one tensor, "tuple": a tuple of tensors, else None
         self.out_kind = None
         self.replay = replay
@@ -118,6 +131,8 @@ class Jitted:
         self._static = frozenset((*static_argnums, *static_argnames))
         self.max_traces = max_traces
         self._cache: dict = {}
+        self._backward: dict = {}  # (inputs, outputs) -> the jitted VJP (``staging``)
+        self._vmapped: dict = {}  # in_dims -> jit(vmap(fn, in_dims)) (``batching``)
         self._traces = 0
         self._hits = self._misses = self._retraces = self._eager = 0
         self._warned = False
@@ -126,6 +141,10 @@ class Jitted:
     # ------------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         if GRAD.levels or DEFAULT_DTYPE[0] is not _F64:
+            if DEFAULT_DTYPE[0] is _F64:
+                found = batchable(self, args, kwargs)
+                if found is not None:
+                    return batched_call(self, *found)
             self._eager += 1
             return self.fn(*args, **kwargs)
         if not kwargs and not self._static:
@@ -156,6 +175,8 @@ class Jitted:
                             return tuple([wrap(r) for r in result])
         key, leaves = signature(args, kwargs, self._static, self._names)
         if leaves.fallback is not None:
+            if stageable(self, args, kwargs):
+                return staged_call(self, args)
             self._eager += 1
             return self.fn(*args, **kwargs)
         programs = self._cache.get(key)
@@ -228,9 +249,16 @@ class Jitted:
         else:
             optimise(program)
             xp = _array_module(leaves.arrays, program)
-            replay, source = compile_program(program, xp)
+            plain = program.copy()
+            if simplify(program):
+                eliminate_dead(program)
+                slow, _ = compile_program(plain, xp)
+                replay, source = compile_program(program, xp, slow)
+            else:
+                replay, source = compile_program(program, xp)
             compiled = _Compiled(replay, source, spec, program.written_inputs(), literal)
             compiled.written = program.written
+            compiled.random = any(i.kind == "random" for i in program.instrs)
             if isinstance(out, Tensor):
                 compiled.out_kind = "one"
             elif type(out) is tuple and all(isinstance(o, Tensor) for o in out):
@@ -249,6 +277,8 @@ class Jitted:
     def cache_clear(self) -> None:
         """Forget every program (the next calls trace again)."""
         self._cache.clear()
+        self._backward.clear()
+        self._vmapped.clear()
         self._traces = 0
         self._warned = False
 

@@ -23,6 +23,7 @@ import keyword
 
 import numpy as np
 
+from .buffers import plan
 from .program import Program
 
 RETRACE = object()  # what a replay returns when a guard fails
@@ -117,9 +118,18 @@ def direct_function(impl, xp):
     return found
 
 
-def compile_program(program: Program, xp) -> tuple:
-    """``(function, source)`` for ``program`` on array module ``xp``."""
+def _finite(x) -> bool:
+    """Whether every element of ``x`` is finite: a sum of finite values is finite unless it
+    overflows (then this says False, and the caller takes its safe path), a sum with an inf or
+    NaN is not. (One pass, no temporary array.)"""
+    return bool(np.isfinite(x.sum()))
+
+
+def compile_program(program: Program, xp, fallback=None) -> tuple:
+    """``(function, source)`` for ``program`` on array module ``xp``; ``fallback`` is the
+    function an ``assume`` that fails returns the result of (called with the inputs)."""
     namespace = {"xp": xp, "RETRACE": RETRACE, "_same": _same, "_convert": _convert}
+    namespace["_finite"], namespace["_slow"] = _finite, fallback
     namespace["asarray"] = xp.asarray
     for i, c in enumerate(program.consts):
         namespace[f"c{i}"] = c
@@ -137,12 +147,18 @@ def compile_program(program: Program, xp) -> tuple:
             return name
         return text
 
+    reuse = plan(program, xp, direct_function)
     for n, instr in enumerate(program.instrs):
         kind = instr.kind
         if kind == "op":
             op = instr.op
             args = [ref(r) for r in instr.args]
             direct = None
+            if n in reuse:  # (``buffers``: the result goes into a dead temporary)
+                namespace[f"o{n}"], buffer = reuse[n]
+                lines.append(f"    s{instr.outs[0]} = o{n}({', '.join(args)}, out=s{buffer})")
+                lines[-1] += f"  # {op.name}"
+                continue
             if op.kernel is None and not instr.params and len(args) == 1:
                 first = instr.args[0]
                 if first[0] == "s" and program.meta[first[1]][1].kind in "fc":
@@ -180,6 +196,10 @@ def compile_program(program: Program, xp) -> tuple:
                         lines.append(f"    s{s} = asarray(s{s})")
         elif kind == "write":
             lines.append(f"    {ref(instr.args[0])}[...] = {ref(instr.args[1])}")
+        elif kind == "assume":
+            inputs = ", ".join(f"s{i}" for i in range(program.n_inputs))
+            lines.append(f"    if not _finite({ref(instr.args[0])}):")
+            lines.append(f"        return _slow({inputs})")
         elif kind == "random":
             namespace[f"r{n}"] = instr.extra
             lines.append(f"    s{instr.outs[0]} = r{n}(_shape{n})._data")

@@ -10,6 +10,8 @@ Instructions (``Instr.kind``):
 - ``"op"``: ``outs = op.impl(xp, *args, **params)`` (one slot per output);
 - ``"write"``: ``target[...] = source`` (an in-place op: views of the target see it);
 - ``"random"``: ``out = draw(shape)``, drawn afresh on every replay;
+- ``"assume"``: the simplified program's condition (``algebra``): the argument is finite, else
+  the replay runs the program as it was before ``algebra.simplify`` rewrote it;
 - ``"guard"``: a value that reached Python during the trace (``bool(x)``, ``x.item()``, a
   data-dependent shape ...) must convert to the same Python value again, else the replay stops
   and the function is traced again.
@@ -23,6 +25,8 @@ Invariants:
 - The passes never change a value: they drop instructions whose results nobody reads (DCE),
   reuse one of two identical pure instructions (CSE) and replace an op whose result is its
   argument's whole memory viewed the same way (a no-op reshape, view, cast) by that argument.
+  ``algebra.simplify`` (run after them by ``api``) keeps values too, but for the sign of a
+  zero, under its ``assume``s (see there); ``buffers`` only changes where results are stored.
 
 >>> import numpy as np
 >>> p = Program(1)
@@ -35,7 +39,7 @@ Invariants:
 from __future__ import annotations
 
 # kinds of instructions whose effect is more than their output slots (never removed by DCE)
-EFFECTS = frozenset(("write", "random", "guard"))
+EFFECTS = frozenset(("write", "random", "guard", "assume"))
 
 
 class Instr:
@@ -101,6 +105,17 @@ class Program:
                 value = value.copy(order="K")
             self.consts.append(value)
         return ("c", index)
+
+    def copy(self) -> Program:
+        """A copy sharing the constants and the ``Instr`` objects (``algebra.simplify`` and
+        ``eliminate_dead`` replace the lists, never change an ``Instr``)."""
+        other = Program(self.n_inputs)
+        for name in self.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.instrs = list(self.instrs)
+        other.outputs = list(self.outputs)
+        other.meta = dict(self.meta)
+        return other
 
     def written_inputs(self) -> set:
         """Input slots whose memory an instruction may write (directly or through a view):
@@ -228,4 +243,4 @@ def eliminate_dead(program: Program) -> None:
     program.instrs = keep
 
 
-__all__ = ["Instr", "Program", "optimise"]
+__all__ = ["Instr", "Program", "eliminate_dead", "optimise"]
