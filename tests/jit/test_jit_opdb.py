@@ -102,7 +102,12 @@ def _check(info, dtype, sample) -> None:
         cts = [
             dualad.tensor(rng.standard_normal(o.shape).astype(o.dtype)) for o in outs
         ]  # (real cotangents: complex outputs take them as well)
-        ct = cts[0] if isinstance(expected, dualad.Tensor) else type(expected)(cts)
+        if isinstance(expected, dualad.Tensor):
+            ct = cts[0]
+        elif hasattr(expected, "_fields"):  # (named results: slogdet, lu, qr, ...)
+            ct = type(expected)(*cts)
+        else:
+            ct = type(expected)(cts)
 
         def vjp(xs, ct):
             out, pullback = func.vjp(f, *xs)
