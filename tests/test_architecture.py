@@ -53,7 +53,7 @@ LAYERS = (
     (
         "L4e level: jit",
         "dualad.tracing.program dualad.tracing.tracer dualad.tracing.codegen "
-        "dualad.tracing.signature dualad.tracing.rules",
+        "dualad.tracing.signature dualad.tracing.graphs",
     ),
     (
         "L5 facades",

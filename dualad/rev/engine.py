@@ -56,6 +56,17 @@ from .run_hooks import _run_post_hooks, _run_pre_hooks, _run_tensor_hooks, _unde
 # Reentrant passes (a backward started inside a running one) nest at most this deep.
 MAX_REENTRANT_DEPTH = 5000
 
+# The compiled-pass provider (``tracing.graphs.raw_backward``, installed from above: rev must
+# not import the trace level), or None. ``_execute`` offers it every plain ``backward()`` that
+# records nothing; it returns False when this engine must run the pass.
+_RAW_GRAPH = None
+
+
+def install_raw_graph(provider) -> None:
+    """Install (or, with None, remove) the provider of compiled backward passes."""
+    global _RAW_GRAPH
+    _RAW_GRAPH = provider
+
 
 def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=None, inputs=None):
     """Execute the graph from ``roots`` (a list of (node, output_nr)) with ``root_grads``.
@@ -173,6 +184,16 @@ def _run_on_fresh_thread(
 
 
 def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs):
+    if (
+        _RAW_GRAPH is not None
+        and not create_graph
+        and accumulate
+        and capture is None
+        and inputs is None
+        and len(roots) == 1
+        and _RAW_GRAPH(roots[0], root_grads[0], retain_graph)
+    ):
+        return []
     # ---- discovery: count, for each node, the edges that reach it from the roots (iteratively)
     dependencies: dict = {}
     root_nodes = []

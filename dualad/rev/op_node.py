@@ -23,19 +23,6 @@ from .saved import (
 )
 
 
-# The compiled-rule provider (``tracing.rules.raw_vjp``, installed from above: rev must not
-# import the trace level), or None. Called as ``raw(op, grads, outs, args, params, needs)`` by
-# the one-output nodes' ``_apply`` when no graph is recorded; it returns None to have the rule
-# run as written.
-_RAW_VJP = None
-
-
-def install_raw_vjp(provider) -> None:
-    """Install (or, with None, remove) the compiled-rule provider of the backward pass."""
-    global _RAW_VJP
-    _RAW_VJP = provider
-
-
 class OpNode(Node):
     """Node of a registered op: calls the op's VJP on the saved arguments."""
 
@@ -296,14 +283,7 @@ def _apply_unsaved(self, grads: list, needs, create_graph: bool) -> tuple:
     args = self._args
     if needs is None:
         needs = self._needs
-    raw = _RAW_VJP
-    if raw is None or create_graph or grads[0] is None:
-        out = self._op.vjp((grads[0],), None, args, self._params, needs)
-    else:
-        out = raw(self._op, (grads[0],), None, args, self._params, needs)
-        if out is None:
-            out = self._op.vjp((grads[0],), None, args, self._params, needs)
-    return _validate(out, args, needs, self)
+    return _validate(self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self)
 
 
 def _saved_args_apply(release: bool):
@@ -319,14 +299,9 @@ def _saved_args_apply(release: bool):
                     self._unpack_args()  # raises if modified (or detached) in place since saved
         if needs is None:
             needs = self._needs
-        raw = _RAW_VJP
-        if raw is None or create_graph or grads[0] is None:
-            out = self._op.vjp((grads[0],), None, args, self._params, needs)
-        else:
-            out = raw(self._op, (grads[0],), None, args, self._params, needs)
-            if out is None:
-                out = self._op.vjp((grads[0],), None, args, self._params, needs)
-        out = _validate(out, args, needs, self)
+        out = _validate(
+            self._op.vjp((grads[0],), None, args, self._params, needs), args, needs, self
+        )
         if release:
             self._freed = True  # first: see OpNode._unpack_args
             self._args = None
@@ -356,14 +331,9 @@ def _saved_output_apply(release: bool):
         args = self._args
         if needs is None:
             needs = self._needs
-        raw = _RAW_VJP
-        if raw is None or create_graph or grads[0] is None:
-            out = self._op.vjp((grads[0],), (y,), args, self._params, needs)
-        else:
-            out = raw(self._op, (grads[0],), (y,), args, self._params, needs)
-            if out is None:
-                out = self._op.vjp((grads[0],), (y,), args, self._params, needs)
-        out = _validate(out, args, needs, self)
+        out = _validate(
+            self._op.vjp((grads[0],), (y,), args, self._params, needs), args, needs, self
+        )
         if release:
             self._freed = True
             self._out_data = None
@@ -390,6 +360,11 @@ def _release_args(self) -> None:
 def _release_output(self) -> None:
     self._freed = True
     self._out_data = None
+
+
+# the specialised ``_apply``s above: a node whose class has one of them is a one-output op node
+# whose saved values are not packed (what ``tracing.graphs`` compiles whole passes of)
+SPECIALISED_APPLIES = frozenset((_apply_unsaved, _apply_saved_args, _apply_saved_output))
 
 
 def make_node_class(name: str, op=None) -> type:
