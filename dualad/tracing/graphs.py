@@ -22,7 +22,9 @@ Invariants:
   apply (custom Functions, in-place and view-replay nodes, packed saved tensors), any hook or
   retain-grad capture, leaves with hooks, saved values that were modified or freed (the engine
   raises the error), arguments that are not tensors, ``ArgMeta`` or Python numbers, tangents,
-  traces that give up or draw random numbers, guards that fail on a replay, a full cache.
+  traces that give up or draw random numbers, guards that fail on a replay, a full cache,
+  graphs of more than ``MAX_NODES`` nodes.
+- The key holds the default dtype (rules may create tensors of it).
 - Saved values are released afterwards unless ``retain_graph``, as the engine releases them.
 """
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import _default as DEFAULT_DTYPE
 from .._state import ACTIVE, GRAD, pop_level, push_level
 from .._tensor import Tensor, wrap
 from ..rev.engine import install_raw_graph
@@ -42,6 +45,9 @@ from .tracer import TraceLevel, TraceTensor
 # structure key -> (replay, leaf nodes' positions, owned flags), or None (the engine runs it)
 _CACHE: dict = {}
 MAX_GRAPHS = 1024
+# larger graphs take the engine: compiling a program costs time linear in its length, and deep
+# graphs (a million nodes) are what the engine's iterative loop is for
+MAX_NODES = 5000
 
 
 def raw_backward(root, root_grad, retain_graph: bool) -> bool:
@@ -75,6 +81,8 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
             else:
                 ops.append(child)
                 push(child)
+                if len(ops) > MAX_NODES:
+                    return False
     for n in ops:
         if n._extra is not None or type(n)._apply not in SPECIALISED_APPLIES or n._freed:
             return False
@@ -84,7 +92,7 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     for i, leaf in enumerate(leaves):
         index[leaf] = -1 - i
     data = root_grad._data
-    key = [type(data), data.shape, data.dtype]
+    key = [DEFAULT_DTYPE[0], type(data), data.shape, data.dtype]
     append = key.append
     arrays = [data]
     for n in ops:
@@ -312,4 +320,4 @@ def cache_size() -> int:
 
 install_raw_graph(raw_backward)
 
-__all__ = ["MAX_GRAPHS", "cache_clear", "cache_size", "raw_backward"]
+__all__ = ["MAX_GRAPHS", "MAX_NODES", "cache_clear", "cache_size", "raw_backward"]
