@@ -30,6 +30,8 @@ Invariants:
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from .._dtypes import _default as DEFAULT_DTYPE
@@ -48,6 +50,7 @@ MAX_GRAPHS = 1024
 # larger graphs take the engine: compiling a program costs time linear in its length, and deep
 # graphs (a million nodes) are what the engine's iterative loop is for
 MAX_NODES = 5000
+_SEQ = attrgetter("_seq")
 
 
 def raw_backward(root, root_grad, retain_graph: bool) -> bool:
@@ -86,7 +89,7 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     for n in ops:
         if n._extra is not None or type(n)._apply not in SPECIALISED_APPLIES or n._freed:
             return False
-    ops.sort(key=_seq, reverse=True)
+    ops.sort(key=_SEQ, reverse=True)
     # ---- the key, and the arrays the program reads
     index = {n: i for i, n in enumerate(ops)}
     for i, leaf in enumerate(leaves):
@@ -211,10 +214,6 @@ def _param_key(value):
     if isinstance(value, np.dtype):
         return ("dtype", value)
     return None
-
-
-def _seq(node) -> int:
-    return node._seq
 
 
 def _unshare(grads: list, owned: tuple) -> None:
