@@ -34,6 +34,10 @@ Invariants:
   otherwise start OS threads without bound).
 - Anomaly mode is read once per pass (no cost per node otherwise): it checks returned gradients
   for NaN and warns with the forward trace of the node an error escaped from.
+- A plain ``backward()`` (one root, no ``inputs``, no ``create_graph``) is first offered to the
+  compiled-pass provider installed from above (``tracing.graphs``): it runs graphs of plain op
+  nodes without hooks as straight-line array code with this loop's results, and declines
+  (this loop runs) everything else.
 - Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
   weak where a tensor points back at the graph); CPython's deferred deallocation keeps freeing a
   1,000,000-node chain within the C stack (tests/rev/test_deep_graphs.py).
