@@ -22,7 +22,8 @@ Invariants:
   apply (custom Functions, in-place and view-replay nodes, packed saved tensors), any hook or
   retain-grad capture, leaves with hooks, saved values that were modified or freed (the engine
   raises the error), arguments that are not tensors, ``ArgMeta`` or Python numbers, tangents,
-  traces that give up or draw random numbers, guards that fail on a replay, a full cache,
+  traces that give up or draw random numbers, guards that fail on a replay, a structure's
+  first pass (it is compiled on its second: tracing costs tens of engine passes),
   graphs of more than ``MAX_NODES`` nodes.
 - The key holds the default dtype (rules may create tensors of it).
 - Saved values are released afterwards unless ``retain_graph``, as the engine releases them.
@@ -44,9 +45,10 @@ from .codegen import RETRACE, compile_program
 from .program import optimise
 from .tracer import TraceLevel, TraceTensor
 
-# structure key -> (replay, leaf nodes' positions, owned flags), or None (the engine runs it)
+# structure key -> (replay, owned flags per leaf), None (the engine runs it) or _SEEN_ONCE
 _CACHE: dict = {}
-MAX_GRAPHS = 1024
+_SEEN_ONCE = object()  # a structure met once: compiled when it comes again
+MAX_GRAPHS = 1024  # entries; when full, the structures seen once are forgotten
 # larger graphs take the engine: compiling a program costs time linear in its length, and deep
 # graphs (a million nodes) are what the engine's iterative loop is for
 MAX_NODES = 5000
@@ -162,12 +164,19 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
         append(d.dtype)
     key = tuple(key)
     compiled = _CACHE.get(key, _CACHE)
+    if compiled is _CACHE:
+        # a structure seen once is only remembered: tracing costs tens of engine passes, so
+        # graphs that change every time (data-dependent control flow) must not pay it
+        if len(_CACHE) >= MAX_GRAPHS:
+            _forget_seen_once()
+            if len(_CACHE) >= MAX_GRAPHS:
+                return False  # full of compiled structures
+        _CACHE[key] = _SEEN_ONCE
+        return False
     previous = GRAD.enabled
     GRAD.enabled = False
     try:
-        if compiled is _CACHE:
-            if len(_CACHE) >= MAX_GRAPHS:
-                return False
+        if compiled is _SEEN_ONCE:
             grads = _trace(key, ops, leaves, root_grad, len(arrays))
             if grads is None:
                 return False
@@ -214,6 +223,12 @@ def _param_key(value):
     if isinstance(value, np.dtype):
         return ("dtype", value)
     return None
+
+
+def _forget_seen_once() -> None:
+    """Drop the structures seen only once (the cache is full; compiled ones stay)."""
+    for key in [k for k, v in _CACHE.items() if v is _SEEN_ONCE]:
+        _CACHE.pop(key, None)
 
 
 def _unshare(grads: list, owned: tuple) -> None:

@@ -104,9 +104,10 @@ def _run(info, sample, seed: int):
 def test_opdb_vjp_compiled_equals_engine(info, sample, recorder):
     with _engine_only():
         expected = _run(info, sample, 0)
-    traced = _run(info, sample, 0)  # the first pass of this structure: traced
+    first = _run(info, sample, 0)  # a structure's first pass: the engine (remembered)
+    traced = _run(info, sample, 0)  # its second: traced and compiled
     replayed = _run(info, sample, 0)  # then replayed from the compiled program
-    for got in (traced, replayed):
+    for got in (first, traced, replayed):
         assert len(got) == len(expected)
         for g, e in zip(got, expected):
             assert (g is None) == (e is None)
@@ -123,11 +124,12 @@ def test_most_op_passes_are_compiled():
             try:
                 _run(info, sample, 1)
                 _run(info, sample, 1)
+                _run(info, sample, 1)
             except pytest.skip.Exception:
                 pass
     finally:
         engine.install_raw_graph(graphs.raw_backward)
-    assert sum(rec.answers) > 0.6 * len(rec.answers)
+    assert sum(rec.answers[2::3]) > 0.6 * len(rec.answers[2::3])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +143,7 @@ def test_chain_replays_bit_equal(recorder):
         x.grad = None
         _chain(x).backward()
         results.append(x.grad.numpy().copy())
-    assert recorder.answers == [True, True, True]
+    assert recorder.answers == [False, True, True]  # remembered, traced, replayed
     with _engine_only():
         x.grad = None
         _chain(x).backward()
@@ -164,18 +166,20 @@ def test_grad_accumulates_across_passes(recorder):
 def test_leaves_never_share_a_grad_array(recorder):
     # equal sums for two leaves: common-subexpression elimination may merge them in the program
     c = dualad.tensor([1.5, -2.0])
-    for _ in range(2):
+    for _ in range(3):
         a = dualad.tensor([1.0, 2.0], requires_grad=True)
         b = dualad.tensor([3.0, 4.0], requires_grad=True)
         ((a * c + a * c).sum() + (b * c + b * c).sum()).backward()
         assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
         a.grad.add_(1.0)
         assert _same(b.grad.numpy(), np.array([3.0, -4.0]))
-    assert recorder.answers == [True, True]
+    assert recorder.answers == [False, True, True]
 
 
 def test_retain_graph_runs_twice_and_release_frees(recorder):
     x = dualad.tensor([0.5, 1.0], requires_grad=True)
+    _chain(x).backward()  # (the structure's first pass: remembered)
+    x.grad = None
     y = _chain(x)
     y.backward(retain_graph=True)
     first = x.grad.numpy().copy()
@@ -187,7 +191,7 @@ def test_retain_graph_runs_twice_and_release_frees(recorder):
 
 def test_modified_saved_tensor_raises_as_the_engine(recorder):
     x = dualad.tensor([0.5, 1.0], requires_grad=True)
-    for _ in range(2):
+    for _ in range(3):
         h = x * 1.0
         y = (dualad.sin(h) * 2.0).sum()
         h.add_(1.0)
@@ -256,3 +260,25 @@ def test_grad_and_inputs_take_the_engine(recorder):
     _chain(x).backward(inputs=[x])
     assert recorder.answers == []
     assert _same(g.numpy(), x.grad.numpy())
+
+
+def test_new_structures_are_compiled_on_their_second_pass(recorder):
+    x = dualad.tensor([0.5, 1.0], requires_grad=True)
+    for n in (1, 2, 3, 1, 2, 3):
+        h = x
+        for _ in range(n + 40):
+            h = dualad.sin(h) * 0.5
+        h.sum().backward()
+    assert recorder.answers == [False] * 3 + [True] * 3
+
+
+def test_a_full_cache_forgets_structures_seen_once(recorder, monkeypatch):
+    monkeypatch.setattr(graphs, "MAX_GRAPHS", 3)
+    graphs.cache_clear()
+    x = dualad.tensor([0.5, 1.0], requires_grad=True)
+    for n in range(6):
+        h = x
+        for _ in range(n + 50):
+            h = dualad.cos(h) * 0.5
+        h.sum().backward()
+        assert graphs.cache_size() <= 3
