@@ -23,7 +23,8 @@ Invariants:
   retain-grad capture, leaves with hooks, saved values that were modified or freed (the engine
   raises the error), arguments that are not tensors, ``ArgMeta`` or Python numbers, tangents,
   traces that give up or draw random numbers, guards that fail on a replay, a structure's
-  first pass (it is compiled on its second: tracing costs tens of engine passes),
+  first pass (it is compiled on its second: tracing costs tens of engine passes), passes
+  while graphs keep changing (a back-off: building a key costs a third of an engine pass),
   graphs of more than ``MAX_NODES`` nodes.
 - The key holds the default dtype (rules may create tensors of it).
 - Saved values are released afterwards unless ``retain_graph``, as the engine releases them.
@@ -53,12 +54,21 @@ MAX_GRAPHS = 1024  # entries; when full, the structures seen once are forgotten
 # graphs (a million nodes) are what the engine's iterative loop is for
 MAX_NODES = 5000
 _SEQ = attrgetter("_seq")
+# Graphs that change on every pass (data-dependent control flow) would pay for a key each time
+# and never replay: after BACKOFF_AFTER new structures in a row, that many passes (at most
+# MAX_BACKOFF) go to the engine unexamined. [new structures in a row, passes left to skip]
+_BACKOFF = [0, 0]
+BACKOFF_AFTER = 8
+MAX_BACKOFF = 256
 
 
 def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     """Run the pass from ``root`` (a (node, output_nr) pair) with gradient ``root_grad``
     compiled; False when the engine must run it (nothing was done then)."""
     if (ACTIVE and GRAD.levels) or GRAD.anomaly[0]:
+        return False
+    if _BACKOFF[1]:
+        _BACKOFF[1] -= 1  # graphs keep changing: leave them to the engine for a while
         return False
     node, nr = root
     if nr != 0 or type(root_grad) is not Tensor or root_grad._fw is not None:
@@ -172,7 +182,11 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
             if len(_CACHE) >= MAX_GRAPHS:
                 return False  # full of compiled structures
         _CACHE[key] = _SEEN_ONCE
+        streak = _BACKOFF[0] = _BACKOFF[0] + 1
+        if streak >= BACKOFF_AFTER:
+            _BACKOFF[1] = min(streak, MAX_BACKOFF)
         return False
+    _BACKOFF[0] = 0
     previous = GRAD.enabled
     GRAD.enabled = False
     try:
@@ -323,8 +337,9 @@ def _cupy():
 
 
 def cache_clear() -> None:
-    """Forget every compiled pass."""
+    """Forget every compiled pass (and the back-off)."""
     _CACHE.clear()
+    _BACKOFF[:] = [0, 0]
 
 
 def cache_size() -> int:
