@@ -50,6 +50,9 @@ from .tracer import TraceLevel, TraceTensor
 _CACHE: dict = {}
 _SEEN_ONCE = object()  # a structure met once: compiled when it comes again
 MAX_GRAPHS = 1024  # entries; when full, the structures seen once are forgotten
+# the keys' items held in all (a key has about a dozen per node): bounds the cache's memory
+MAX_HELD = 500_000
+_HELD = [0]
 # larger graphs take the engine: compiling a program costs time linear in its length, and deep
 # graphs (a million nodes) are what the engine's iterative loop is for
 MAX_NODES = 5000
@@ -177,11 +180,12 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     if compiled is _CACHE:
         # a structure seen once is only remembered: tracing costs tens of engine passes, so
         # graphs that change every time (data-dependent control flow) must not pay it
-        if len(_CACHE) >= MAX_GRAPHS:
+        if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
             _forget_seen_once()
-            if len(_CACHE) >= MAX_GRAPHS:
+            if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
                 return False  # full of compiled structures
         _CACHE[key] = _SEEN_ONCE
+        _HELD[0] += len(key)
         streak = _BACKOFF[0] = _BACKOFF[0] + 1
         if streak >= BACKOFF_AFTER:
             _BACKOFF[1] = min(streak, MAX_BACKOFF)
@@ -243,6 +247,7 @@ def _forget_seen_once() -> None:
     """Drop the structures seen only once (the cache is full; compiled ones stay)."""
     for key in [k for k, v in _CACHE.items() if v is _SEEN_ONCE]:
         _CACHE.pop(key, None)
+    _HELD[0] = sum(len(k) for k in list(_CACHE))
 
 
 def _unshare(grads: list, owned: tuple) -> None:
@@ -339,6 +344,7 @@ def _cupy():
 def cache_clear() -> None:
     """Forget every compiled pass (and the back-off)."""
     _CACHE.clear()
+    _HELD[0] = 0
     _BACKOFF[:] = [0, 0]
 
 
@@ -349,4 +355,4 @@ def cache_size() -> int:
 
 install_raw_graph(raw_backward)
 
-__all__ = ["MAX_GRAPHS", "MAX_NODES", "cache_clear", "cache_size", "raw_backward"]
+__all__ = ["MAX_GRAPHS", "MAX_HELD", "MAX_NODES", "cache_clear", "cache_size", "raw_backward"]

@@ -298,3 +298,18 @@ def test_graphs_that_keep_changing_back_off(recorder):
     assert graphs.cache_size() == graphs.BACKOFF_AFTER
     assert not any(recorder.answers)
     graphs.cache_clear()
+
+
+def test_the_keys_memory_is_bounded(recorder, monkeypatch):
+    monkeypatch.setattr(graphs, "MAX_HELD", 5000)
+    x = dualad.tensor([0.5, 1.0], requires_grad=True)
+    for n in (100, 150, 100, 150, 200):  # keys of about 1,700, 2,600 and 3,400 items
+        h = x
+        for _ in range(n):
+            h = dualad.sin(h) * 0.5
+        h.sum().backward()
+        assert graphs._HELD[0] <= 5000
+    assert sum(len(k) for k in graphs._CACHE) == graphs._HELD[0]
+    # the first two fit and are compiled on their second pass; the third is left to the engine
+    assert recorder.answers == [False, False, True, True, False]
+    assert graphs.cache_size() == 2
