@@ -52,8 +52,9 @@ LAYERS = (
     ),
     (
         "L4e level: jit",
-        "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers dualad.tracing.tracer dualad.tracing.codegen "
-        "dualad.tracing.signature",
+        "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers "
+        "dualad.tracing.tracer dualad.tracing.codegen dualad.tracing.signature "
+        "dualad.tracing.graphs",
     ),
     (
         "L5 facades",

@@ -34,6 +34,10 @@ Invariants:
   otherwise start OS threads without bound).
 - Anomaly mode is read once per pass (no cost per node otherwise): it checks returned gradients
   for NaN and warns with the forward trace of the node an error escaped from.
+- A plain ``backward()`` (one root, no ``inputs``, no ``create_graph``) is first offered to the
+  compiled-pass provider installed from above (``tracing.graphs``): it runs graphs of plain op
+  nodes without hooks as straight-line array code with this loop's results, and declines
+  (this loop runs) everything else.
 - Deep graphs are freed by reference counting alone (no cycles: graph -> tensor references are
   weak where a tensor points back at the graph); CPython's deferred deallocation keeps freeing a
   1,000,000-node chain within the C stack (tests/rev/test_deep_graphs.py).
@@ -55,6 +59,17 @@ from .run_hooks import _run_post_hooks, _run_pre_hooks, _run_tensor_hooks, _unde
 
 # Reentrant passes (a backward started inside a running one) nest at most this deep.
 MAX_REENTRANT_DEPTH = 5000
+
+# The compiled-pass provider (``tracing.graphs.raw_backward``, installed from above: rev must
+# not import the trace level), or None. ``_execute`` offers it every plain ``backward()`` that
+# records nothing; it returns False when this engine must run the pass.
+_RAW_GRAPH = None
+
+
+def install_raw_graph(provider) -> None:
+    """Install (or, with None, remove) the provider of compiled backward passes."""
+    global _RAW_GRAPH
+    _RAW_GRAPH = provider
 
 
 def run(roots, root_grads, retain_graph, create_graph, *, accumulate, capture=None, inputs=None):
@@ -173,6 +188,16 @@ def _run_on_fresh_thread(
 
 
 def _execute(task, roots, root_grads, retain_graph, create_graph, accumulate, capture, inputs):
+    if (
+        _RAW_GRAPH is not None
+        and not create_graph
+        and accumulate
+        and capture is None
+        and inputs is None
+        and len(roots) == 1
+        and _RAW_GRAPH(roots[0], root_grads[0], retain_graph)
+    ):
+        return []
     # ---- discovery: count, for each node, the edges that reach it from the roots (iteratively)
     dependencies: dict = {}
     root_nodes = []

@@ -362,6 +362,11 @@ def _release_output(self) -> None:
     self._out_data = None
 
 
+# the specialised ``_apply``s above: a node whose class has one of them is a one-output op node
+# whose saved values are not packed (what ``tracing.graphs`` compiles whole passes of)
+SPECIALISED_APPLIES = frozenset((_apply_unsaved, _apply_saved_args, _apply_saved_output))
+
+
 def make_node_class(name: str, op=None) -> type:
     """A Node subclass whose ``__name__`` is ``name`` (``type(node).__name__ == node.name()``).
 

@@ -4,7 +4,8 @@
 - ``program``: the recorded program and its passes (no-op views, CSE, DCE);
 - ``codegen``: the program as the source of one Python function, compiled;
 - ``signature``: the cache key of a call (pytree structure, shapes, dtypes, static values);
-- ``api``: ``jit`` itself, its cache, guards and eager fallbacks.
+- ``api``: ``jit`` itself, its cache, guards and eager fallbacks;
+- ``graphs``: plain backward passes compiled whole (installed into the engine here).
 
 >>> import dualad
 >>> dualad.jit(lambda x: x * 2)(dualad.tensor([1.0]))
@@ -13,6 +14,7 @@ tensor([2.])
 
 from __future__ import annotations
 
+from . import graphs  # noqa: F401 (importing it installs compiled backward passes)
 from .api import CacheInfo, Jitted, RetraceWarning, jit
 
 __all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]
