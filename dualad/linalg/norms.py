@@ -168,7 +168,7 @@ def cond(A, p=None):
     >>> dualad.linalg.cond(a)
     tensor(4., grad_fn=<DivBackward0>)
     >>> dualad.linalg.cond(a, p=1)
-    tensor(4., grad_fn=<MulBackward0>)
+    tensor(4., grad_fn=<WhereBackward0>)
     >>> dualad.linalg.cond(dualad.tensor([[1.0, 2.0], [2.0, 4.0]]), p="fro")
     tensor(inf)
     """

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import ops
 from ..linalg import norms as linalg_norms
+from ..linalg import solvers as linalg_solvers
 from ..linalg import spectral as linalg_spectral
 from . import indexing, manipulation, products
 from ._common import _NoValue, axes_of, axis_of, finish, floating, promoted_pair, tensor_of
@@ -262,7 +263,7 @@ def cholesky(a, /, *, upper=False):
 def lstsq(a, b, rcond=None):
     """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` (``rank`` a 0-d int tensor for one
     matrix), the solution differentiable at full rank."""
-    return tuple(ops.linalg_lstsq(tensor_of(a), tensor_of(b), rcond))
+    return tuple(linalg_solvers.lstsq(tensor_of(a), tensor_of(b), rcond))
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):

@@ -292,6 +292,10 @@ CASES = [
     Case("polyint", (W, 2, [1.0, 2.0])),
     Case("poly", (W,)),
     Case("poly", (np.array([1j, -1j, 2.0]),), diff=()),
+    Case("poly", (np.array([[2.0, 0.5], [0.5, -1.0]]),), vmap=False),
+    Case("roots", (np.array([1.0, -3.5, 2.0]),), vmap=False),
+    Case("polyfit", (np.linspace(0.0, 1.0, 6), r(6), 2), diff=(0, 1), vmap=False),
+    Case("polyfit", (np.linspace(0.0, 1.0, 6), r(6), 1), dict(cov=True), diff=(1,), vmap=False),
     *(
         Case(name, args, diff=(), vmap=False, protocol=False)
         for name, args in [
@@ -356,6 +360,7 @@ CASES = [
     Case("angle", (COMPLEX,), dict(deg=True), diff=()),
     Case("angle", (A,), diff=()),
     Case("sinc", (A,)),
+    Case("i0", (A,)),
     Case("nan_to_num", (NAN,), dict(nan=-1.0)),
     Case("nan_to_num", (np.array([np.inf, -np.inf, 1.5]),), dict(posinf=9.0, neginf=-9.0)),
     # order statistics (through the sort op's permutation)

@@ -85,9 +85,11 @@ def test_existing_ops_are_re_exported_not_copied():
     assert dualad.igamma is dualad.gammainc and dualad.igammac is dualad.gammaincc
 
 
-def test_no_softmax_here_yet():
-    # softmax/log_softmax are another op family's (nn); this namespace re-exports them later
-    assert "softmax" not in special.__all__
+def test_softmax_is_scipys_over_every_axis_by_default():
+    # (the op is nn's; this namespace gives scipy's axis convention: test_special_softmax.py)
+    assert {"softmax", "log_softmax"} <= set(special.__all__)
+    x = np.array([[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_allclose(special.softmax(dualad.tensor(x)).numpy(), sp.softmax(x))
 
 
 def test_tensor_methods_follow_pytorch():

@@ -500,7 +500,7 @@ def loss_entries() -> list[OpInfo]:
             ops=("logsigmoid",),
             ref=np_bce_logits,
         ),
-        OpInfo("kl_div", F.kl_div, kl_samples, ops=("xlogy", "exp"), ref=np_kl_div),
+        OpInfo("nn.kl_div", F.kl_div, kl_samples, ops=("xlogy", "exp"), ref=np_kl_div),
     ]
 
 
