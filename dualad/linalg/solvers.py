@@ -22,9 +22,7 @@ tensor([[ 0.03125, -0.1875 ],
 from __future__ import annotations
 
 from .. import ops
-from .._creation import as_tensor
 from .._tensor import Tensor
-from .spectral import svdvals
 
 __all__ = [
     "solve",
@@ -173,10 +171,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     is differentiable for ``A`` of full rank; at a rank-deficient ``A`` its derivative raises
     ``LinAlgError`` (it does not exist).
 
-    ``residuals`` and ``singular_values`` differentiate too: LAPACK's values are replaced by
-    the same quantities written in dualad ops (``sum |B - A X|^2`` over the rows, ``svdvals(A)``)
-    whenever ``A`` or ``B`` carries a derivative (requires grad, or a transform's value), so
-    using them never gives a silent zero derivative; ``rank`` is an integer.
+    ``residuals`` and ``singular_values`` differentiate too (see ``dualad.linalg_lstsq``);
+    ``rank`` is an integer.
 
     >>> import dualad
     >>> a = dualad.tensor([[1.0], [1.0]])
@@ -186,25 +182,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     >>> dualad.autograd.grad(dualad.linalg.lstsq(a, b).residuals.sum(), b)[0]
     tensor([-2.,  2.])
     """
-    result = ops.linalg_lstsq(A, B, rcond, driver=driver)
-    A, B = as_tensor(A), as_tensor(B)
-    if not (_tracked(A) or _tracked(B)):
-        return result
-    residuals = result.residuals
-    if residuals.shape[-1]:  # (NumPy's: only at full column rank with more rows)
-        r = B - ops.matmul(A, result.solution)
-        squares = ops.real(r * ops.conj(r)) if r.dtype.kind == "c" else r * r
-        if B.ndim == 1:  # (a vector b: NumPy's residuals of shape (1,))
-            residuals = ops.reshape(ops.sum(squares), (1,))
-        else:
-            residuals = ops.sum(squares, -2)
-    singular_values = svdvals(A) if _tracked(A) else result.singular_values
-    return type(result)(result.solution, residuals, result.rank, singular_values)
-
-
-def _tracked(t) -> bool:
-    """Whether ``t`` carries a derivative: requires grad, or a transform level's value."""
-    return type(t) is not Tensor or bool(t.requires_grad) or t._fw is not None
+    return ops.linalg_lstsq(A, B, rcond, driver=driver)
 
 
 def pinv(A, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):

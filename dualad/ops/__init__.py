@@ -25,7 +25,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     triangular                              (and _lapack, the LAPACK calls of linalg ops)
     factorizations
     solvers
-    determinants, least_squares
+    determinants
     closeness, searching                    non-differentiable ops of dualad.numpy
     counting, sets                          (with searching's shared batching rules)
     convolution                             conv and its two transposes (nn.functional)
@@ -33,6 +33,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
+    least_squares                           (its residuals and singular values: svdvals)
 """
 
 from __future__ import annotations

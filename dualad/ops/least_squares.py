@@ -19,12 +19,17 @@ import numpy as np
 
 from .._creation import eye
 from .._dispatch import OpDef, apply, register
+from .._tensor import Tensor
 from ._exports import Exports
+from ._helpers import conj
 from ._lapack import LinAlgError, batch_shape, stack_batch
+from ._reducing import _sum
 from .base import reshape
+from .complex_parts import real
 from .factorizations import as_linalg_input
 from .linalg import matmul
 from .solvers import promote_pair
+from .svd import svdvals
 from .triangular import mH, vector_as_column
 
 public = Exports()
@@ -225,7 +230,9 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
 
     The solution is differentiable for ``A`` of full rank (the constant-rank formula); at a
     rank-deficient ``A`` its derivative raises ``LinAlgError``. ``residuals`` (empty unless
-    ``m > n`` and the rank is full), ``rank`` and ``singular_values`` are not differentiable.
+    ``m > n`` and the rank is full: ``sum |B - A X|^2`` over the rows) and ``singular_values``
+    differentiate too: when ``A`` or ``B`` carries a derivative they are recomputed in dualad
+    ops (``svdvals(A)``); ``rank`` is an integer.
 
     >>> import dualad
     >>> a = dualad.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -249,9 +256,24 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     if rcond is None:
         rcond = float(np.finfo(A.dtype).eps) * max(A.shape[-2:])
     x, residuals, rank, sv = apply(_lstsq_op, A, B, rcond=float(rcond))
+    if _tracked(A) or _tracked(B):
+        # LAPACK's residuals and singular values are the op's outputs without a derivative:
+        # where one is wanted they are recomputed in dualad ops (never a silent zero)
+        if residuals.shape[-1]:  # (NumPy's: only at full column rank with more rows)
+            r = B - matmul(A, x)
+            residuals = _sum(
+                real(r * conj(r)) if r.dtype.kind == "c" else r * r, (r.ndim - 2,), False
+            )
+        if _tracked(A):
+            sv = svdvals(A)
     if vector:  # (NumPy keeps residuals of shape (1,) for a vector b)
         x = reshape(x, tuple(x.shape[:-1]))
     return lstsq_result(x, residuals, rank, sv)
+
+
+def _tracked(t) -> bool:
+    """Whether ``t`` carries a derivative: requires grad, or a transform level's value."""
+    return type(t) is not Tensor or bool(t._rg) or t._fw is not None
 
 
 # ---------------------------------------------------------------------------------------------
