@@ -1,11 +1,8 @@
-"""The array API's ``linalg`` extension, the functions dualad differentiates: ``cross``,
-``diagonal``, ``matmul``, ``matrix_norm`` (``ord``: ``"fro"``, 1, -1, inf, -inf),
-``matrix_power`` (``n >= 0``), ``matrix_transpose``, ``outer``, ``tensordot``, ``trace``,
-``vecdot``, ``vector_norm``.
-
-The decompositions and solvers (``cholesky``, ``det``, ``eigh``, ``inv``, ``qr``, ``solve``,
-``svd`` ...) and the spectral norms (``ord=2``, ``-2``, ``"nuc"``) need dualad ops that do not
-exist yet, so they are absent rather than computed without a derivative.
+"""The array API's ``linalg`` extension, whole: ``cholesky cross det diagonal eigh eigvalsh inv
+matmul matrix_norm matrix_power matrix_rank matrix_transpose outer pinv qr slogdet solve svd
+svdvals tensordot trace vecdot vector_norm``. The decompositions and solvers are
+``dualad.linalg``'s (their derivatives and singular points are documented there), with the
+standard's signatures and named results.
 
 >>> import dualad, dualad.array_api as xp
 >>> a = dualad.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
@@ -20,8 +17,8 @@ import math
 
 import numpy as np
 
+from .. import linalg as _linalg
 from .. import ops
-from .._creation import eye
 from .._tensor import Tensor
 from ._common import axis_tuple, tensor_arg
 from ._statistical import sum as _sum
@@ -107,30 +104,14 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
 
 
 def matrix_power(x, n, /) -> Tensor:
-    """``x`` (square matrices in the last two axes) multiplied by itself ``n >= 0`` times (the
-    identity for 0), by repeated squaring. A negative ``n`` needs the inverse, which dualad
-    cannot differentiate yet: NotImplementedError."""
+    """``x`` (square matrices in the last two axes) to the integer power ``n`` (the identity for
+    0, powers of the inverse for negative ``n``)."""
     x = tensor_arg("matrix_power", x)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError("dualad.array_api.matrix_power: x must be square matrices (..., M, M)")
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"dualad.array_api.matrix_power: n must be an int, not {type(n).__name__}")
-    if n < 0:
-        raise NotImplementedError(
-            "dualad.array_api.matrix_power: a negative power needs the matrix inverse, which "
-            "dualad cannot differentiate yet"
-        )
-    result, square = None, x
-    while n:
-        if n & 1:
-            result = square if result is None else ops.matmul(result, square)
-        n >>= 1
-        if n:
-            square = ops.matmul(square, square)
-    if result is None:
-        identity = eye(x.shape[-1], dtype=x.dtype, device=x.device)
-        return ops.clone(ops.broadcast_to(identity, x.shape))
-    return result
+    return _linalg.matrix_power(x, n)
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
@@ -153,8 +134,8 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> Tensor:
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
     """The norm of the matrices in the last two axes: ``"fro"``, 1, -1 (largest/smallest
-    column sum of ``|x|``), inf, -inf (row sums). ``2``, ``-2`` and ``"nuc"`` need singular
-    values, which dualad does not differentiate yet: NotImplementedError."""
+    column sum of ``|x|``), inf, -inf (row sums), 2, -2 and ``"nuc"`` (from the singular
+    values)."""
     x = tensor_arg("matrix_norm", x)
     if x.ndim < 2:
         raise ValueError("dualad.array_api.matrix_norm: x must be at least 2-d")
@@ -167,14 +148,105 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> Tensor:
         out = pick(sums, axis=-1 if abs(ord) == 1 else -2, keepdims=True)
         return out if keepdims else ops.reshape(out, x.shape[:-2])
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"dualad.array_api.matrix_norm: ord={ord!r} needs singular values, which dualad "
-            "cannot differentiate yet; use ord='fro', 1, -1, inf or -inf"
-        )
+        return _linalg.matrix_norm(x, ord, keepdim=keepdims)
     raise ValueError(f"dualad.array_api.matrix_norm: invalid ord {ord!r}")
 
 
+# ---------------------------------------------------------------------------------------------
+# decompositions and solvers (dualad.linalg's, the standard's signatures)
+
+
+def _square(name, x):
+    x = tensor_arg(name, x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"dualad.array_api.{name}: x must be square matrices (..., M, M)")
+    return x
+
+
+def cholesky(x, /, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor of Hermitian positive-definite matrices (lower, or upper)."""
+    return _linalg.cholesky(_square("cholesky", x), upper=upper)
+
+
+def det(x, /) -> Tensor:
+    """The determinant (the adjugate as gradient at singular matrices)."""
+    return _linalg.det(_square("det", x))
+
+
+def eigh(x, /):
+    """``(eigenvalues, eigenvectors)`` of Hermitian matrices, eigenvalues ascending."""
+    return _linalg.eigh(_square("eigh", x))
+
+
+def eigvalsh(x, /) -> Tensor:
+    """The eigenvalues (ascending) of Hermitian matrices."""
+    return _linalg.eigvalsh(_square("eigvalsh", x))
+
+
+def inv(x, /) -> Tensor:
+    """The inverse of square matrices (LinAlgError when singular)."""
+    return _linalg.inv(_square("inv", x))
+
+
+def matrix_rank(x, /, *, rtol=None) -> Tensor:
+    """The number of singular values above ``rtol * s_max`` (default ``max(M, N) * eps``)."""
+    x = tensor_arg("matrix_rank", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.matrix_rank: x must be at least 2-d")
+    return _linalg.matrix_rank(x, rtol=rtol)
+
+
+def pinv(x, /, *, rtol=None) -> Tensor:
+    """The pseudo-inverse (singular values below ``rtol * s_max`` count as 0)."""
+    x = tensor_arg("pinv", x)
+    if x.ndim < 2:
+        raise ValueError("dualad.array_api.pinv: x must be at least 2-d")
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * float(np.finfo(x.dtype).eps)
+    return _linalg.pinv(x, rtol=rtol)
+
+
+def qr(x, /, *, mode: str = "reduced"):
+    """``(Q, R)`` for ``mode`` ``"reduced"`` or ``"complete"``."""
+    x = tensor_arg("qr", x)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"dualad.array_api.qr: mode must be 'reduced' or 'complete', not {mode!r}")
+    return _linalg.qr(x, mode)
+
+
+def slogdet(x, /):
+    """``(sign, logabsdet)``: ``(0, -inf)`` for a singular matrix."""
+    return _linalg.slogdet(_square("slogdet", x))
+
+
+def solve(x1, x2, /) -> Tensor:
+    """``x`` with ``x1 @ x = x2`` (``x2`` a vector only when 1-d)."""
+    return _linalg.solve(tensor_arg("solve", x1), tensor_arg("solve", x2))
+
+
+def svd(x, /, *, full_matrices: bool = True):
+    """``(U, S, Vh)`` with ``x = U diag(S) Vh``."""
+    return _linalg.svd(tensor_arg("svd", x), full_matrices=full_matrices)
+
+
+def svdvals(x, /) -> Tensor:
+    """The singular values, descending."""
+    return _linalg.svdvals(tensor_arg("svdvals", x))
+
+
 __all__ = [
+    "cholesky",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matrix_rank",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
     "cross",
     "diagonal",
     "matmul",

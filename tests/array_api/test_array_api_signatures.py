@@ -23,25 +23,8 @@ STRICT_ONLY = {
     "reset_array_api_strict_flags",
     "__version__",
 }
-_NO_DECOMPOSITIONS = (
-    "a matrix decomposition or solver: dualad has no op for it, and computing it without a "
-    "derivative would give silently wrong gradients"
-)
 # the standard's names dualad.array_api lacks, each with the reason (the only such list)
-NOT_IMPLEMENTED = {
-    "linalg.cholesky": _NO_DECOMPOSITIONS,
-    "linalg.det": _NO_DECOMPOSITIONS,
-    "linalg.eigh": _NO_DECOMPOSITIONS,
-    "linalg.eigvalsh": _NO_DECOMPOSITIONS,
-    "linalg.inv": _NO_DECOMPOSITIONS,
-    "linalg.matrix_rank": _NO_DECOMPOSITIONS + " (it needs singular values)",
-    "linalg.pinv": _NO_DECOMPOSITIONS,
-    "linalg.qr": _NO_DECOMPOSITIONS,
-    "linalg.slogdet": _NO_DECOMPOSITIONS,
-    "linalg.solve": _NO_DECOMPOSITIONS,
-    "linalg.svd": _NO_DECOMPOSITIONS,
-    "linalg.svdvals": _NO_DECOMPOSITIONS,
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def standard_names() -> list[str]:
