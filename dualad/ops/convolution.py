@@ -37,6 +37,7 @@ from .._dispatch import OpDef, dispatch, register
 from ._batching import batch_size
 from ._helpers import conj
 from .base import move_bdim_to_front, movedim, reshape
+from .linalg import product_jvp
 
 # ---------------------------------------------------------------------------------------------
 # shapes and the window view
@@ -234,21 +235,15 @@ def _conv_batch(op, args, bdims, params):
 def _bilinear_op(name: str, impl, vjp, node_name: str | None = None) -> OpDef:
     """An op bilinear in its two arguments: its JVP is ``op(ta, b) + op(a, tb)``."""
 
-    def jvp(tangents, outs, args, params):
-        ta, tb = tangents
-        a, b = args
-        out = None if ta is None else dispatch(op, (ta, b), params)
-        if tb is not None:
-            term = dispatch(op, (a, tb), params)
-            out = term if out is None else out + term
-        return out
+    def same_op(a, b, **params):
+        return dispatch(op, (a, b), params)
 
     op = register(
         OpDef(
             name,
             impl,
             vjp=vjp,
-            jvp=jvp,
+            jvp=product_jvp(same_op),
             batch=_conv_batch,
             save_mask=_keep_other,
             node_name=node_name,

@@ -124,17 +124,18 @@ def _unsqueeze(x, dim):
     return unsqueeze(x, dim)
 
 
-def _product_jvp(fn):
-    """JVP of a bilinear product ``fn(a, b)``: ``fn(ta, b) + fn(a, tb)``."""
+def product_jvp(fn):
+    """JVP of a bilinear product ``fn(a, b, **params)``: ``fn(ta, b) + fn(a, tb)`` (matmul and
+    friends here, the convolutions in ``convolution.py``)."""
 
     def jvp(tangents, outs, args, params):
         a, b = args
         t_a, t_b = tangents
         total = None
         if t_a is not None:
-            total = fn(t_a, b)
+            total = fn(t_a, b, **params)
         if t_b is not None:
-            term = fn(a, t_b)
+            term = fn(a, t_b, **params)
             total = term if total is None else total + term
         return total
 
@@ -161,7 +162,7 @@ def _product(name, impl, *, vjp, batch, node_name, doc):
     def product(a, b):
         return caller(a, b)
 
-    op = OpDef(name, impl, vjp=vjp, jvp=_product_jvp(product), batch=batch, node_name=node_name)
+    op = OpDef(name, impl, vjp=vjp, jvp=product_jvp(product), batch=batch, node_name=node_name)
     caller = binary_caller(register(op), doc=doc)
     return caller
 
