@@ -1,5 +1,6 @@
 """QR decomposition: ``qr`` (modes ``'reduced'``, ``'complete'``, ``'r'``), and
-``triangular_right_solve`` (``B R^{-1}``), the solve its rules are written with.
+``triangular_right_solve`` (``B R^{-1}``, on ``solve_triangular``), the solve its rules are
+written with.
 
 ``A = Q R`` with ``Q`` of orthonormal columns and ``R`` upper triangular with a real diagonal
 (LAPACK's Householder QR: the diagonal may be negative). For ``m >= n`` (the reduced and square
@@ -16,9 +17,6 @@ exist; the solve with ``R`` raises ``LinAlgError``.
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.linalg
-
 from .._dispatch import apply
 from .._tensor import Tensor
 from ._reducing import _as_tensor
@@ -26,58 +24,20 @@ from ._spectral import call, floating_array, linalg_op, mH
 from .complex_parts import real
 from .diagonals import diag_embed, diagonal, tril, triu
 from .linalg import matmul
+from .triangular import linalg_solve_triangular
+from .views import matrix_transpose
 
 # ---------------------------------------------------------------------------------------------
 # B R^{-1} for triangular R
 
 
-def _right_solve_impl(xp, b, r, *, lower):
-    r = xp.tril(r) if lower else xp.triu(r)
-    if xp is np:  # X R = B  <=>  R^T X^T = B^T
-        out = scipy.linalg.solve_triangular(
-            np.swapaxes(r, -1, -2), np.swapaxes(b, -1, -2), lower=not lower, check_finite=False
-        )
-    else:
-        out = xp.linalg.solve(xp.swapaxes(r, -1, -2), xp.swapaxes(b, -1, -2))
-    return xp.swapaxes(out, -1, -2).astype(xp.result_type(b.dtype, r.dtype), copy=False)
-
-
-def _triangle(x, lower):
-    return tril(x) if lower else triu(x)
-
-
-def _right_solve_vjp(cts, outs, args, params, needs):
-    # Y = B R^{-1}: gB = gY R^{-H}, gR = -Y^H gB on R's triangle
-    r = args[1]
-    lower = params["lower"]
-    grad_b = triangular_right_solve(cts[0], mH(r), lower=not lower)
-    grad_r = _triangle(-matmul(mH(outs[0]), grad_b), lower) if needs[1] else None
-    return (grad_b if needs[0] else None), grad_r
-
-
-def _right_solve_jvp(tangents, outs, args, params):
-    db, dr = tangents
-    lower = params["lower"]
-    total = db
-    if dr is not None:
-        term = -matmul(outs[0], _triangle(dr, lower))
-        total = term if total is None else total + term
-    return triangular_right_solve(total, args[1], lower=lower)
-
-
-_right_solve_op = linalg_op(
-    "triangular_right_solve",
-    _right_solve_impl,
-    _right_solve_vjp,
-    _right_solve_jvp,
-    save_out=True,
-)
-
-
 def triangular_right_solve(b, r, lower: bool = False) -> Tensor:
     """``b R^{-1}`` for the triangular matrices ``R`` (upper, or lower with ``lower=True``;
-    the other triangle of ``r`` is not read): the solve ``qr``'s rules need."""
-    return apply(_right_solve_op, _as_tensor(b), _as_tensor(r), lower=bool(lower))
+    the other triangle of ``r`` is not read): the solve ``qr``'s rules need, as
+    ``solve_triangular``'s ``R^T X^T = b^T`` (its rules and its singular-diagonal error)."""
+    b, r = _as_tensor(b), _as_tensor(r)
+    solved = linalg_solve_triangular(matrix_transpose(r), matrix_transpose(b), upper=bool(lower))
+    return matrix_transpose(solved)
 
 
 # ---------------------------------------------------------------------------------------------

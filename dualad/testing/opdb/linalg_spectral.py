@@ -278,6 +278,7 @@ OPS = [
         "triangular_right_solve",
         _right_solve_samples,
         _right_solve_ref,
+        "linalg_solve_triangular",
         fn=qr_ops.triangular_right_solve,
     ),
 ]
