@@ -17,9 +17,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._creation import eye
+from .._creation import _is_tracked, eye
 from .._dispatch import OpDef, apply, register
-from .._tensor import Tensor
 from ._exports import Exports
 from ._helpers import conj
 from ._lapack import LinAlgError, batch_shape, stack_batch
@@ -272,8 +271,8 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
 
 
 def _tracked(t) -> bool:
-    """Whether ``t`` carries a derivative: requires grad, or a transform level's value."""
-    return type(t) is not Tensor or bool(t._rg) or t._fw is not None
+    """Whether ``t`` carries a derivative: requires grad, or an active level tracks it."""
+    return t.requires_grad or _is_tracked(t)
 
 
 # ---------------------------------------------------------------------------------------------
