@@ -95,12 +95,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
         raise ValueError("dualad.array_api.cross: axis must be negative (counted from the end)")
     if a.ndim < -axis or b.ndim < -axis or a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError("dualad.array_api.cross: both arguments need length 3 along axis")
-    shape = tuple(np.broadcast_shapes(a.shape, b.shape))
-    a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
-    a0, a1, a2 = ops.unbind(a, axis)
-    b0, b1, b2 = ops.unbind(b, axis)
-    parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
-    return ops.stack(parts, axis=axis)
+    return _linalg.cross(a, b, dim=axis)
 
 
 def matrix_power(x, n, /) -> Tensor:

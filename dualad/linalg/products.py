@@ -105,11 +105,9 @@ def cross(input, other, *, dim=None, axis=None):
             f"dualad.linalg.cross: inputs dimension {d} must have length 3. "
             f"Got {a.shape[d]} and {b.shape[d]}"
         )
-    x, y = ops.moveaxis(a, d, -1), ops.moveaxis(b, d, -1)
-    a0, a1, a2 = x[..., 0], x[..., 1], x[..., 2]
-    b0, b1, b2 = y[..., 0], y[..., 1], y[..., 2]
-    c = ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
-    return ops.moveaxis(c, -1, d if d < 0 else d - a.ndim)
+    a0, a1, a2 = ops.unbind(a, d)
+    b0, b1, b2 = ops.unbind(b, d)
+    return ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
 def vecdot(x, y, *, dim=None, axis=None):
