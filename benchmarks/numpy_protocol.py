@@ -34,16 +34,20 @@ def main() -> None:
     print(f"{'case':<34}{'protocol us':>12}{'dualad us':>11}{'ratio':>8}")
     for label, requires_grad in (("untracked", False), ("requires_grad", True)):
         t = dualad.tensor(np.linspace(0.1, 0.8, 8), requires_grad=requires_grad)
-        pairs = (
-            ("np.sin(t) / dualad.sin(t)", lambda: np.sin(t), lambda: dualad.sin(t)),
-            ("np.add(t, t) / t + t", lambda: np.add(t, t), lambda: t + t),
-            ("ndarray + t / t + ndarray", lambda: a + t, lambda: t + a),
-        )
-        a = np.ones(8)
-        for name, protocol, direct in pairs:
+        for name, protocol, direct in _pairs(t, np.ones(8)):
             p = best_us(protocol, options.number, options.repeat)
             d = best_us(direct, options.number, options.repeat)
             print(f"{name + ' (' + label + ')':<34}{p:>12.3f}{d:>11.3f}{p / d:>8.2f}")
+
+
+def _pairs(t, a):
+    """(case, the NumPy-protocol call, the direct dualad call) for tensor ``t``, array ``a``
+    (a function of its own, so each lambda closes over this call's ``t`` and ``a``)."""
+    return (
+        ("np.sin(t) / dualad.sin(t)", lambda: np.sin(t), lambda: dualad.sin(t)),
+        ("np.add(t, t) / t + t", lambda: np.add(t, t), lambda: t + t),
+        ("ndarray + t / t + ndarray", lambda: a + t, lambda: t + a),
+    )
 
 
 if __name__ == "__main__":
