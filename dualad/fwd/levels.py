@@ -211,15 +211,17 @@ class DualLevel(Level):
         record on the tape; a view only while its base is unmodified, so that its flags are
         current, and with its own tangent), tangents that are plain Tensors without history or
         tangents of their own, NumPy arrays and Python float/int scalars, with at least one
-        tangent at this level; the compiler (``tracing.tangents``) declines the rest."""
+        tangent at this level and not one tensor in both slots; the compiler
+        (``tracing.tangents``) declines the rest."""
         fast = op.fast
         if fast is None or op.nout != 1 or op.view:
             for a in args:
                 if self.owns(a):
                     return self._process_general(stack, op, args, EMPTY)
             return eager(op, args, EMPTY)
-        if _COMPILE is not None and self.fw_on:
+        if _COMPILE is not None and self.fw_on and (len(args) == 1 or args[0] is not args[1]):
             # the compiled rule, inline (one Python call less per op): the signature first
+            # (``x * x`` takes the general path: a rule may tell one tensor in both slots apart)
             key = [op, DEFAULT_DTYPE[0]]
             append = key.append
             arrays = []

@@ -23,7 +23,9 @@ Invariants:
   error; a replayed tangent that is an input array (a rule returning its argument's tangent)
   is copied, as the general path's ``_unshared`` copies it.
 - The replay runs the impls the general path's rule runs, on the same arrays: equal results
-  to the last bit (``tests/fwd/test_compiled_tangents.py``).
+  to the last bit (``tests/fwd/test_compiled_tangents.py``). The trace runs the op and its
+  rule once more, for real: they are deterministic (ops never draw random numbers; a program
+  with a draw would be declined).
 - Shapes and dtypes are in the signature, strides are not: a program's values never depend
   on them (only where its no-op views and reused buffers put results, and its outputs are
   fresh arrays or copies).

@@ -226,3 +226,35 @@ def test_view_whose_base_now_requires_grad_is_recorded():
             np.testing.assert_allclose(tangent.numpy(), np.exp([1.0, 2.0]))
         (g,) = dualad.autograd.grad(out.sum(), x)
         np.testing.assert_allclose(g.numpy(), np.exp([1.0, 2.0]))
+
+
+def test_default_dtype_is_part_of_the_signature():
+    x = dualad.tensor(np.array([0.5, 1.5]))  # float64
+    v = dualad.tensor(np.array([1.0, -1.0]))
+
+    def f(a):
+        return dualad.exp(a) * 2 + dualad.sin(a)
+
+    reference, results = _both(lambda: jvp(f, (x,), (v,)))
+    previous = dualad.get_default_dtype()
+    dualad.set_default_dtype(dualad.float32)
+    try:
+        reference32, results32 = _both(lambda: jvp(f, (x,), (v,)))
+    finally:
+        dualad.set_default_dtype(previous)
+    for r in results:
+        _assert_same(reference, r)
+    for r in results32:
+        _assert_same(reference32, r)
+
+
+def test_one_tensor_in_both_slots():
+    x = dualad.tensor([0.5, -1.5])
+    v = dualad.tensor([1.0, 2.0])
+
+    def f(a):
+        return a * a + (a * 2.0) * (a * 2.0) - a / a
+
+    reference, results = _both(lambda: jvp(f, (x,), (v,)))
+    for r in results:
+        _assert_same(reference, r)
