@@ -44,6 +44,7 @@ from ._tensor import Tensor, _new, wrap
 from ._tracked_values import operand
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
+_SEQUENCES = frozenset((list, tuple))  # operands that dispatch stacks (``_operands``)
 _NO_EDGE = (None, 0)
 EMPTY: dict = {}
 
@@ -137,11 +138,7 @@ def dispatch_at(levels: list, op: OpDef, args: tuple, params: dict):
         level = levels[0]
         alone = level.process_alone
         if alone is not None:
-            owns = level.owns
-            for a in args:
-                if owns(a):
-                    return alone(op, args, levels)
-            return eager(op, args, params)
+            return alone(op, args, levels)  # (which runs ``eager`` when it owns no argument)
     for level in reversed(levels):  # find_level, inline
         owns = level.owns
         for a in args:
@@ -346,6 +343,10 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
             levels = GRAD.levels
             if levels:  # this thread has
+                if len(levels) == 1 and type(x) is not list and type(x) is not tuple:
+                    alone = levels[0].process_alone  # (dispatch_at's first case, inline)
+                    if alone is not None:
+                        return alone(op, (x,), levels)
                 return dispatch_at(levels, op, (x,), EMPTY)
             if default_dtype[0] is not f64:
                 return eager(op, (x,), EMPTY)  # (which applies the default dtype)
@@ -384,6 +385,10 @@ def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
             levels = GRAD.levels
             if levels:  # this thread has
+                if len(levels) == 1 and type(a) not in _SEQUENCES and type(b) not in _SEQUENCES:
+                    alone = levels[0].process_alone  # (dispatch_at's first case, inline)
+                    if alone is not None:
+                        return alone(op, (a, b), levels)
                 return dispatch_at(levels, op, (a, b), EMPTY)
             if default_dtype[0] is not f64:
                 return eager(op, (a, b), EMPTY)  # (which applies the default dtype)

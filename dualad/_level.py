@@ -29,7 +29,8 @@ class Level:
     # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``
     process_in = None
     # ``process_alone(op, args, stack)``: ``process_in`` of an op without parameters while the
-    # level is alone on the stack (one call less on the hottest path); None: ``process_in``
+    # level is alone on the stack (one call less on the hottest path), called WITHOUT asking
+    # ``owns`` first: it runs the op eagerly when it owns no argument; None: ``process_in``
     process_alone = None
 
     def owns(self, value: Any) -> bool:

@@ -5,7 +5,8 @@
 - ``codegen``: the program as the source of one Python function, compiled;
 - ``signature``: the cache key of a call (pytree structure, shapes, dtypes, static values);
 - ``api``: ``jit`` itself, its cache, guards and eager fallbacks;
-- ``graphs``: plain backward passes compiled whole (installed into the engine here).
+- ``graphs``: plain backward passes compiled whole (installed into the engine here);
+- ``tangents``: forward mode's per-op rules compiled (installed into the dual levels here).
 
 >>> import dualad
 >>> dualad.jit(lambda x: x * 2)(dualad.tensor([1.0]))
@@ -14,7 +15,8 @@ tensor([2.])
 
 from __future__ import annotations
 
-from . import graphs  # noqa: F401 (importing it installs compiled backward passes)
+# (importing them installs compiled backward passes and compiled forward rules)
+from . import graphs, tangents  # noqa: F401
 from .api import CacheInfo, Jitted, RetraceWarning, jit
 
 __all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]

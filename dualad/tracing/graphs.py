@@ -101,11 +101,11 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
                 push(child)
                 if len(ops) > MAX_NODES:
                     return False
-    for n in ops:
-        if n._extra is not None or type(n)._apply not in SPECIALISED_APPLIES or n._freed:
-            return False
     ops.sort(key=_SEQ, reverse=True)
-    # ---- the key, and the arrays the program reads
+    # ---- the key, and the arrays the program reads (one pass that also checks each node).
+    # Per node: its class (the op and what it saves), ``needs`` (one flag per argument, so
+    # also how many arguments and edges it has), what it saved, each argument's kind and
+    # shape/dtype or value, its parameters, its edges' positions in this order.
     index = {n: i for i, n in enumerate(ops)}
     for i, leaf in enumerate(leaves):
         index[leaf] = -1 - i
@@ -113,9 +113,13 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     key = [DEFAULT_DTYPE[0], type(data), data.shape, data.dtype]
     append = key.append
     arrays = [data]
+    push = arrays.append
     for n in ops:
+        cls = type(n)
+        if n._extra is not None or cls._apply not in SPECIALISED_APPLIES or n._freed:
+            return False
         op = n._op
-        append(type(n))
+        append(cls)
         append(n._needs)
         if op.save_out:
             box, version, _ = n._out_versions[0]
@@ -124,9 +128,8 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
             out = n._out_data[0]
             append(out.shape)
             append(out.dtype)
-            arrays.append(out)
+            push(out)
         args = n._args
-        append(len(args))
         if op.save_args:
             for i, version in enumerate(n._versions):
                 if version is not None:
@@ -144,15 +147,13 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
                 d = a._data
                 append(d.shape)
                 append(d.dtype)
-                arrays.append(d)
-            elif t is float:
-                append(a)
-                if a == 0.0:
-                    append(str(a))  # 0.0 and -0.0 are equal keys otherwise
+                push(d)
             elif t is ArgMeta:
                 append(t)
                 append(a.shape)
                 append(a.dtype)
+            elif t is float:
+                append(a if a else repr(a))  # (0.0 and -0.0 are equal keys otherwise)
             elif t is int or t is bool:
                 append(t)
                 append(a)
@@ -168,7 +169,6 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
                     return False
                 append(name)
                 append(part)
-        append(len(n._edges))
         for child, _ in n._edges:
             append(None if child is None else index[child])
     for leaf in leaves:
@@ -218,8 +218,16 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     finally:
         GRAD.enabled = previous
     if not retain_graph:
+        # each node's ``_release``, inline (one Python call less per node): the specialised
+        # node classes (the only ones here) drop what they saved, arguments or output
         for n in ops:
-            n._release()
+            op = n._op
+            if op.save_args:
+                n._freed = True  # first: see OpNode._unpack_args
+                n._args = None
+            elif op.save_out:
+                n._freed = True
+                n._out_data = None
     return True
 
 

@@ -313,3 +313,19 @@ def test_the_keys_memory_is_bounded(recorder, monkeypatch):
     # the first two fit and are compiled on their second pass; the third is left to the engine
     assert recorder.answers == [False, False, True, True, False]
     assert graphs.cache_size() == 2
+
+
+def test_python_numbers_key_by_value_kind_and_sign(recorder):
+    # ``x * c`` for c = 0.0 and -0.0 (equal, but their gradients' zeros differ in sign), 2 and
+    # 2.0: each a structure of its own, replayed with its own constant
+    x = dualad.tensor([0.5, -1.5], requires_grad=True)
+    for _ in range(3):
+        for c, expected in ((0.0, [0.0, 0.0]), (-0.0, [-0.0, -0.0]), (2, [2.0, 2.0])):
+            x.grad = None
+            (x * c).sum().backward()
+            assert _same(x.grad.numpy(), np.array(expected))
+            assert np.array_equal(np.signbit(x.grad.numpy()), np.signbit(expected))
+        x.grad = None
+        (x * 2.0 + x * 0.5).sum().backward()
+        assert _same(x.grad.numpy(), np.array([2.5, 2.5]))
+    assert recorder.answers[-4:] == [True] * 4

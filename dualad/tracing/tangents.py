@@ -1,0 +1,113 @@
+"""Forward mode's per-op rules compiled to array code (issue 15 item 6, the eager path).
+
+Under one dual level alone (``func.jvp``, ``fwd.dual_level``: forward mode's hot case) every op
+on a dual runs its impl and then its JVP rule, which is several dualad ops (``t * cos(x)``),
+each paying dispatch and Tensor wrapping. The dual level instead keys such a call by its
+signature (``fwd.levels._RULES``: the op, the default dtype, each tensor argument's and
+tangent's shape and dtype, the Python numbers' types and values) and, the second time it meets
+one, asks ``compile_rule`` here: it traces the op and its rule with the jit's trace level (the
+rule's ops are recorded as ordinary ops) and compiles the recording with ``codegen`` into one
+function of the arrays that computes the primal and its tangent. Later calls of the signature
+replay it and wrap one output Tensor holding its tangent. Installed with
+``fwd.levels.install_rule_compiler`` (``fwd`` is below this layer).
+
+Invariants:
+- The level offers only calls on plain ``Tensor`` arguments that require no grad (nothing is
+  recorded on the tape), tangents that are plain Tensors without history or tangents of their
+  own, NumPy arrays and Python ``float``/``int`` scalars (``DualLevel._compiled``). This
+  compiler declines (None: the general path runs every such call, with the old behaviour) view
+  ops, ops of several outputs or without a rule, traces that fail, give up, write in place,
+  draw random numbers or record guards, and rules whose tangent has another shape or dtype
+  than the (floating or complex) primal (the general path broadcasts or casts it).
+- A replay whose impls raise leaves the call to the general path, which raises the clear
+  error; a replayed tangent that is an input array (a rule returning its argument's tangent)
+  is copied, as the general path's ``_unshared`` copies it.
+- The replay runs the impls the general path's rule runs, on the same arrays: equal results
+  to the last bit (``tests/fwd/test_compiled_tangents.py``). The trace runs the op and its
+  rule once more, for real: they are deterministic (ops never draw random numbers; a program
+  with a draw would be declined).
+- Shapes and dtypes are in the signature, strides are not: a program's values never depend
+  on them (only where its no-op views and reused buffers put results, and its outputs are
+  fresh arrays or copies).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dispatch import EMPTY
+from .._state import pop_level, push_level, resume, suspend
+from .._tensor import Tensor
+from ..fwd.levels import install_rule_compiler
+from .codegen import compile_program
+from .program import optimise
+from .tracer import TraceLevel, TraceTensor
+
+_ndarray = np.ndarray
+
+
+def compile_rule(level, op, args: tuple):
+    """Trace ``op`` and its JVP rule on ``args`` with dual ``level`` (alone on this thread's
+    stack) suspended; the replay function of the arrays of the tensor arguments and their
+    tangents at ``level`` (in order), or None (the general path runs such calls)."""
+    if op.view or op.nout != 1 or op.fast is None or not op.differentiable or op.jvp is None:
+        return None
+    n_inputs = 0
+    for a in args:
+        if type(a) is Tensor:
+            n_inputs += 1 if a._fw is None or a._fw.get(level) is None else 2
+    trace = TraceLevel(n_inputs)
+    slot = 0
+    traced_args, traced_tangents = [], []
+    for a in args:
+        tangent = None
+        if type(a) is Tensor:
+            tangent = None if a._fw is None else a._fw.get(level)
+            a = trace.input(a, slot)
+            slot += 1
+            if tangent is not None:
+                tangent = trace.input(tangent, slot)
+                slot += 1
+        traced_args.append(a)
+        traced_tangents.append(tangent)
+    traced_args = tuple(traced_args)
+    removed = suspend(level)
+    push_level(trace)
+    try:
+        out = op.fast(*traced_args)
+        tangent = op.jvp(traced_tangents, (out,), traced_args, EMPTY)
+    except Exception:
+        return None  # (the general path runs it, and raises the rule's error itself)
+    finally:
+        pop_level(trace)
+        trace.alive = False
+        resume(removed)
+    program = trace.program
+    if (
+        type(out) is not TraceTensor
+        or type(tangent) is not TraceTensor
+        or out._level is not trace
+        or tangent._level is not trace
+        or trace.eager_only is not None
+        or program.written
+        or any(instr.kind != "op" for instr in program.instrs)  # (so no guard: no RETRACE)
+    ):
+        return None
+    y, ty = out._value._data, tangent._value._data
+    if (
+        type(y) is not _ndarray
+        or type(ty) is not _ndarray
+        or y.dtype.kind not in "fc"
+        or ty.dtype != y.dtype
+        or ty.shape != y.shape
+    ):
+        return None  # (the general path casts or broadcasts such a tangent)
+    program.outputs = [("s", out._slot), ("s", tangent._slot)]
+    optimise(program)
+    replay, _ = compile_program(program, np)
+    return replay
+
+
+install_rule_compiler(compile_rule)
+
+__all__ = ["compile_rule"]
