@@ -240,7 +240,7 @@ class Chunking:
         self.progress = progress
         self.name = name
         self.meter = None
-        self.budget = 0
+        self.model = (0, 0, 0, 0, 0)
 
     def __enter__(self):
         if self.chunk_size == "auto":
@@ -272,42 +272,53 @@ class Chunking:
 
     def _run_auto(self, run, total: int, like, bar) -> list:
         meter = self.meter
-        budget = self.budget = (
+        budget = (
             default_memory(getattr(like, "_data", like))
             if self.max_memory is None
             else parse_memory(self.max_memory, self.name)
         )
-        held = meter.used()  # what the call holds before the loop (jacrev's forward pass)
         pieces = []
+        kept = []  # what each measured chunk left allocated (its piece, data and objects)
 
         def measured(start: int, stop: int) -> int:
             before = meter.used()
             meter.reset_peak()
             pieces.append(run(start, stop))
+            kept.append(meter.used() - before)
             if bar is not None:
                 bar.update(stop - start)
             return meter.peak() - before  # this chunk's transient peak
 
         first = measured(0, 1)
         row = max(_nbytes(pieces[0]), 1)  # the result's bytes per row
-        result = row * total
-        if held + 2 * result > budget or held + result + first > budget:
-            meter.close()
-            raise ValueError(
-                f"{self.name}: max_memory={_fmt(budget)} is too small: the call holds "
-                f"{_fmt(held)} before its loop, the result takes {_fmt(result)} (twice while "
-                f"its chunks are joined) and one row at a time needs {_fmt(first)} more"
-            )
         done = 1
+        # a second probe as long as PROBE_ROWS, if even at `first` bytes per row it fits
+        second = min(PROBE_ROWS, total - done)
+        while second >= 2 and meter.used() + first * second > SAFETY * budget:
+            second -= 1
         slope, intercept = float(first), 0.0
-        second = min(PROBE_ROWS, total - done, self._fits(held, result, 0.0, first))
         if second >= 2:
             peak = measured(done, done + second)
             done += second
             slope = max((peak - first) / (second - 1), float(row))
             intercept = max(first - slope, peak - slope * second, 0.0)
+        # what a piece keeps besides its data (the Python objects of its Tensors), once per
+        # chunk: what makes many small chunks costly to keep (the last probe's: the first one
+        # also holds what the first call of anything allocates once)
+        overhead = max(kept[-1] - row * (done if len(kept) == 1 else second), 0)
+        self.model = (meter.used(), row * (total - done), row * total, total - done, overhead)
         meter.close()  # (the rest runs untraced: tracemalloc slows Python code down)
-        size = max(1, self._fits(held, result, intercept, slope))
+        size = self._fits(slope, intercept, SAFETY * budget) or self._fits(
+            slope, intercept, budget
+        )
+        if not size:
+            raise ValueError(
+                f"{self.name}: max_memory={_fmt(budget)} is too small: the call holds "
+                f"{_fmt(self.model[0])} after its first {done} rows, the result takes "
+                f"{_fmt(row * total)} (twice while its chunks are joined), each chunk keeps "
+                f"{_fmt(overhead)} more, and one row at a time needs {_fmt(intercept + slope)} "
+                "while it runs"
+            )
         for start in range(done, total, size):
             stop = min(start + size, total)
             pieces.append(run(start, stop))
@@ -315,9 +326,30 @@ class Chunking:
                 bar.update(stop - start)
         return pieces
 
-    def _fits(self, held: int, result: int, intercept: float, slope: float) -> int:
-        """The most rows per chunk whose projected peak stays within SAFETY of the budget."""
-        return int((SAFETY * self.budget - held - result - intercept) // max(slope, 1.0))
+    def _fits(self, slope: float, intercept: float, budget: float) -> int:
+        """The most rows per chunk (0: none) for the remaining rows whose projected peak stays
+        within ``budget``: what the call holds now, the rest of the result, what each of the
+        pieces keeps besides its data, and the larger of a chunk's ``intercept + slope * k``
+        and the joined result."""
+        now, rest, result, remaining, overhead = self.model
+        if remaining == 0:
+            return 1
+        for k in _descending(remaining):
+            held = now + rest + -(-remaining // k) * overhead
+            if held + max(intercept + slope * k, result) <= budget:
+                return k
+        return 0
+
+
+def _descending(total: int):
+    """Chunk sizes to try, largest first: every size up to 64, then a geometric grid (the
+    projected peak is a convex function of the size, so the first that fits is near the
+    largest)."""
+    k = total
+    while k > 64:
+        yield k
+        k = int(k / 1.05)
+    yield from range(k, 0, -1)
 
 
 def _fmt(size: float) -> str:
