@@ -70,7 +70,7 @@ def test_auto_chunks_keep_the_measured_peak_within_the_budget(name, run):
 
 
 def test_auto_uses_the_budget_rather_than_the_smallest_chunks():
-    name, run = CASES[0]
+    _, run = CASES[0]
     small, _ = peak_bytes(lambda: run(chunk_size="auto", max_memory=BUDGET))
     large, _ = peak_bytes(lambda: run(chunk_size="auto", max_memory=4 * BUDGET))
     assert large > 1.5 * small  # larger chunks (faster) when the budget allows them
@@ -115,7 +115,7 @@ def test_auto_composes_with_pytrees_grad_and_randomness():
 
 
 def test_a_tracing_caller_keeps_its_own_peak():
-    name, run = CASES[0]
+    _, run = CASES[0]
     gc.collect()
     tracemalloc.start()
     try:
@@ -129,7 +129,7 @@ def test_a_tracing_caller_keeps_its_own_peak():
 
 
 def test_a_budget_too_small_for_one_row_raises():
-    name, run = CASES[0]
+    _, run = CASES[0]
     with pytest.raises(ValueError, match=r"jacrev: max_memory=.* is too small.*one row"):
         run(chunk_size="auto", max_memory="100kB")
     assert not tracemalloc.is_tracing()
