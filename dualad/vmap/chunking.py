@@ -308,9 +308,7 @@ class Chunking:
         overhead = max(kept[-1] - row * (done if len(kept) == 1 else second), 0)
         self.model = (meter.used(), row * (total - done), row * total, total - done, overhead)
         meter.close()  # (the rest runs untraced: tracemalloc slows Python code down)
-        size = self._fits(slope, intercept, SAFETY * budget) or self._fits(
-            slope, intercept, budget
-        )
+        size = self._fits(slope, intercept, SAFETY * budget) or self._fits(slope, intercept, budget)
         if not size:
             raise ValueError(
                 f"{self.name}: max_memory={_fmt(budget)} is too small: the call holds "
