@@ -93,10 +93,10 @@ def _check_block_size(block_size, name: str, what: str = "block_size") -> None:
         )
 
 
-def _on_client(array, client, name: str):
-    """``array``, started on ``client`` when one is given (its blocks become futures)."""
+def _check_client(client, name: str) -> None:
+    """``client``: None, or a running ``dask.distributed.Client``; anything else raises."""
     if client is None:
-        return array
+        return
     if distributed is None or not isinstance(client, distributed.Client):
         raise TypeError(
             f"dualad.dask.{name}: client must be a dask.distributed.Client (or None for dask's "
@@ -108,7 +108,21 @@ def _on_client(array, client, name: str):
             f"dualad.dask.{name}: the dask Client {client!r} is not running (status "
             f"{status!r}): it was closed or lost its scheduler; connect a new Client"
         )
-    return client.persist(array)
+
+
+def _shared(problem: tuple, client):
+    """``problem`` (the function and the point) as one object of the graph that every task
+    reads: a delayed value, or on a Client data scattered to the cluster beforehand (so that
+    the graph the scheduler receives stays small, however large the point or the arrays the
+    function closes over)."""
+    if client is None:
+        return dask.delayed(problem, traverse=False)
+    return client.scatter([problem], hash=False)[0]
+
+
+def _on_client(array, client):
+    """``array``, started on ``client`` when one is given (its blocks become futures)."""
+    return array if client is None else client.persist(array)
 
 
 def _meta(array, ndim: int, dtype):
@@ -157,11 +171,12 @@ def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
     if mode not in _MODES:
         raise ValueError(f"dualad.dask.jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
     _check_block_size(block_size, "jacobian")
+    _check_client(client, "jacobian")
     x = _as_array(x, "jacobian", "x")
     out = _output(func, x, "jacobian")
     out_shape = tuple(out.shape)
     dtype = np.result_type(out.dtype, x.dtype)
-    problem = dask.delayed((func, x), traverse=False)
+    problem = _shared((func, x), client)
     if mode == "rev":
         chunks = _basis_chunks(out_shape, block_size, dtype, x.shape) + tuple((n,) for n in x.shape)
         block = jacobian_rows
@@ -179,7 +194,7 @@ def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
         meta=_meta(x, len(chunks), dtype),
         token=f"dualad-jacobian-{mode}",
     )
-    return _on_client(array, client, "jacobian")
+    return _on_client(array, client)
 
 
 def _output(func, x, name: str):
@@ -214,6 +229,7 @@ def hessian(func, x, *, block_size="auto", client=None):
     """
     _check_function(func, "hessian")
     _check_block_size(block_size, "hessian")
+    _check_client(client, "hessian")
     x = _as_array(x, "hessian", "x")
     out = _output(func, x, "hessian")
     if out.shape != ():
@@ -224,13 +240,13 @@ def hessian(func, x, *, block_size="auto", client=None):
     chunks = _basis_chunks(x.shape, block_size, dtype, x.shape) + tuple((n,) for n in x.shape)
     array = da.map_blocks(
         hessian_rows,
-        dask.delayed((func, x), traverse=False),
+        _shared((func, x), client),
         chunks=chunks,
         dtype=dtype,
         meta=_meta(x, len(chunks), dtype),
         token="dualad-hessian",
     )
-    return _on_client(array, client, "hessian")
+    return _on_client(array, client)
 
 
 def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
@@ -268,6 +284,7 @@ def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
     """
     _check_function(loss, "per_example_grad")
     _check_block_size(chunk_size, "per_example_grad", "chunk_size")
+    _check_client(client, "per_example_grad")
     param_leaves, rebuild_params = flatten(params)
     param_leaves = [_as_array(p, "per_example_grad", "params") for p in param_leaves]
     batch_leaves, rebuild_batch = flatten(batch)
@@ -297,7 +314,7 @@ def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
         ("i", "p"),
         *arguments,
         new_axes={"p": width},
-        problem=dask.delayed((loss, rebuild_params(param_leaves)), traverse=False),
+        problem=_shared((loss, rebuild_params(param_leaves)), client),
         rebuild=rebuild_batch,
         out_dtype=dtype,
         dtype=dtype,
@@ -305,7 +322,7 @@ def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
         concatenate=True,
         token="dualad-per-example-grad",
     )
-    flat = _on_client(flat, client, "per_example_grad")
+    flat = _on_client(flat, client)
     grads = []
     offset = 0
     for p in param_leaves:
