@@ -29,7 +29,8 @@ W = RNG.standard_normal((3, 2, 4, 3)) / 3
 
 def residual(x):
     """(4, 3) -> (3, 2): a nonlinear map with dense derivatives."""
-    return dualad.tanh(dualad.tensordot(dualad.tensor(W), dualad.sin(x), dims=2)) * x.sum()
+    weights = dualad.tensor(W, device=x.device)
+    return dualad.tanh(dualad.tensordot(weights, dualad.sin(x), dims=2)) * x.sum()
 
 
 def energy(x):
@@ -152,3 +153,17 @@ def test_bad_input():
         dualad.dask.per_example_grad(
             loss, {**PARAMS, "b": dualad.tensor(PARAMS["b"], requires_grad=True)}, BATCH
         )
+
+
+@pytest.mark.gpu
+def test_cupy_points_give_cupy_blocks():
+    import cupy
+
+    x = cupy.asarray(X)
+    J = dualad.dask.jacobian(residual, x, block_size=5)
+    assert isinstance(J._meta, cupy.ndarray)
+    got = J.compute()
+    assert isinstance(got, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(got), func.jacrev(residual)(X), rtol=1e-12, atol=1e-14)
+    H = dualad.dask.hessian(energy, x, block_size=4).compute()
+    np.testing.assert_allclose(cupy.asnumpy(H), func.hessian(energy)(X), rtol=1e-12, atol=1e-13)

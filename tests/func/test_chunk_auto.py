@@ -192,3 +192,40 @@ def test_progress_without_tqdm_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     with pytest.raises(ImportError, match=r"jacrev: progress=True .* `pip install tqdm`"):
         jacrev(dualad.sin, chunk_size=2, progress=True)(dualad.tensor([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.gpu
+def test_auto_on_the_gpu_keeps_the_device_peak_within_the_budget():
+    import cupy
+
+    class Peak(cupy.cuda.MemoryHook):
+        """The peak of the bytes CuPy's pool hands out (measured here, not by dualad)."""
+
+        name = "test_peak"
+
+        def __init__(self):
+            self.used = self.peak = 0
+
+        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            self.used += mem_size
+            self.peak = max(self.peak, self.used)
+
+        def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
+            self.used -= mem_size
+
+    w1 = weights(1 << 14, 8).cuda()  # 128 KiB per basis vector per op
+    w2 = weights(256, 1 << 14).cuda()
+    x = dualad.tensor(RNG.standard_normal(8)).cuda()
+
+    def f(v):
+        return w2 @ dualad.tanh(w1 @ v)
+
+    budget = 32 * 2**20
+    with Peak() as whole_peak:
+        whole = jacrev(f)(x)
+    assert whole_peak.peak > 1.5 * budget
+    with Peak() as auto_peak:
+        auto = jacrev(f, chunk_size="auto", max_memory=budget)(x)
+    assert auto_peak.peak <= budget, auto_peak.peak
+    assert auto.device == "cuda:0"
+    np.testing.assert_allclose(auto.cpu().numpy(), whole.cpu().numpy(), rtol=1e-12, atol=1e-12)
