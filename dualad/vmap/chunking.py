@@ -19,6 +19,8 @@ function's intermediate ones, which no input or output size shows):
   result) must fit too. The slope is never taken below the result's bytes per row, so noise
   in the probes cannot make it small. A budget too small for one row at a time raises
   ValueError saying what one row needs;
+- the memory is the process's: calls with ``"auto"`` in several threads run one at a time
+  (other threads' arrays would count in each one's measurement);
 - tracing with tracemalloc slows Python code down, so it stops after the probes when this
   module started it. When the caller is already tracing (measuring this call), the caller's
   peak is kept: the probes reset the peak to measure themselves, and at the end the caller's
@@ -36,12 +38,17 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import tracemalloc
 
 import numpy as np
 
 from .._backend import xp_of
 
+# The memory measured is the process's (tracemalloc is one per process), so "auto" calls in
+# several threads at once would count each other's arrays and reset or stop each other's
+# tracing: they run one at a time (an RLock: "auto" calls may nest)
+_AUTO_CALLS = threading.RLock()
 SAFETY = 0.8  # the share of the budget the projected peak may reach (the rest: model error)
 PROBE_ROWS = 8  # the second probe's rows (at most): a lever long enough for the slope
 _UNITS = {
@@ -176,10 +183,10 @@ class Meter:
         self.owned = not tracemalloc.is_tracing()
         if self.owned:
             tracemalloc.start()
-        # (outer_peak: the highest peak tracemalloc has shown, which the caller, when it traces,
-        # must see again after close)
+        # (outer_peak: the highest peak tracemalloc has shown, which the caller, when it
+        # traces, must see again after close)
         self.origin, self.outer_peak = tracemalloc.get_traced_memory()
-        cupy = sys.modules.get("cupy")  # (CuPy's pool counts only where CuPy is already in use)
+        cupy = sys.modules.get("cupy")  # (CuPy's pool counts only where CuPy is in use)
         self.device = _CupyPeak(cupy) if cupy is not None else None
         self.open = True
 
@@ -244,12 +251,20 @@ class Chunking:
 
     def __enter__(self):
         if self.chunk_size == "auto":
-            self.meter = Meter()
+            _AUTO_CALLS.acquire()
+            try:
+                self.meter = Meter()
+            except BaseException:
+                _AUTO_CALLS.release()
+                raise
         return self
 
     def __exit__(self, *exc) -> None:
         if self.meter is not None:
-            self.meter.close()
+            try:
+                self.meter.close()
+            finally:
+                _AUTO_CALLS.release()
 
     def run(self, run, total: int, like) -> list:
         """``[run(start, stop), ...]`` over ``range(total)`` in chunks; ``like``: an array or

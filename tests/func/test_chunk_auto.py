@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import tracemalloc
 
 import numpy as np
@@ -229,3 +230,21 @@ def test_auto_on_the_gpu_keeps_the_device_peak_within_the_budget():
     assert auto_peak.peak <= budget, auto_peak.peak
     assert auto.device == "cuda:0"
     np.testing.assert_allclose(auto.cpu().numpy(), whole.cpu().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_auto_in_several_threads_at_once():
+    _, run = CASES[0]
+    expected = run().numpy()
+    results = []
+
+    def work():
+        results.append(run(chunk_size="auto", max_memory=BUDGET).numpy())
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 3 and not tracemalloc.is_tracing()
+    for result in results:
+        np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
