@@ -12,34 +12,18 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from test_chunk_size import HIDDEN, RNG, mlp, peak_mib, weights  # (tests/func's helpers)
 
 import dualad
 from dualad.func import hessian, jacfwd, jacrev, vmap
 from dualad.vmap.chunking import parse_memory
 
-RNG = np.random.default_rng(5)
-HIDDEN = 2048  # the wide intermediate value: 16 KiB per basis vector per op in float64
 BUDGET = 3 * 2**20
 
 
 def peak_bytes(fn):
-    gc.collect()
-    tracemalloc.start()
-    try:
-        result = fn()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return peak, result
-
-
-def weights(rows, cols):
-    return dualad.tensor(RNG.standard_normal((rows, cols)) / np.sqrt(cols))
-
-
-def mlp(n_in, n_out):
-    w1, w2 = weights(HIDDEN, n_in), weights(n_out, HIDDEN)
-    return lambda x: w2 @ dualad.tanh(w1 @ x)
+    mib, result = peak_mib(fn)
+    return mib * 2**20, result
 
 
 def cases():
@@ -49,8 +33,8 @@ def cases():
     g = mlp(200, 8)  # jacfwd: 200 tangents
     y = dualad.tensor(RNG.standard_normal(200))
     yield "jacfwd", lambda **kw: jacfwd(g, **kw)(y)
-    w = weights(HIDDEN, 100)  # hessian: 100 tangents through a backward pass of width HIDDEN
-    z = dualad.tensor(RNG.standard_normal(100))
+    w = weights(HIDDEN, 64)  # hessian: 64 tangents through a backward pass of width HIDDEN
+    z = dualad.tensor(RNG.standard_normal(64))
     yield "hessian", lambda **kw: hessian(lambda v: (dualad.tanh(w @ v) ** 2).sum(), **kw)(z)
     h = mlp(8, 4)  # vmap: 200 examples
     xs = dualad.tensor(RNG.standard_normal((200, 8)))
