@@ -43,7 +43,8 @@ import tracemalloc
 
 import numpy as np
 
-from .._backend import xp_of
+from .._backend import module_for, xp_of
+from .._tensor import Tensor
 
 # The memory measured is the process's (tracemalloc is one per process), so "auto" calls in
 # several threads at once would count each other's arrays and reset or stop each other's
@@ -116,9 +117,10 @@ def check_chunking(chunk_size, max_memory, progress, name: str) -> None:
         raise TypeError(f"{name}: progress must be True or False, got {progress!r}")
 
 
-def default_memory(array) -> int:
-    """Half the memory available now where ``array`` lives (see the module's docstring)."""
-    xp = xp_of(array)
+def default_memory(like) -> int:
+    """Half the memory available now where ``like`` lives (a Tensor, any level's, or an array;
+    see the module's docstring)."""
+    xp = module_for(like.device) if isinstance(like, Tensor) else xp_of(like)
     if xp is not np:
         free = xp.cuda.runtime.memGetInfo()[0]
         pool = xp.get_default_memory_pool()
@@ -288,7 +290,7 @@ class Chunking:
     def _run_auto(self, run, total: int, like, bar) -> list:
         meter = self.meter
         budget = (
-            default_memory(getattr(like, "_data", like))
+            default_memory(like)
             if self.max_memory is None
             else parse_memory(self.max_memory, self.name)
         )
@@ -309,7 +311,7 @@ class Chunking:
         done = 1
         # a second probe as long as PROBE_ROWS, if even at `first` bytes per row it fits
         second = min(PROBE_ROWS, total - done)
-        while second >= 2 and meter.used() + first * second > SAFETY * budget:
+        while second >= 2 and meter.used() + row * total + first * second > SAFETY * budget:
             second -= 1
         slope, intercept = float(first), 0.0
         if second >= 2:

@@ -90,6 +90,12 @@ def test_auto_composes_with_pytrees_grad_and_randomness():
     loss = jacrev(dualad.sin, chunk_size="auto", max_memory="1MB")(xg).sum()
     (grad,) = dualad.autograd.grad(loss, xg)
     np.testing.assert_allclose(grad.numpy(), -np.sin(xg.detach().numpy()), rtol=1e-13)
+    # inside vmap (the basis rows are batched values) and under grad of vmap
+    xs = dualad.tensor(RNG.standard_normal((5, 6)))
+    inner = vmap(jacfwd(dualad.sin, chunk_size="auto", max_memory="10MB"))(xs)
+    np.testing.assert_array_equal(inner.numpy(), vmap(jacrev(dualad.sin))(xs).numpy())
+    outer = dualad.func.grad(lambda v: vmap(dualad.sin, chunk_size="auto")(v).sum())(xs)
+    np.testing.assert_allclose(outer.numpy(), np.cos(xs.numpy()), rtol=1e-14)
     # randomness="same": every chunk draws what the first one drew
     dualad.manual_seed(0)
     noisy = jacfwd(
