@@ -110,19 +110,37 @@ def _check_client(client, name: str) -> None:
         )
 
 
-def _shared(problem: tuple, client):
+def _shared(problem: tuple, client, name: str):
     """``problem`` (the function and the point) as one object of the graph that every task
     reads: a delayed value, or on a Client data scattered to the cluster beforehand (so that
     the graph the scheduler receives stays small, however large the point or the arrays the
     function closes over)."""
     if client is None:
         return dask.delayed(problem, traverse=False)
-    return client.scatter([problem], hash=False)[0]
+    try:
+        return client.scatter([problem], hash=False)[0]
+    except TypeError as error:
+        raise _not_pickled(error, name) from error
 
 
-def _on_client(array, client):
+def _not_pickled(error: TypeError, name: str) -> TypeError:
+    """The error for distributed's failure to serialize (pickle) the function or the point."""
+    return TypeError(
+        f"dualad.dask.{name}: the function and its arguments cannot be pickled to the cluster's "
+        f"workers ({error}); a lambda or a function of a module the workers can import works "
+        "(dualad's own op functions, such as dualad.sin, do not pickle today: pass `lambda x: "
+        "dualad.sin(x)`)"
+    )
+
+
+def _on_client(array, client, name: str):
     """``array``, started on ``client`` when one is given (its blocks become futures)."""
-    return array if client is None else client.persist(array)
+    if client is None:
+        return array
+    try:
+        return client.persist(array)
+    except TypeError as error:  # (the graph holds the scattered problem: pickling failed)
+        raise _not_pickled(error, name) from error
 
 
 def _meta(array, ndim: int, dtype):
@@ -176,7 +194,7 @@ def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
     out = _output(func, x, "jacobian")
     out_shape = tuple(out.shape)
     dtype = np.result_type(out.dtype, x.dtype)
-    problem = _shared((func, x), client)
+    problem = _shared((func, x), client, "jacobian")
     if mode == "rev":
         chunks = _basis_chunks(out_shape, block_size, dtype, x.shape) + tuple((n,) for n in x.shape)
         block = jacobian_rows
@@ -194,7 +212,7 @@ def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
         meta=_meta(x, len(chunks), dtype),
         token=f"dualad-jacobian-{mode}",
     )
-    return _on_client(array, client)
+    return _on_client(array, client, "jacobian")
 
 
 def _output(func, x, name: str):
@@ -240,13 +258,13 @@ def hessian(func, x, *, block_size="auto", client=None):
     chunks = _basis_chunks(x.shape, block_size, dtype, x.shape) + tuple((n,) for n in x.shape)
     array = da.map_blocks(
         hessian_rows,
-        _shared((func, x), client),
+        _shared((func, x), client, "hessian"),
         chunks=chunks,
         dtype=dtype,
         meta=_meta(x, len(chunks), dtype),
         token="dualad-hessian",
     )
-    return _on_client(array, client)
+    return _on_client(array, client, "hessian")
 
 
 def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
@@ -314,7 +332,7 @@ def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
         ("i", "p"),
         *arguments,
         new_axes={"p": width},
-        problem=_shared((loss, rebuild_params(param_leaves)), client),
+        problem=_shared((loss, rebuild_params(param_leaves)), client, "per_example_grad"),
         rebuild=rebuild_batch,
         out_dtype=dtype,
         dtype=dtype,
@@ -322,7 +340,7 @@ def per_example_grad(loss, params, batch, *, chunk_size="auto", client=None):
         concatenate=True,
         token="dualad-per-example-grad",
     )
-    flat = _on_client(flat, client)
+    flat = _on_client(flat, client, "per_example_grad")
     grads = []
     offset = 0
     for p in param_leaves:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -123,6 +124,21 @@ def test_a_closed_client_raises(client):
     ):
         with pytest.raises(RuntimeError, match=r"Client .* is not running \(status 'closed'\)"):
             call()
+
+
+def test_a_function_that_does_not_pickle_raises(client):
+    lock = threading.Lock()  # (a lock cannot be pickled, so neither can a closure over it)
+
+    def locked(x):
+        with lock:
+            return dualad.sin(x)
+
+    with pytest.raises(
+        TypeError, match="jacobian: the function and its arguments cannot be pickled"
+    ):
+        dualad.dask.jacobian(locked, X, client=client)
+    threads = dualad.dask.jacobian(locked, X).compute(scheduler="threads")  # (no pickling)
+    np.testing.assert_allclose(threads, func.jacrev(dualad.sin)(X), rtol=1e-15)
 
 
 def test_bad_input():
