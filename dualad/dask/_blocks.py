@@ -30,7 +30,7 @@ def box_basis(shape: tuple, box: list, like):
         flat = xp.zeros(1, dtype=xp.int64)
     basis = xp.zeros((flat.size, size), dtype=like.dtype)
     basis[xp.arange(flat.size), flat] = 1
-    return basis.reshape(flat.size, *shape)
+    return basis.reshape((flat.size, *shape))
 
 
 def _box(block_info, dims: slice) -> list:
@@ -49,7 +49,7 @@ def jacobian_rows(problem, out_shape: tuple, block_info=None):
     out, vjp_fn = vjp(func, x)
     cotangents = box_basis(out_shape, box, out)
     (rows,) = vmap(vjp_fn)(cotangents)
-    return rows.reshape(*_box_shape(box), *x.shape)
+    return rows.reshape((*_box_shape(box), *x.shape))
 
 
 def jacobian_columns(problem, out_shape: tuple, block_info=None):
@@ -60,7 +60,7 @@ def jacobian_columns(problem, out_shape: tuple, block_info=None):
     tangents = box_basis(x.shape, box, x)
     columns = vmap(lambda tangent: jvp(func, (x,), (tangent,))[1])(tangents)
     xp = xp_of(columns)
-    return xp.moveaxis(columns, 0, -1).reshape(*out_shape, *_box_shape(box))
+    return xp.moveaxis(columns, 0, -1).reshape((*out_shape, *_box_shape(box)))
 
 
 def hessian_rows(problem, block_info=None):
@@ -70,7 +70,7 @@ def hessian_rows(problem, block_info=None):
     box = _box(block_info, slice(0, x.ndim))
     tangents = box_basis(x.shape, box, x)
     rows = vmap(lambda tangent: hvp(func, x, tangent)[1])(tangents)
-    return rows.reshape(*_box_shape(box), *x.shape)
+    return rows.reshape((*_box_shape(box), *x.shape))
 
 
 def example_grads(*blocks, problem, rebuild, out_dtype):

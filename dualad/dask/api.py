@@ -46,7 +46,8 @@ def _as_array(value, name: str, what: str):
         xp = xp_of(array)
     except TypeError:
         xp = np
-    array = xp.asarray(array)
+    # (a copy: the lazy result must not change when the caller later writes into its array)
+    array = xp.array(array, copy=True)
     if array.dtype.kind != "f":
         raise TypeError(
             f"dualad.dask.{name}: {what} must hold floating point numbers (real), got dtype "
@@ -67,6 +68,8 @@ def _basis_chunks(shape: tuple, block_size, dtype, trailing: tuple) -> tuple:
     """Dask chunks over ``shape`` (the basis dims) holding ``block_size`` basis vectors each:
     whole trailing dims while they fit, then runs of the first dim that does not (``"auto"``:
     dask's own choice for blocks of ``(*shape, *trailing)`` of ``array.chunk-size`` bytes)."""
+    if 0 in shape or 0 in trailing:  # an empty result: one (empty) block
+        return tuple((n,) for n in shape)
     if block_size == "auto":
         chunks = da.core.normalize_chunks(
             ("auto",) * len(shape) + (-1,) * len(trailing), (*shape, *trailing), dtype=dtype
@@ -147,6 +150,18 @@ def _meta(array, ndim: int, dtype):
     return xp_of(array).empty((0,) * ndim, dtype=dtype)
 
 
+def _blocks(block, problem, chunks: tuple, like, dtype, token: str, **kwargs):
+    """The dask array of ``block(problem, **kwargs, block_info=...)`` over ``chunks``; an
+    empty one (no basis vector or no output) has no task to run."""
+    shape = tuple(sum(c) for c in chunks)
+    if 0 in shape:
+        return da.from_array(xp_of(like).zeros(shape, dtype=dtype), chunks=chunks)
+    meta = _meta(like, len(chunks), dtype)
+    return da.map_blocks(
+        block, problem, chunks=chunks, dtype=dtype, meta=meta, token=token, **kwargs
+    )
+
+
 def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
     """The Jacobian of ``func`` at ``x`` as a ``dask.array.Array`` of shape
     ``(*out.shape, *x.shape)`` (``dualad.func.jacrev``'s layout), computed block by block.
@@ -203,14 +218,8 @@ def jacobian(func, x, *, mode: str = "rev", block_size="auto", client=None):
             x.shape, block_size, dtype, out_shape
         )
         block = jacobian_columns
-    array = da.map_blocks(
-        block,
-        problem,
-        out_shape=out_shape,
-        chunks=chunks,
-        dtype=dtype,
-        meta=_meta(x, len(chunks), dtype),
-        token=f"dualad-jacobian-{mode}",
+    array = _blocks(
+        block, problem, chunks, x, dtype, f"dualad-jacobian-{mode}", out_shape=out_shape
     )
     return _on_client(array, client, "jacobian")
 
@@ -256,13 +265,8 @@ def hessian(func, x, *, block_size="auto", client=None):
         )
     dtype = np.result_type(out.dtype, x.dtype)
     chunks = _basis_chunks(x.shape, block_size, dtype, x.shape) + tuple((n,) for n in x.shape)
-    array = da.map_blocks(
-        hessian_rows,
-        _shared((func, x), client, "hessian"),
-        chunks=chunks,
-        dtype=dtype,
-        meta=_meta(x, len(chunks), dtype),
-        token="dualad-hessian",
+    array = _blocks(
+        hessian_rows, _shared((func, x), client, "hessian"), chunks, x, dtype, "dualad-hessian"
     )
     return _on_client(array, client, "hessian")
 

@@ -96,6 +96,19 @@ def test_hessian_and_per_example_grad_on_the_default_scheduler():
     np.testing.assert_allclose(grads["b"].compute(), expected_per_example()["b"], rtol=1e-12)
 
 
+def test_scalars_empty_arrays_and_a_copy_of_the_point():
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(dualad.dask.jacobian(lambda v: v**3, 2.0, mode=mode), 12.0)
+        J = dualad.dask.jacobian(lambda v: v.sum(0), np.zeros((0, 3)), mode=mode)
+        assert J.shape == (3, 0, 3) and J.compute().shape == (3, 0, 3)
+    assert float(dualad.dask.hessian(lambda v: v**3, 2.0).compute()) == 12.0
+    assert dualad.dask.hessian(lambda v: (v**2).sum(), np.zeros(0)).compute().shape == (0, 0)
+    x = np.arange(3.0)
+    J = dualad.dask.jacobian(lambda v: v**2, x)
+    x[:] = 10.0  # the lazy result was built from the point as it was
+    np.testing.assert_array_equal(J.compute(), np.diag([0.0, 2.0, 4.0]))
+
+
 def test_on_a_distributed_cluster_of_two_processes(client):
     J = dualad.dask.jacobian(residual, X, mode="rev", block_size=2, client=client)
     distributed.wait(J)
