@@ -10,15 +10,18 @@ function's intermediate ones, which no input or output size shows):
   above what was allocated when it was called: tracemalloc (which sees NumPy's arrays) on the
   host, plus CuPy's memory pool on a GPU;
 - a first probe chunk of one row (one basis vector, one example) and a second of up to 8 rows
-  are run under that measurement; their peaks give the memory per row (the slope) and per chunk
-  (the intercept) of the batched evaluation, and the bytes of the result they returned the size
-  of the whole result. Their rows are kept: nothing is computed twice;
+  (when even at the first one's peak per row it fits in the budget) are run under that
+  measurement; their peaks give the memory per row (the slope) and per chunk (the intercept)
+  of the batched evaluation, what they left allocated the memory each chunk's piece of the
+  result keeps besides its data (its Python objects: it counts once per chunk), and their
+  results' bytes the size of the whole result. Their rows are kept: nothing is computed twice;
 - the remaining rows run in chunks of the largest size whose projected peak (what is held
-  before the loop, the whole result, the intercept and the slope times the chunk) stays under
-  ``SAFETY`` (80%) of the budget, and the concatenation of the pieces (a second copy of the
-  result) must fit too. The slope is never taken below the result's bytes per row, so noise
-  in the probes cannot make it small. A budget too small for one row at a time raises
-  ValueError saying what one row needs;
+  after the probes, the rest of the result, each piece's own keep, and the larger of a chunk's
+  intercept plus slope times its rows and the concatenated result, a second copy of it) stays
+  within ``SAFETY`` (80%) of the budget, or else within the whole budget. The slope is never
+  taken below the result's bytes per row, so noise in the probes cannot make it small. When
+  no chunk size fits, ValueError says what the call holds and one row needs (after the first
+  row has run: the first row itself can exceed a budget too small for it);
 - the memory is the process's: calls with ``"auto"`` in several threads run one at a time
   (other threads' arrays would count in each one's measurement);
 - tracing with tracemalloc slows Python code down, so it stops after the probes when this
