@@ -1,4 +1,5 @@
-"""Peak memory of jacrev / jacfwd / vmap with and without ``chunk_size`` (tracemalloc).
+"""Peak memory of jacrev / jacfwd / vmap with and without ``chunk_size`` (tracemalloc), and
+with ``chunk_size="auto"`` under a budget of a third of the unchunked peak.
 
 Run: ``python benchmarks/chunk_memory.py`` (``--quick`` for smaller sizes). NumPy reports its
 array allocations to tracemalloc, so the peak counts every array alive at once: the batched
@@ -49,28 +50,30 @@ def workloads(scale: int):
     x = dualad.tensor(rng.standard_normal(n_in))
     yield (
         f"jacrev  mlp {n_in}->{hidden}->{n_out}",
-        lambda chunk: jacrev(f, chunk_size=chunk)(x),
+        lambda chunk, budget=None: jacrev(f, chunk_size=chunk, max_memory=budget)(x),
     )
     n_in, n_out = 256 // scale, 64 // scale
     g = mlp(weights(hidden, n_in), weights(n_out, hidden))
     y = dualad.tensor(rng.standard_normal(n_in))
     yield (
         f"jacfwd  mlp {n_in}->{hidden}->{n_out}",
-        lambda chunk: jacfwd(g, chunk_size=chunk)(y),
+        lambda chunk, budget=None: jacfwd(g, chunk_size=chunk, max_memory=budget)(y),
     )
     batch = 256 // scale
     xs = dualad.tensor(rng.standard_normal((batch, 64 // scale)))
     h = mlp(weights(hidden, 64 // scale), weights(16, hidden))
     yield (
         f"vmap    mlp B={batch}, hidden {hidden}",
-        lambda chunk: vmap(h, chunk_size=chunk)(xs),
+        lambda chunk, budget=None: vmap(h, chunk_size=chunk, max_memory=budget)(xs),
     )
     tall = 4096 // scale  # many outputs, few inputs: the (out x out) basis dominates
     a = weights(tall, 8)
     z = dualad.tensor(rng.standard_normal(8))
     yield (
         f"jacrev  tanh(A x), A {tall}x8",
-        lambda chunk: jacrev(lambda v: dualad.tanh(a @ v), chunk_size=chunk)(z),
+        lambda chunk, budget=None: jacrev(
+            lambda v: dualad.tanh(a @ v), chunk_size=chunk, max_memory=budget
+        )(z),
     )
 
 
@@ -92,6 +95,12 @@ def main() -> None:
                 np.testing.assert_allclose(out.numpy(), reference[1], rtol=1e-12, atol=1e-12)
                 ratio = f"{mib / reference[0]:9.3f}"
             print(f"{name:34s} {chunk!s:>10s} {mib:9.2f} {ratio:>9s} {seconds * 1e3:8.1f}")
+        budget = int(reference[0] * 2**20 / 3)
+        mib, seconds, out = peak(lambda run=run, budget=budget: run("auto", budget))
+        np.testing.assert_allclose(out.numpy(), reference[1], rtol=1e-12, atol=1e-12)
+        label = f"auto {budget / 2**20:.1f}M"
+        ratio = f"{mib / reference[0]:9.3f}"
+        print(f"{name:34s} {label:>10s} {mib:9.2f} {ratio:>9s} {seconds * 1e3:8.1f}")
 
 
 if __name__ == "__main__":

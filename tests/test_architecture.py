@@ -60,7 +60,8 @@ LAYERS = (
         "L5 facades",
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
-        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.tracing dualad.tracing.api "
+        "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.dask.* dualad.tracing "
+        "dualad.tracing.api "
         "dualad.tracing.staging dualad.tracing.batching",
     ),
 )

@@ -1,5 +1,5 @@
 """Argument checks and small helpers the transforms share (``argnums``, ``has_aux``,
-``chunk_size``, the function argument, real and scalar results)."""
+the function argument, real and scalar results)."""
 
 from __future__ import annotations
 
@@ -87,11 +87,6 @@ def _error_if_complex(name: str, leaves, what: str) -> None:
                 f"{name}: Expected all {what} to be real but received complex tensor at "
                 f"flattened input idx: {idx}"
             )
-
-
-def _check_chunk_size(chunk_size, name: str) -> None:
-    if chunk_size is not None and (not _is_int(chunk_size) or chunk_size <= 0):
-        raise ValueError(f"{name}: `chunk_size` should be greater than 0. (got {chunk_size!r})")
 
 
 def _per_argnum(per_arg: tuple, argnums):

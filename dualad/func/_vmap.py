@@ -22,10 +22,25 @@ from ._arrays import holds_tensor, leaf_to_tensor, tree_to_arrays
 
 
 def vmap(
-    func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness="error", *, chunk_size=None
+    func: Callable,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness="error",
+    *,
+    chunk_size=None,
+    max_memory=None,
+    progress: bool = False,
 ):
     # (api.vmap's signature and checks; its docstring is this function's)
-    batched = api.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+    batched = api.vmap(
+        func,
+        in_dims,
+        out_dims,
+        randomness,
+        chunk_size=chunk_size,
+        max_memory=max_memory,
+        progress=progress,
+    )
 
     @functools.wraps(func, updated=())
     def vmapped(*args, **kwargs):

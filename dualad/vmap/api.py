@@ -21,6 +21,7 @@ from .._tree import flatten
 from ..ops import broadcast_to, cat, movedim, narrow, unsqueeze
 from . import function  # noqa: F401 (gives VmapLevel its custom Function rule)
 from .batched import BatchedTensor, VmapLevel, _escaped, active_vmap_levels, batched
+from .chunking import Chunking, check_chunking
 
 _RANDOMNESS = ("error", "different", "same")
 
@@ -31,7 +32,9 @@ def vmap(
     out_dims: Any = 0,
     randomness: str = "error",
     *,
-    chunk_size: int | None = None,
+    chunk_size: int | str | None = None,
+    max_memory: int | str | None = None,
+    progress: bool = False,
 ) -> Callable:
     """Vectorise ``func`` over a batch dimension of its inputs.
 
@@ -51,8 +54,15 @@ def vmap(
     randomness : {"error", "same", "different"}
         What ``dualad.rand``/``randn``/``randint``/``*_like`` do inside: raise, draw one value
         for the whole batch, or draw independent values per example.
-    chunk_size : int, optional
-        Run the batch in chunks of this many examples (less memory) and concatenate.
+    chunk_size : int or "auto", optional
+        Run the batch in chunks of this many examples (less memory) and concatenate;
+        ``"auto"``: the largest chunks whose measured peak memory stays within ``max_memory``
+        (``chunking.py`` says how it is measured).
+    max_memory : int or str, optional
+        The budget of ``chunk_size="auto"``, in bytes or as a string such as ``"1GB"`` or
+        ``"512MiB"``; by default half the memory available when the call starts.
+    progress : bool
+        Show a tqdm progress bar over the examples (``pip install tqdm``).
 
     >>> import dualad
     >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -71,15 +81,20 @@ def vmap(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
             f"{randomness}"
         )
-    if chunk_size is not None and (
-        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0
+    if (
+        chunk_size is not None
+        and not isinstance(chunk_size, str)
+        and (not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0)
     ):
+        # (PyTorch's message; strings other than "auto" are check_chunking's to report)
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    check_chunking(chunk_size, max_memory, progress, "vmap")
+    chunking = (chunk_size, max_memory, progress)
 
     # (updated=(): a dualad op's attributes, such as its ``op`` record, must not be copied)
     @functools.wraps(func, updated=())
     def vmapped(*args, **kwargs):
-        return _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs)
+        return _vmap_call(func, in_dims, out_dims, randomness, chunking, args, kwargs)
 
     return vmapped
 
@@ -88,15 +103,22 @@ def vmap(
 # one call
 
 
-def _vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+def _vmap_call(func, in_dims, out_dims, randomness, chunking: tuple, args, kwargs):
     name = _name(func)
     _check_out_dims(out_dims, name)
-    size, flat_args, flat_dims, rebuild = _process_inputs(func, name, in_dims, args)
-    if chunk_size is None or chunk_size >= size:
+    chunk_size, _, progress = chunking
+    if chunk_size is None and not progress:
+        size, flat_args, flat_dims, rebuild = _process_inputs(func, name, in_dims, args)
         return _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness)
-    return _run_chunked(
-        func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
-    )
+    with Chunking(*chunking, "vmap") as chunks:
+        size, flat_args, flat_dims, rebuild = _process_inputs(func, name, in_dims, args)
+        if chunk_size is not None and chunk_size != "auto" and chunk_size >= size and not progress:
+            return _run(
+                func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
+            )
+        return _run_chunked(
+            func, name, size, chunks, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
+        )
 
 
 def _run(func, name, size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness):
@@ -163,36 +185,41 @@ def _place_batch(value, bdim, out_dim: int, size: int, name: str, out_dims):
 
 
 def _run_chunked(
-    func, name, size, chunk_size, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
+    func, name, size, chunks, flat_args, flat_dims, rebuild, kwargs, out_dims, randomness
 ):
-    """Run ``func`` on consecutive chunks of the batch and concatenate the outputs."""
+    """Run ``func`` on consecutive chunks of the batch (``chunks``: ``chunking.Chunking``) and
+    concatenate the outputs."""
     state = None
     if randomness == "same":
         _random._generator(np)  # exists before the first chunk: every chunk starts from one state
         state = _random_state()
-    pieces = []
     structure = None
-    for start in range(0, size, chunk_size):
-        length = min(chunk_size, size - start)
+
+    def run(start: int, stop: int):
+        nonlocal structure
         chunk_args = [
-            arg if dim is None else narrow(arg, dim, start, length)
+            arg if dim is None else narrow(arg, dim, start, stop - start)
             for arg, dim in zip(flat_args, flat_dims)
         ]
         if state is not None:
             _set_random_state(state)  # "same": every chunk draws what the first one drew
         result = _run(
-            func, name, length, chunk_args, flat_dims, rebuild, kwargs, out_dims, randomness
+            func, name, stop - start, chunk_args, flat_dims, rebuild, kwargs, out_dims, randomness
         )
-        leaves, rebuild_out = flatten(result)
         shape = _structure(result)
         if structure is not None and shape != structure:
             raise ValueError(
-                f"vmap({name}, ..., chunk_size={chunk_size}): the chunks returned different "
-                f"output structures ({structure} and {shape})"
+                f"vmap({name}, ..., chunk_size={chunks.chunk_size}): the chunks returned "
+                f"different output structures ({structure} and {shape})"
             )
         structure = shape
-        pieces.append((leaves, rebuild_out, result))
+        return result
+
+    like = next(arg for arg, dim in zip(flat_args, flat_dims) if dim is not None)
+    pieces = [(*flatten(result), result) for result in chunks.run(run, size, like)]
     first_leaves, rebuild_out, first = pieces[0]
+    if len(pieces) == 1:
+        return first
     leaf_dims = _output_dims(first, first_leaves, out_dims, name)
     joined = []
     for k, dim in enumerate(leaf_dims):
