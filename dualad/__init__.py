@@ -68,6 +68,8 @@ from .rev.grad_mode import (
     set_grad_enabled,
 )
 
+import sys as _sys
+
 bool = bool_
 __version__ = "0.1.0"
 from . import _operators
@@ -79,3 +81,21 @@ from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
 from . import fft, linalg, nn, special
 from .tracing import jit  # (dualad.tracing holds its level, program, code generation, api)
+
+
+def _name_made_functions() -> None:
+    """Give the op functions that dispatch's factories make (``sin``, ``add``, ...) the module
+    that exports them, so that pickle, and with it multiprocessing and dask's workers, finds
+    ``dualad.sin`` by name (a function's ``__module__`` is where pickle looks it up)."""
+    made = ("dualad._dispatch", "dualad.ops._helpers")
+    for namespace in (special, linalg, fft, nn.functional, _sys.modules[__name__]):
+        for name in getattr(namespace, "__all__", None) or dir(namespace):
+            fn = getattr(namespace, name, None)
+            if (
+                getattr(fn, "__module__", None) in made
+                and getattr(namespace, fn.__qualname__, None) is fn
+            ):
+                fn.__module__ = namespace.__name__
+
+
+_name_made_functions()

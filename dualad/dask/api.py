@@ -130,9 +130,7 @@ def _not_pickled(error: TypeError, name: str) -> TypeError:
     """The error for distributed's failure to serialize (pickle) the function or the point."""
     return TypeError(
         f"dualad.dask.{name}: the function and its arguments cannot be pickled to the cluster's "
-        f"workers ({error}); a lambda or a function of a module the workers can import works "
-        "(dualad's own op functions, such as dualad.sin, do not pickle today: pass `lambda x: "
-        "dualad.sin(x)`)"
+        f"workers ({error}); a lambda or a function of a module the workers can import works"
     )
 
 
