@@ -30,6 +30,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     counting, sets                          (with searching's shared batching rules)
     convolution                             conv and its two transposes (nn.functional)
     pooling                                 max/avg pooling (with convolution's windows)
+    im2col, adaptive_pooling, unpooling     unfold/fold, adaptive pools, max_unpool (nn)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
@@ -44,6 +45,7 @@ from .. import _tracked_values
 from . import (
     _helpers,
     activations,
+    adaptive_pooling,
     arithmetic,
     base,
     bessel,
@@ -68,6 +70,7 @@ from . import (
     floating,
     gamma_functions,
     gather_scatter,
+    im2col,
     indexing,
     joining,
     least_squares,
@@ -100,6 +103,7 @@ from . import (
     torch_norm,
     triangular,
     trigonometric,
+    unpooling,
     views,
 )
 from ._helpers import *

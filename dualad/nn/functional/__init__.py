@@ -50,3 +50,8 @@ __all__ = [
     *pooling.__all__,
     *sampling.__all__,
 ]
+from .adaptive_pooling import *
+from .folding import *
+from .unpooling import *
+
+__all__ += [*adaptive_pooling.__all__, *folding.__all__, *unpooling.__all__]  # noqa: F405
