@@ -19,6 +19,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _reducing, indexing, smooth_activations, views
+    piecewise_activations                   hardswish, hardshrink, ..., glu (nn.functional)
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
     convolve, distances
@@ -82,6 +83,7 @@ from . import (
     normal_distribution,
     norms,
     order_statistics,
+    piecewise_activations,
     pooling,
     products,
     qr,
@@ -136,6 +138,7 @@ from .moments import *
 from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
+from .piecewise_activations import *
 from .products import *
 from .quantiles import *
 from .reductions import *
