@@ -32,6 +32,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     convolution                             conv and its two transposes (nn.functional)
     pooling                                 max/avg pooling (with convolution's windows)
     im2col, adaptive_pooling, unpooling     unfold/fold, adaptive pools, max_unpool (nn)
+    grid_sampling                           grid_sample and its transpose (nn)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
@@ -71,6 +72,7 @@ from . import (
     floating,
     gamma_functions,
     gather_scatter,
+    grid_sampling,
     im2col,
     indexing,
     joining,

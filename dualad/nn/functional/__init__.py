@@ -52,6 +52,7 @@ __all__ = [
 ]
 from .adaptive_pooling import *
 from .folding import *
+from .grid_sampling import *
 from .unpooling import *
 
-__all__ += [*adaptive_pooling.__all__, *folding.__all__, *unpooling.__all__]  # noqa: F405
+__all__ += [*adaptive_pooling.__all__, *folding.__all__, *grid_sampling.__all__, *unpooling.__all__]  # noqa: F405

@@ -18,6 +18,7 @@ from dualad.ops.adaptive_pooling import adaptive_avg_pool_backward
 from dualad.ops.unpooling import max_unpool_writers
 
 from . import ALL_DIFF, FLOATING, OpInfo, SampleInput, uniform
+from ._grid_samples import grid_entries
 from .convolution import distinct
 
 # ---------------------------------------------------------------------------------------------
@@ -317,4 +318,5 @@ OPS = [
         differentiable=False,
         ref=ref_writers,
     ),
+    *grid_entries(),
 ]
