@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import OpDef, apply, register
+from .._dispatch import apply
 from .base import linear
-from .pooling import lead_batch, max_pool_jvp, max_pool_vjp
+from .pooling import indices_pooling_op, lead_batch
 
 
 def window_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,20 +139,7 @@ def _max_impl(xp, x, *, output_size):
     return values, xp.asarray(flat_index, dtype=xp.int64)
 
 
-_max_op = register(
-    OpDef(
-        "adaptive_max_pool",
-        _max_impl,
-        vjp=max_pool_vjp,
-        jvp=max_pool_jvp,
-        batch=lead_batch,
-        save_args=False,
-        save_out=True,
-        nout=2,
-        nondiff_outputs=(1,),
-        node_name="AdaptiveMaxPoolBackward0",
-    )
-)
+_max_op = indices_pooling_op("adaptive_max_pool", _max_impl, "AdaptiveMaxPoolBackward0")
 
 
 def adaptive_max_pool(x, output_size):

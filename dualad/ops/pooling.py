@@ -138,20 +138,26 @@ def lead_batch(op, args, bdims, params):
     return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
 
 
-_max_pool_op = register(
-    OpDef(
-        "max_pool",
-        _max_pool_impl,
-        vjp=max_pool_vjp,
-        jvp=max_pool_jvp,
-        batch=lead_batch,
-        save_args=False,
-        save_out=True,
-        nout=2,
-        nondiff_outputs=(1,),
-        node_name="MaxPoolWithIndicesBackward0",
+def indices_pooling_op(name: str, impl, node_name: str) -> OpDef:
+    """Register a pooling op returning ``(values, flat spatial indices)`` whose values are
+    input entries: the rules scatter and gather at the indices (saved, with the output)."""
+    return register(
+        OpDef(
+            name,
+            impl,
+            vjp=max_pool_vjp,
+            jvp=max_pool_jvp,
+            batch=lead_batch,
+            save_args=False,
+            save_out=True,
+            nout=2,
+            nondiff_outputs=(1,),
+            node_name=node_name,
+        )
     )
-)
+
+
+_max_pool_op = indices_pooling_op("max_pool", _max_pool_impl, "MaxPoolWithIndicesBackward0")
 
 
 def max_pool(x, params: dict):

@@ -43,13 +43,32 @@ def _geometry(kernel_size, dilation, padding, stride) -> dict:
     return {"kernel": kernel, "dilation": dilation, "padding": padding, "stride": stride}
 
 
-def _floating(x, op):
+# the accepted ranks and PyTorch's message for another rank, per function
+_RANKS = {
+    "unfold": (
+        (3, 4),
+        "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+        "dimensions for input, but got: {}",
+    ),
+    "fold": (
+        (2, 3),
+        "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+        "non-zero dimensions for input, but got: {}",
+    ),
+}
+
+
+def _input(x, op):
+    """``x`` as a floating or complex tensor of a rank ``op`` takes, non-empty but for N."""
     x = as_tensor(x)
     if x.dtype.kind not in "fc":
         raise RuntimeError(
             f"dualad.nn.functional.{op}: input of dtype {x.dtype} is not supported (cast "
             "integers with .float())"
         )
+    ranks, message = _RANKS[op]
+    if x.ndim not in ranks or 0 in x.shape[x.ndim - ranks[0] :]:
+        raise RuntimeError(message.format(list(x.shape)))
     return x
 
 
@@ -69,13 +88,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
              [3., 4., 6., 7.],
              [4., 5., 7., 8.]]])
     """
-    input = _floating(input, "unfold")
     params = _geometry(kernel_size, dilation, padding, stride)
-    if input.ndim not in (3, 4) or 0 in input.shape[input.ndim - 3 :]:
-        raise RuntimeError(
-            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
-            f"non-zero dimensions for input, but got: {list(input.shape)}"
-        )
+    input = _input(input, "unfold")
     size = tuple(input.shape[-2:])
     out = im2col.blocks(size, **params)
     if any(o < 1 for o in out):
@@ -102,14 +116,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
               [2., 4., 2.],
               [1., 2., 1.]]]])
     """
-    input = _floating(input, "fold")
     size = _pair(output_size, "output_size")
     params = _geometry(kernel_size, dilation, padding, stride)
-    if input.ndim not in (2, 3) or 0 in input.shape[input.ndim - 2 :]:
-        raise RuntimeError(
-            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
-            f"non-zero dimensions for input, but got: {list(input.shape)}"
-        )
+    input = _input(input, "fold")
     rows, count = input.shape[-2:]
     if rows % math.prod(params["kernel"]):
         raise RuntimeError(

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+import dualad
 import dualad.nn.functional as F
 from dualad.ops.adaptive_pooling import adaptive_avg_pool_backward
 from dualad.ops.unpooling import max_unpool_writers
@@ -90,20 +91,19 @@ def _output_size(x, output_size, nd):
     return sizes, tuple(s if o is None else o for s, o in zip(sizes, output_size))
 
 
-def ref_adaptive_avg(x, output_size, *, nd):
-    sizes, output_size = _output_size(x, output_size, nd)
-    out = np.zeros(x.shape[: x.ndim - nd] + output_size, x.dtype)
-    for pos, box in _windows(sizes, output_size):
-        out[(Ellipsis, *pos)] = x[(Ellipsis, *box)].mean(axis=tuple(range(-nd, 0)))
-    return out
+def _ref_adaptive(reduce):
+    def ref(x, output_size, *, nd):
+        sizes, output_size = _output_size(x, output_size, nd)
+        out = np.zeros(x.shape[: x.ndim - nd] + output_size, x.dtype)
+        for pos, box in _windows(sizes, output_size):
+            out[(Ellipsis, *pos)] = reduce(x[(Ellipsis, *box)], axis=tuple(range(-nd, 0)))
+        return out
+
+    return ref
 
 
-def ref_adaptive_max(x, output_size, *, nd):
-    sizes, output_size = _output_size(x, output_size, nd)
-    out = np.zeros(x.shape[: x.ndim - nd] + output_size, x.dtype)
-    for pos, box in _windows(sizes, output_size):
-        out[(Ellipsis, *pos)] = x[(Ellipsis, *box)].max(axis=tuple(range(-nd, 0)))
-    return out
+ref_adaptive_avg = _ref_adaptive(np.mean)
+ref_adaptive_max = _ref_adaptive(np.max)
 
 
 def ref_adaptive_avg_backward(ct, *, output_size, size):
@@ -188,6 +188,10 @@ def _adaptive_samples(nd, make):
     return samples
 
 
+def _max_samples(nd):
+    return _adaptive_samples(nd, distinct)
+
+
 def _avg_backward_fn(ct, *, output_size, size):
     return adaptive_avg_pool_backward(ct, output_size, size)
 
@@ -261,6 +265,66 @@ def _writers_samples(rng, dtype):
     ]
 
 
+def _bag_fn(weight, per_sample_weights=None, *, indices, offsets=None, **kwargs):
+    # the bag layout is static (concrete tuples): only weight and per_sample_weights vary
+    indices = dualad.tensor(np.array(indices, np.int64))
+    offsets = None if offsets is None else dualad.tensor(np.array(offsets, np.int64))
+    return F.embedding_bag(
+        indices, weight, offsets, per_sample_weights=per_sample_weights, **kwargs
+    )
+
+
+def ref_embedding_bag(weight, per_sample_weights=None, *, indices, offsets=None, **kwargs):
+    """Each bag reduced row by row (PyTorch's layout, padding left out, empty bags 0)."""
+    indices = np.array(indices)
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    if indices.ndim == 2:
+        bounds = [(b * indices.shape[1], (b + 1) * indices.shape[1]) for b in range(len(indices))]
+    else:
+        ends = [*offsets[1:], indices.size]
+        bounds = list(zip(offsets, ends))
+        if kwargs.get("include_last_offset"):
+            bounds = bounds[:-1]
+    flat = indices.reshape(-1)
+    out = np.zeros((len(bounds), weight.shape[1]), weight.dtype)
+    for b, (lo, hi) in enumerate(bounds):
+        members = [j for j in range(lo, hi) if flat[j] != kwargs.get("padding_idx")]
+        rows = [weight[flat[j]] * (1 if psw is None else psw[j]) for j in members]
+        if not rows:
+            continue
+        mode = kwargs.get("mode", "mean")
+        out[b] = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode](rows, axis=0)
+    return out
+
+
+def _bag_samples(rng, dtype):
+    weight = distinct(rng, (6, 3), dtype)  # distinct values: no ties for max
+    flat, offsets = (1, 2, 4, 4, 3, 0, 5), (0, 2, 2, 5)
+    return [
+        SampleInput((weight,), {"indices": flat, "offsets": offsets, "mode": m}, diff=(0,))
+        for m in ("sum", "mean", "max")
+    ] + [
+        SampleInput(
+            (weight, uniform(rng, (7,), dtype)),
+            {"indices": flat, "offsets": (*offsets, 7), "mode": "sum", "include_last_offset": True},
+            diff=(0, 1),
+            note="per_sample_weights",
+        ),
+        SampleInput(
+            (weight,),
+            {"indices": ((1, 4, 2), (4, 4, 0)), "mode": "max", "padding_idx": 4},
+            diff=(0,),
+            note="2-D input, padding_idx",
+        ),
+        SampleInput(
+            (weight,),
+            {"indices": flat, "offsets": (0, 3), "mode": "mean", "padding_idx": 4},
+            diff=(0,),
+            note="mean without padding",
+        ),
+    ]
+
+
 def _with_nd(ref, nd):
     def bound(*args, **kwargs):
         return ref(*args, nd=nd, **kwargs)
@@ -291,32 +355,26 @@ OPS = [
     ),
     *(
         OpInfo(
-            f"adaptive_max_pool{nd}d",
-            getattr(F, f"adaptive_max_pool{nd}d"),
-            _adaptive_samples(nd, distinct),
-            ops=("adaptive_max_pool",),
-            dtypes=FLOATING,
-            ref=_with_nd(ref_adaptive_max, nd),
+            f"{name}{nd}d",
+            getattr(F, f"{name}{nd}d"),
+            samples(nd),
+            ops=(op,),
+            dtypes=dtypes,
+            ref=_with_nd(ref, nd),
+        )
+        for name, op, samples, dtypes, ref in (
+            ("adaptive_max_pool", "adaptive_max_pool", _max_samples, FLOATING, ref_adaptive_max),
+            ("max_unpool", "max_unpool", _unpool_samples, ALL_DIFF, ref_max_unpool),
         )
         for nd in (1, 2, 3)
-    ),
-    *(
-        OpInfo(
-            f"max_unpool{nd}d",
-            getattr(F, f"max_unpool{nd}d"),
-            _unpool_samples(nd),
-            ops=("max_unpool",),
-            dtypes=ALL_DIFF,
-            ref=_with_nd(ref_max_unpool, nd),
-        )
-        for nd in (1, 2, 3)
-    ),
-    OpInfo(
-        "max_unpool_writers",
-        _writers_fn,
-        _writers_samples,
-        differentiable=False,
-        ref=ref_writers,
     ),
     *grid_entries(),
+    OpInfo(
+        "embedding_bag",
+        _bag_fn,
+        _bag_samples,
+        ops=("index_select", "index_add"),
+        ref=ref_embedding_bag,
+        twice_differentiable=False,
+    ),
 ]
