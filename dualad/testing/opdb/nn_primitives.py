@@ -368,6 +368,13 @@ OPS = [
         )
         for nd in (1, 2, 3)
     ),
+    OpInfo(
+        "max_unpool_writers",
+        _writers_fn,
+        _writers_samples,
+        differentiable=False,
+        ref=ref_writers,
+    ),
     *grid_entries(),
     OpInfo(
         "embedding_bag",
