@@ -9,7 +9,8 @@ triplet_margin_loss, ...), ``likelihood_losses`` (gaussian_nll_loss, poisson_nll
 ``convolution`` (conv1d/2d/3d, conv_transpose1d/2d/3d), ``pooling`` (max_pool1d/2d/3d,
 avg_pool1d/2d/3d), ``adaptive_pooling`` (adaptive_avg/max_pool1d/2d/3d), ``unpooling``
 (max_unpool1d/2d/3d), ``folding`` (unfold, fold), ``grid_sampling`` (grid_sample,
-affine_grid) and ``bags`` (embedding_bag).
+affine_grid), ``bags`` (embedding_bag), ``shuffling`` (pixel_shuffle, pixel_unshuffle,
+channel_shuffle) and ``power_pooling`` (lp_pool1d/2d/3d, local_response_norm).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ __all__ = [
     *pooling.__all__,
     *sampling.__all__,
 ]
-from . import adaptive_pooling, bags, folding, grid_sampling, unpooling
+from . import adaptive_pooling, bags, folding, grid_sampling, power_pooling, shuffling, unpooling
 from .adaptive_pooling import *
 from .bags import *
 from .folding import *
 from .grid_sampling import *
+from .power_pooling import *
+from .shuffling import *
 from .unpooling import *
 
 __all__ += [
@@ -64,5 +67,7 @@ __all__ += [
     *bags.__all__,
     *folding.__all__,
     *grid_sampling.__all__,
+    *power_pooling.__all__,
+    *shuffling.__all__,
     *unpooling.__all__,
 ]

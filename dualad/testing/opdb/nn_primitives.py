@@ -20,6 +20,7 @@ from dualad.ops.unpooling import max_unpool_writers
 
 from . import ALL_DIFF, FLOATING, OpInfo, SampleInput, uniform
 from ._grid_samples import grid_entries
+from ._rearrange_samples import rearrange_entries
 from .convolution import distinct
 
 # ---------------------------------------------------------------------------------------------
@@ -376,6 +377,7 @@ OPS = [
         ref=ref_writers,
     ),
     *grid_entries(),
+    *rearrange_entries(),
     OpInfo(
         "embedding_bag",
         _bag_fn,
