@@ -157,3 +157,14 @@ def test_max_unpool_rejects_bad_input(call, error, message):
     values, indices = F.max_pool2d(x, 2, return_indices=True)
     with pytest.raises(error, match=message):
         call(values, indices)
+
+
+def test_interpolate_area_is_adaptive_average_pooling():
+    # PyTorch 2.13's values
+    x = dualad.arange(10.0).reshape(1, 1, 10)
+    assert np.allclose(F.interpolate(x, size=4, mode="area").numpy(), [[[1.0, 3.0, 6.0, 8.0]]])
+    assert np.allclose(F.interpolate(x, scale_factor=0.45, mode="area").numpy(), [[[1, 3, 6, 8]]])
+    y = F.interpolate(dualad.arange(12.0).reshape(1, 1, 3, 4), scale_factor=(1.5, 0.5), mode="area")
+    assert np.allclose(y.numpy()[0, 0], [[0.5, 2.5], [2.5, 4.5], [6.5, 8.5], [8.5, 10.5]])
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(x, size=4, mode="area", align_corners=True)

@@ -128,3 +128,12 @@ def test_glu_along_every_dim_matches_the_halves_and_batches():
 def test_bad_input_raises(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_threshold_in_place_function():
+    leaf = dualad.tensor([0.1, 0.5], requires_grad=True)
+    x = leaf * 1.0
+    assert F.threshold_(x, 0.2, -1.0) is x
+    assert np.array_equal(x.detach().numpy(), [-1.0, 0.5])
+    x.sum().backward()
+    assert np.array_equal(leaf.grad.numpy(), [0.0, 1.0])

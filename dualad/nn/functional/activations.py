@@ -52,6 +52,7 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
 ]
 
 logsumexp = ops.logsumexp
@@ -303,6 +304,11 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     tensor([-1. ,  0.5])
     """
     return _maybe_inplace(ops.threshold, input, inplace, threshold, value)
+
+
+def threshold_(input, threshold: float, value: float):
+    """In-place ``threshold``."""
+    return apply_inplace(ops.threshold, input, threshold, value)
 
 
 def prelu(input, weight):
