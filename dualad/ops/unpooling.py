@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._dispatch import OpDef, apply, register
 from ._batching import leading_batch
 from .base import reshape
@@ -34,7 +36,8 @@ def _writers(xp, index, n: int):
     """Which entries of ``index`` ``(planes, m)`` are the last to write their position."""
     planes, m = index.shape
     key = (xp.arange(planes)[:, None] * n + index).reshape(-1)
-    order = xp.argsort(key, kind="stable")
+    # stable: equal keys keep their order (CuPy's sort is always stable and refuses ``kind``)
+    order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
     ranked = key[order]
     last = xp.ones(ranked.shape, dtype=bool)
     last[:-1] = ranked[:-1] != ranked[1:]
