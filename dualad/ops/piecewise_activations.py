@@ -1,5 +1,5 @@
 """The piecewise activations of ``torch.nn.functional`` as one op each: hardsigmoid, hardswish,
-hardshrink, softshrink, threshold, and the gated linear unit glu.
+hardshrink, softshrink, threshold, prelu, and the gated linear unit glu.
 
 Each elementwise one is an op with its derivative written in dualad ops (so every order and
 transform composes); at a kink the derivative is the one PyTorch's backward gives there:
@@ -7,7 +7,9 @@ transform composes); at a kink the derivative is the one PyTorch's backward give
 - ``hardsigmoid``: ``1/6`` strictly inside ``(-3, 3)``, 0 at and beyond -3 and 3;
 - ``hardswish``: ``x / 3 + 1/2`` strictly inside, 0 at and below -3, 1 at and above 3;
 - ``hardshrink``, ``softshrink``: 1 where ``|x| > lambd``, 0 at ``+-lambd`` and between;
-- ``threshold``: 1 where ``x > threshold``, 0 at and below it.
+- ``threshold``: 1 where ``x > threshold``, 0 at and below it;
+- ``prelu(x, w)`` (broadcasting): in ``x``, 1 where ``x > 0`` and ``w`` at and below 0; in
+  ``w``, ``x`` at and below 0 and 0 above.
 
 Their second derivatives are 0 (hardswish: ``1/3`` strictly inside). Real inputs only, as in
 PyTorch; integers become the default float (``threshold`` keeps NumPy's promotion of the input
@@ -20,8 +22,14 @@ from __future__ import annotations
 
 from .._dispatch import OpDef, apply, apply1, register
 from ._exports import Exports
-from ._helpers import _scalar_like, _unary_with_params, unary
-from ._promotion import _check_number, _floating, _plain_scalar, _reject_complex
+from ._helpers import _scalar_like, _unary_with_params, binary, unary
+from ._promotion import (
+    _check_number,
+    _floating,
+    _floating_pair,
+    _plain_scalar,
+    _reject_complex,
+)
 from .activations import sigmoid
 from .base import move_bdim_to_front
 from .comparison import where
@@ -164,6 +172,28 @@ def threshold(x, threshold: float, value: float):
     _check_number("threshold", "threshold", threshold)
     _check_number("threshold", "value", value)
     return apply1(_threshold_op, x, {"threshold": threshold, "value": value})
+
+
+def _prelu_impl(xp, x, w):
+    _reject_complex("prelu", x, w)
+    x, w = _floating_pair(x, w)
+    return xp.where(x > 0, x, w * x)
+
+
+prelu = public.method(
+    binary(
+        "prelu",
+        _prelu_impl,
+        (lambda x, w, y: where(x > 0, 1.0, w), lambda x, w, y: where(x > 0, 0.0, x)),
+        doc="""``x`` where ``x > 0``, else ``w * x`` (broadcasting; ``torch.prelu``): at 0 the
+    derivative in ``x`` is the negative side's, ``w`` (PyTorch's).
+
+    >>> import dualad
+    >>> dualad.prelu(dualad.tensor([-2.0, 3.0]), dualad.tensor(0.25))
+    tensor([-0.5,  3. ])
+    """,
+    )
+)
 
 
 # ---------------------------------------------------------------------------------------------

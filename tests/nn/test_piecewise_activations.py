@@ -57,6 +57,7 @@ def test_derivatives_at_the_kinks_in_every_mode(name, dtype):
         (F.softshrink, "SoftshrinkBackward0"),
         (lambda x: F.threshold(x, 0.1, 2.0), "ThresholdBackward0"),
         (F.glu, "GluBackward0"),
+        (lambda x: F.prelu(x, dualad.tensor([0.25])), "PreluBackward0"),
     ],
 )
 def test_each_is_one_graph_node(f, node):
@@ -137,3 +138,16 @@ def test_threshold_in_place_function():
     assert np.array_equal(x.detach().numpy(), [-1.0, 0.5])
     x.sum().backward()
     assert np.array_equal(leaf.grad.numpy(), [0.0, 1.0])
+
+
+def test_prelu_derivatives_at_zero_are_the_negative_sides():
+    x = dualad.tensor([[-2.0, 0.0], [3.0, 0.0]], requires_grad=True)
+    w = dualad.tensor([0.25, 0.5], requires_grad=True)
+    gx, gw = dualad.autograd.grad(F.prelu(x, w).sum(), (x, w))
+    assert np.array_equal(gx.numpy(), [[0.25, 0.5], [1.0, 0.5]])
+    assert np.array_equal(gw.numpy(), [-2.0, 0.0])
+    # the mixed second derivative d2/dx dw: 1 at and below 0
+    hx = dualad.autograd.grad(
+        dualad.autograd.grad(F.prelu(x, w).sum(), x, create_graph=True)[0].sum(), w
+    )[0]
+    assert np.array_equal(hx.numpy(), [1.0, 2.0])

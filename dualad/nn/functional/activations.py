@@ -5,9 +5,9 @@ module gives them PyTorch's functional names and keywords (``inplace=``, ``_stac
 in-place variants (``relu_``, ``elu_``, ...), which write the result into their input through the
 tape's in-place machinery (so the graph stays correct).
 
-hardsigmoid, hardswish, hardshrink, softshrink, threshold and glu are ops of their own
-(``dualad/ops/piecewise_activations.py``, with PyTorch's derivatives at the kinks); prelu and
-rrelu are ``where`` over the pieces (at a kink, the piece PyTorch's backward picks there).
+hardsigmoid, hardswish, hardshrink, softshrink, threshold, prelu and glu are ops of their own
+(``dualad/ops/piecewise_activations.py``, with PyTorch's derivatives at the kinks); rrelu is
+``where`` over the pieces (at a kink, the piece PyTorch's backward picks there).
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ def prelu(input, weight):
         weight = ops.reshape(weight, (channels,) + (1,) * (input.ndim - 2))
     elif count == 1:
         weight = ops.reshape(weight, ())
-    return ops.where(input > 0, input, weight * input)
+    return ops.prelu(input, weight)
 
 
 def glu(input, dim: int = -1):

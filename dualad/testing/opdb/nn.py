@@ -209,7 +209,7 @@ OPS = [
         ops=("threshold",),
         **PIECEWISE,
     ),
-    OpInfo("prelu", F.prelu, prelu_samples, ops=("where",), ref=np_prelu, **PIECEWISE),
+    OpInfo("prelu", F.prelu, prelu_samples, ref=np_prelu, **PIECEWISE),
     OpInfo("glu", F.glu, glu_samples, ref=np_glu),
     *loss_entries(),
     *layer_entries(),
