@@ -45,9 +45,11 @@ def old_threshold(x, threshold=0.2, value=-1.0):
     return ops.where(x > threshold, x, value)
 
 
-def old_prelu(x, weight=None):
-    weight = dualad.tensor(0.25) if weight is None else weight
-    return ops.where(x > 0, x, weight * x)
+SLOPE = dualad.tensor(0.25)
+
+
+def old_prelu(x):
+    return ops.where(x > 0, x, SLOPE * x)
 
 
 def old_glu(x, dim=-1):
@@ -61,7 +63,7 @@ PAIRS = {
     "hardshrink": (old_hardshrink, F.hardshrink),
     "softshrink": (old_softshrink, F.softshrink),
     "threshold": (old_threshold, lambda x: F.threshold(x, 0.2, -1.0)),
-    "prelu": (old_prelu, lambda x: F.prelu(x, dualad.tensor([0.25]))),
+    "prelu": (old_prelu, lambda x: ops.prelu(x, SLOPE)),  # both without F.prelu's checks
     "glu": (old_glu, F.glu),
 }
 
