@@ -326,6 +326,21 @@ def _bag_samples(rng, dtype):
     ]
 
 
+def _area_fn(x, size):
+    return F.interpolate(x, size=size, mode="area")
+
+
+def _area_ref(x, size):
+    return ref_adaptive_avg(x, size, nd=x.ndim - 2)
+
+
+def _area_samples(rng, dtype):
+    return [
+        SampleInput((uniform(rng, (2, 3, 7), dtype), 3), note="1d shrink"),
+        SampleInput((uniform(rng, (1, 2, 4, 5), dtype), (6, 2)), note="2d"),
+    ]
+
+
 def _with_nd(ref, nd):
     def bound(*args, **kwargs):
         return ref(*args, nd=nd, **kwargs)
@@ -375,6 +390,14 @@ OPS = [
         _writers_samples,
         differentiable=False,
         ref=ref_writers,
+    ),
+    OpInfo(
+        "interpolate_area",
+        _area_fn,
+        _area_samples,
+        ops=("adaptive_avg_pool",),
+        dtypes=ALL_DIFF,
+        ref=_area_ref,
     ),
     *grid_entries(),
     *rearrange_entries(),
