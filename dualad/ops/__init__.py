@@ -19,6 +19,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _reducing, indexing, smooth_activations, views
+    piecewise_activations                   hardswish, hardshrink, ..., glu (nn.functional)
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
     convolve, distances
@@ -30,6 +31,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     counting, sets                          (with searching's shared batching rules)
     convolution                             conv and its two transposes (nn.functional)
     pooling                                 max/avg pooling (with convolution's windows)
+    im2col, adaptive_pooling, unpooling     unfold/fold, adaptive pools, max_unpool (nn)
+    grid_sampling                           grid_sample and its transpose (nn)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
@@ -44,6 +47,7 @@ from .. import _tracked_values
 from . import (
     _helpers,
     activations,
+    adaptive_pooling,
     arithmetic,
     base,
     bessel,
@@ -68,6 +72,8 @@ from . import (
     floating,
     gamma_functions,
     gather_scatter,
+    grid_sampling,
+    im2col,
     indexing,
     joining,
     least_squares,
@@ -79,6 +85,7 @@ from . import (
     normal_distribution,
     norms,
     order_statistics,
+    piecewise_activations,
     pooling,
     products,
     qr,
@@ -100,6 +107,7 @@ from . import (
     torch_norm,
     triangular,
     trigonometric,
+    unpooling,
     views,
 )
 from ._helpers import *
@@ -132,6 +140,7 @@ from .moments import *
 from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
+from .piecewise_activations import *
 from .products import *
 from .quantiles import *
 from .reductions import *

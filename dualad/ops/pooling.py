@@ -108,41 +108,56 @@ def _flat_planes(t, nd: int):
     return reshape(t, (math.prod(shape[: len(shape) - nd]), math.prod(shape[len(shape) - nd :])))
 
 
-def _max_pool_vjp(cts, outs, args, params, needs):
+def _spatial_dims(params) -> int:
+    """How many trailing dims a max pooling op pools over (its kernel's or output's length)."""
+    return len(params["kernel"] if "kernel" in params else params["output_size"])
+
+
+def max_pool_vjp(cts, outs, args, params, needs):
+    """The VJP of an op returning ``(values, flat spatial indices)``: the cotangent added at
+    the indices (``scatter_add``)."""
     shape = tuple(args[0].shape)
-    nd = len(params["kernel"])
+    nd = _spatial_dims(params)
     ct, index = _flat_planes(cts[0], nd), _flat_planes(outs[1], nd)
     zeros = zeros_for((ct.shape[0], math.prod(shape[len(shape) - nd :])), ct.dtype, (ct,))
     return (reshape(scatter_add(zeros, 1, index, ct), shape),)
 
 
-def _max_pool_jvp(tangents, outs, args, params):
-    nd = len(params["kernel"])
+def max_pool_jvp(tangents, outs, args, params):
+    """The JVP of an op returning ``(values, flat spatial indices)``: the tangent gathered at
+    the indices."""
+    nd = _spatial_dims(params)
     index = outs[1]
     picked = gather(_flat_planes(tangents[0], nd), 1, _flat_planes(index, nd))
     return reshape(picked, tuple(index.shape)), None
 
 
-def _lead_batch(op, args, bdims, params):
+def lead_batch(op, args, bdims, params):
     """Pooling ops take any lead dims: the vmap dim only moves to the front."""
     out = apply(op, move_bdim_to_front(args[0], bdims[0]), **params)
     return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
 
 
-_max_pool_op = register(
-    OpDef(
-        "max_pool",
-        _max_pool_impl,
-        vjp=_max_pool_vjp,
-        jvp=_max_pool_jvp,
-        batch=_lead_batch,
-        save_args=False,
-        save_out=True,
-        nout=2,
-        nondiff_outputs=(1,),
-        node_name="MaxPoolWithIndicesBackward0",
+def indices_pooling_op(name: str, impl, node_name: str) -> OpDef:
+    """Register a pooling op returning ``(values, flat spatial indices)`` whose values are
+    input entries: the rules scatter and gather at the indices (saved, with the output)."""
+    return register(
+        OpDef(
+            name,
+            impl,
+            vjp=max_pool_vjp,
+            jvp=max_pool_jvp,
+            batch=lead_batch,
+            save_args=False,
+            save_out=True,
+            nout=2,
+            nondiff_outputs=(1,),
+            node_name=node_name,
+        )
     )
-)
+
+
+_max_pool_op = indices_pooling_op("max_pool", _max_pool_impl, "MaxPoolWithIndicesBackward0")
 
 
 def max_pool(x, params: dict):
@@ -219,14 +234,14 @@ _avg_pool_op = linear(
     "avg_pool",
     _avg_pool_impl,
     _avg_pool_transpose,
-    batch=_lead_batch,
+    batch=lead_batch,
     node_name="AvgPoolBackward0",
 )
 _avg_pool_backward_op = linear(
     "avg_pool_backward",
     _avg_pool_backward_impl,
     _avg_pool_backward_transpose,
-    batch=_lead_batch,
+    batch=lead_batch,
 )
 
 

@@ -5,9 +5,9 @@ module gives them PyTorch's functional names and keywords (``inplace=``, ``_stac
 in-place variants (``relu_``, ``elu_``, ...), which write the result into their input through the
 tape's in-place machinery (so the graph stays correct).
 
-The piecewise ones without an op of their own (hardsigmoid, hardswish, hardshrink, softshrink,
-threshold, prelu) and glu are ``where`` over smooth pieces: their derivatives are exact away from
-the kinks and, at a kink, the derivative of the piece PyTorch's backward picks there.
+hardsigmoid, hardswish, hardshrink, softshrink, threshold, prelu and glu are ops of their own
+(``dualad/ops/piecewise_activations.py``, with PyTorch's derivatives at the kinks); rrelu is
+``where`` over the pieces (at a kink, the piece PyTorch's backward picks there).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
 ]
 
 logsumexp = ops.logsumexp
@@ -246,7 +247,7 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# piecewise activations as ``where`` of pieces; at a kink the piece PyTorch's backward uses
+# the piecewise activations: ops of their own (dualad/ops/piecewise_activations.py)
 
 
 def hardsigmoid(input, inplace: bool = False):
@@ -258,12 +259,7 @@ def hardsigmoid(input, inplace: bool = False):
     >>> F.hardsigmoid(dualad.tensor([-4.0, 0.0, 1.5]))
     tensor([0.  , 0.5 , 0.75])
     """
-    return _maybe_inplace(_hardsigmoid, input, inplace)
-
-
-def _hardsigmoid(x):
-    inside = (x > -3) & (x < 3)
-    return ops.where(inside, x / 6 + 0.5, ops.astype(x >= 3, x.dtype))
+    return _maybe_inplace(ops.hardsigmoid, input, inplace)
 
 
 def hardswish(input, inplace: bool = False):
@@ -274,15 +270,7 @@ def hardswish(input, inplace: bool = False):
     >>> F.hardswish(dualad.tensor([-4.0, 1.0, 4.0]))
     tensor([0.        , 0.66666667, 4.        ])
     """
-    return _maybe_inplace(_hardswish, input, inplace)
-
-
-def _hardswish(x):
-    # the quadratic piece of x clamped to its own range ("double where"): its untaken values
-    # stay finite, so their zero cotangent never meets an infinite derivative (0 * inf)
-    inside = ops.where((x > -3) & (x < 3), x, 0.0)
-    middle = inside * (inside + 3) / 6
-    return ops.where(x <= -3, 0.0, ops.where(x >= 3, x, middle))
+    return _maybe_inplace(ops.hardswish, input, inplace)
 
 
 def hardshrink(input, lambd: float = 0.5):
@@ -293,7 +281,7 @@ def hardshrink(input, lambd: float = 0.5):
     >>> F.hardshrink(dualad.tensor([-1.0, 0.2, 0.7]))
     tensor([-1. ,  0. ,  0.7])
     """
-    return ops.where(ops.abs(input) > lambd, input, 0.0)
+    return ops.hardshrink(input, lambd)
 
 
 def softshrink(input, lambd: float = 0.5):
@@ -304,13 +292,7 @@ def softshrink(input, lambd: float = 0.5):
     >>> F.softshrink(dualad.tensor([-1.0, 0.2, 0.7]))
     tensor([-0.5,  0. ,  0.2])
     """
-    if lambd < 0:
-        raise ValueError(
-            f"dualad.nn.functional.softshrink: lambda must be greater or equal to 0, but found "
-            f"to be {lambd}."
-        )
-    shrunk = ops.where(input > 0, input - lambd, input + lambd)
-    return ops.where(ops.abs(input) > lambd, shrunk, 0.0)
+    return ops.softshrink(input, lambd)
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
@@ -321,11 +303,12 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     >>> F.threshold(dualad.tensor([0.1, 0.5]), 0.2, -1.0)
     tensor([-1. ,  0.5])
     """
-    return _maybe_inplace(_threshold, input, inplace, threshold, value)
+    return _maybe_inplace(ops.threshold, input, inplace, threshold, value)
 
 
-def _threshold(x, threshold, value):
-    return ops.where(x > threshold, x, value)
+def threshold_(input, threshold: float, value: float):
+    """In-place ``threshold``."""
+    return apply_inplace(ops.threshold, input, threshold, value)
 
 
 def prelu(input, weight):
@@ -350,7 +333,7 @@ def prelu(input, weight):
         weight = ops.reshape(weight, (channels,) + (1,) * (input.ndim - 2))
     elif count == 1:
         weight = ops.reshape(weight, ())
-    return ops.where(input > 0, input, weight * input)
+    return ops.prelu(input, weight)
 
 
 def glu(input, dim: int = -1):
@@ -362,15 +345,7 @@ def glu(input, dim: int = -1):
     >>> F.glu(dualad.tensor([1.0, -2.0, 0.0, 100.0]))
     tensor([ 0.5, -2. ])
     """
-    size = input.shape[dim] if input.ndim else 0
-    if input.ndim == 0 or size % 2:
-        raise ValueError(
-            f"dualad.nn.functional.glu: Halving dimension must be even, but dimension {dim} is "
-            f"size {size}"
-        )
-    a = ops.narrow(input, dim, 0, size // 2)
-    b = ops.narrow(input, dim, size // 2, size // 2)
-    return a * ops.sigmoid(b)
+    return ops.glu(input, dim)
 
 
 def rrelu(

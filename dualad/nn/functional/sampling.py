@@ -1,10 +1,11 @@
 """``torch.nn.functional.interpolate`` for the modes ``nearest``, ``nearest-exact``, ``linear``,
-``bilinear`` and ``trilinear``, as a composite of ops.
+``bilinear``, ``trilinear`` and ``area``, as a composite of ops.
 
 Each spatial dim (every dim after the first two of ``(N, C, *spatial)``) is resampled in turn:
 nearest modes gather the source index of each output entry (the gradient of an output entry goes
 to the entry it copies); linear modes blend the two neighbouring entries with fixed weights
-(linear in the input, so the derivative is exact). Source coordinates follow PyTorch: ``scale``
+(linear in the input, so the derivative is exact); ``area`` is adaptive average pooling to the
+output size (PyTorch's definition). Source coordinates follow PyTorch: ``scale``
 is ``in / out`` for ``size=`` and ``1 / scale_factor`` for ``scale_factor=`` (unless
 ``recompute_scale_factor``), and ``align_corners`` maps the corner pixels onto each other.
 """
@@ -18,11 +19,12 @@ import numpy as np
 
 from ... import ops
 from ..._creation import as_tensor
+from ...ops.adaptive_pooling import adaptive_avg_pool
 from .distances import _tensor
 
 __all__ = ["interpolate"]
 
-_MODES = {"nearest": 1, "nearest-exact": 1, "linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES = {"nearest": 1, "nearest-exact": 1, "linear": 1, "bilinear": 2, "trilinear": 3, "area": 1}
 
 
 def _per_dim(value, count, name):
@@ -81,7 +83,7 @@ def interpolate(
 ):
     """Resample the spatial dims of ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``
     (``torch.nn.functional.interpolate``; modes ``nearest``, ``nearest-exact``, ``linear`` (1
-    spatial dim), ``bilinear`` (2), ``trilinear`` (3)).
+    spatial dim), ``bilinear`` (2), ``trilinear`` (3), ``area`` (adaptive average pooling)).
 
     >>> import dualad
     >>> import dualad.nn.functional as F
@@ -92,12 +94,12 @@ def interpolate(
     """
     input = _tensor(input)
     spatial = input.ndim - 2
-    if mode not in _MODES and mode not in ("bicubic", "area"):
+    if mode not in _MODES and mode != "bicubic":
         raise ValueError(
             f"dualad.nn.functional.interpolate: mode {mode!r} is not one of nearest, "
-            f"nearest-exact, linear, bilinear, trilinear"
+            f"nearest-exact, linear, bilinear, trilinear, area"
         )
-    if mode in ("bicubic", "area") or antialias:
+    if mode == "bicubic" or antialias:
         raise ValueError(
             f"dualad.nn.functional.interpolate: mode={mode!r}"
             f"{' with antialias' if antialias else ''} is not supported"
@@ -107,7 +109,7 @@ def interpolate(
             f"dualad.nn.functional.interpolate: mode {mode!r} needs a "
             f"{_MODES[mode] + 2}D input (N, C, *spatial), got {input.ndim}D"
         )
-    if mode.startswith("nearest") and align_corners is not None:
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError(
             "dualad.nn.functional.interpolate: align_corners option can only be set with the "
             "interpolating modes: linear | bilinear | bicubic | trilinear"
@@ -125,6 +127,8 @@ def interpolate(
         raise ValueError(
             f"dualad.nn.functional.interpolate: the output size {size} must be positive"
         )
+    if mode == "area":  # the mean of each adaptive window (PyTorch's definition of area)
+        return adaptive_avg_pool(input, tuple(int(s) for s in size))
     if factors is None or recompute_scale_factor:
         scales = tuple(n / s for n, s in zip(sizes_in, size))
     else:

@@ -164,7 +164,7 @@ OPS = [
         ops=("hardtanh",),
         **PIECEWISE,
     ),
-    # the composites of F (where over pieces): samples clear of their kinks
+    # the piecewise activations: samples clear of their kinks
     _activation(
         "hardsigmoid",
         lambda x: np.clip(x / 6 + 0.5, 0.0, 1.0),
@@ -172,7 +172,7 @@ OPS = [
         high=5.0,
         avoid=(-3.0, 3.0),
         fn=F.hardsigmoid,
-        ops=("where",),
+        ops=("hardsigmoid",),
         **PIECEWISE,
     ),
     _activation(
@@ -182,7 +182,7 @@ OPS = [
         high=5.0,
         avoid=(-3.0, 3.0),
         fn=F.hardswish,
-        ops=("where",),
+        ops=("hardswish",),
         **PIECEWISE,
     ),
     _activation(
@@ -190,7 +190,7 @@ OPS = [
         lambda x: np.where(np.abs(x) > 0.5, x, 0.0),
         avoid=(-0.5, 0.5),
         fn=F.hardshrink,
-        ops=("where",),
+        ops=("hardshrink",),
         **PIECEWISE,
     ),
     _activation(
@@ -198,7 +198,7 @@ OPS = [
         lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.7, 0.0),
         avoid=(-0.7, 0.7),
         fn=lambda x: F.softshrink(x, 0.7),
-        ops=("where",),
+        ops=("softshrink",),
         **PIECEWISE,
     ),
     _activation(
@@ -206,11 +206,11 @@ OPS = [
         lambda x: np.where(x > 0.3, x, -2.0),
         avoid=(0.3,),
         fn=lambda x: F.threshold(x, 0.3, -2.0),
-        ops=("where",),
+        ops=("threshold",),
         **PIECEWISE,
     ),
-    OpInfo("prelu", F.prelu, prelu_samples, ops=("where",), ref=np_prelu, **PIECEWISE),
-    OpInfo("glu", F.glu, glu_samples, ops=("sigmoid",), ref=np_glu),
+    OpInfo("prelu", F.prelu, prelu_samples, ref=np_prelu, **PIECEWISE),
+    OpInfo("glu", F.glu, glu_samples, ref=np_glu),
     *loss_entries(),
     *layer_entries(),
     *more_loss_entries(),
