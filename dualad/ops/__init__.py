@@ -18,6 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
+    _special_calls, special_gamma, incomplete_beta    (scipy.special without top-level names)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -68,6 +69,7 @@ from . import (
     floating,
     gamma_functions,
     gather_scatter,
+    incomplete_beta,
     indexing,
     joining,
     least_squares,
@@ -95,6 +97,7 @@ from . import (
     softmaxes,
     solvers,
     special,
+    special_gamma,
     svd,
     tensor_index,
     torch_norm,

@@ -237,3 +237,10 @@ def _squeeze(t, ndim, axis):
         return t.reshape(())
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return t.squeeze(tuple(sorted(ax % ndim for ax in axes)))
+
+
+# subjects in modules of their own (one import each; their names join __all__)
+from . import gamma_family  # noqa: E402
+from .gamma_family import *  # noqa: E402
+
+__all__ += gamma_family.__all__

@@ -1,0 +1,166 @@
+"""Op database entries for the scipy.special functions that only ``dualad.special`` exports
+(``dualad/ops``: special_gamma, incomplete_beta).
+
+References are ``scipy.special`` in float64 (complex128 for complex samples), returned in the
+samples' promoted dtype. Samples stay inside each function's domain and clear of its poles
+(the non-positive integers of the gamma family) and of loggamma's branch cut (the negative
+real axis). Shape parameters without a derivative (betainc's a and b, gammaincinv's a) are
+constants of the samples (detached, not in ``diff``); that a tracked one raises is tested in
+tests/special.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sp
+
+import dualad
+import dualad.special
+from dualad.ops import incomplete_beta as _beta_ops
+from dualad.ops import special_gamma as _gamma_ops
+
+from . import ALL_DIFF, FLOATING, OpInfo, SampleInput, uniform
+from ._elementwise_samples import BROADCAST_PAIRS, binary_samples, unary_samples
+
+COMPLEX = ("complex64", "complex128")
+
+
+def scipy_ref(function):
+    """``function`` of scipy.special in float64 or complex128, the result in the samples'
+    promoted dtype (a Python scalar stays weak)."""
+
+    def ref(*args, **kwargs):
+        dtype = np.result_type(*args)
+        wide_dtype = np.complex128 if dtype.kind == "c" else np.float64
+        wide = [np.asarray(a, dtype=wide_dtype) for a in args]
+        with np.errstate(all="ignore"):
+            return np.asarray(function(*wide, **kwargs)).astype(dtype)
+
+    return ref
+
+
+def constants_first(function, count):
+    """``function(*args)`` with its first ``count`` arguments detached: the entry's checks
+    (vmap's included, which differentiate every floating argument) then treat the parameters
+    without a derivative as the constants they must be."""
+
+    def fn(*args):
+        fixed = [a.detach() if isinstance(a, dualad.Tensor) else a for a in args[:count]]
+        return function(*fixed, *args[count:])
+
+    return fn
+
+
+def parameter_samples(count, low, high, p_low, p_high):
+    """``count`` constant parameters in [p_low, p_high) and a differentiable last argument in
+    [low, high), broadcasting against each other; and a call with number parameters."""
+
+    def samples(rng, dtype):
+        out = []
+        for sp_, sx in BROADCAST_PAIRS:
+            params = [uniform(rng, sp_, dtype, p_low, p_high) for _ in range(count)]
+            x = uniform(rng, sx, dtype, low, high)
+            out.append(SampleInput((*params, x), diff=(count,), note=f"{sp_} with {sx}"))
+        x = uniform(rng, (2, 3), dtype, low, high)
+        numbers = [p_low + (p_high - p_low) * (i + 1) / (count + 1) for i in range(count)]
+        out.append(SampleInput((*numbers, x), diff=(count,), note="number parameters"))
+        return out
+
+    return samples
+
+
+_SCIPY = object()  # (the default reference: scipy.special's function of the entry's name)
+
+
+def entry(name, samples, *, fn=None, ref=_SCIPY, ops=None, dtypes=FLOATING, **options):
+    """``dualad.special.<name>`` (or ``fn``) checked against ``scipy.special.<name>`` (or
+    ``ref``; None: no reference)."""
+    fn = getattr(dualad.special, name) if fn is None else fn
+    ref = scipy_ref(getattr(sp, name)) if ref is _SCIPY else ref
+    return OpInfo(name, fn, samples, ops=ops or (name,), ref=ref, dtypes=dtypes, **options)
+
+
+_POLES = (0.0, -1.0, -2.0)
+# complex samples: both parts in [0.3, 2.5): clear of the poles and of the branch cut
+_RIGHT_HALF = (0.3, 2.5)
+
+
+def _beta_density_ref(a, b, x):
+    return np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - sp.betaln(a, b))
+
+
+def _upper_half_samples(rng, dtype):
+    out = []
+    for shape in ((), (3,), (2, 3)):
+        z = rng.uniform(-3.0, -0.5, shape) + 1j * rng.uniform(0.4, 1.0, shape)
+        out.append(SampleInput((np.asarray(z).astype(dtype),)))
+    return out
+
+
+OPS = [
+    # the gamma function and its relatives, real (negative too, between the poles) and complex
+    entry(
+        "gamma",
+        unary_samples(-2.8, 4.0, avoid=_POLES, margin=0.25, complex_range=_RIGHT_HALF),
+        dtypes=ALL_DIFF,
+    ),
+    entry("loggamma", unary_samples(0.3, 4.0, complex_range=_RIGHT_HALF), dtypes=ALL_DIFF),
+    # loggamma away from the right half plane: in the upper half plane over negative real parts
+    entry(
+        "loggamma_upper",
+        _upper_half_samples,
+        fn=dualad.special.loggamma,
+        ref=scipy_ref(sp.loggamma),
+        ops=("loggamma",),
+        dtypes=COMPLEX,
+    ),
+    entry(
+        "rgamma",
+        unary_samples(-2.8, 4.0, avoid=_POLES, margin=0.25, complex_range=_RIGHT_HALF),
+        dtypes=ALL_DIFF,
+    ),
+    entry("gammasgn", unary_samples(-2.8, 4.0, avoid=_POLES, margin=0.25)),
+    # digamma and polygamma of complex arguments: the derivatives of the complex gamma family
+    entry(
+        "complex_digamma",
+        unary_samples(complex_range=(-2.5, 2.5), avoid=_POLES, margin=0.3),
+        fn=_gamma_ops._complex_digamma,
+        ref=scipy_ref(sp.psi),
+        dtypes=COMPLEX,
+    ),
+    *(
+        entry(
+            f"complex_polygamma_{n}",
+            unary_samples(complex_range=(-2.5, 2.5), avoid=_POLES, margin=0.3),
+            fn=lambda z, n=n: _gamma_ops._complex_polygamma(n, z),
+            ref=None,
+            ops=("complex_polygamma",),
+            dtypes=COMPLEX,
+        )
+        for n in (1, 2)
+    ),
+    entry("poch", binary_samples(0.5, 3.0, b_low=-0.4, b_high=2.0)),
+    entry("beta", binary_samples(0.3, 3.0)),
+    # the incomplete beta function and the inverses: in x (or y) only
+    *(
+        entry(name, parameter_samples(2, 0.1, 0.9, 0.6, 3.0), fn=constants_first(fn, 2))
+        for name, fn in (
+            ("betainc", dualad.special.betainc),
+            ("betaincc", dualad.special.betaincc),
+            ("betaincinv", dualad.special.betaincinv),
+        )
+    ),
+    entry(
+        "beta_density",
+        parameter_samples(2, 0.1, 0.9, 0.6, 3.0),
+        fn=constants_first(_beta_ops._beta_density, 2),
+        ref=scipy_ref(_beta_density_ref),
+    ),
+    *(
+        entry(name, parameter_samples(1, 0.1, 0.9, 0.6, 3.0), fn=constants_first(fn, 1))
+        for name, fn in (
+            ("gammaincinv", dualad.special.gammaincinv),
+            ("gammainccinv", dualad.special.gammainccinv),
+        )
+    ),
+]
