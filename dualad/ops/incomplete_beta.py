@@ -42,7 +42,14 @@ def _beta_density_impl(xp, a, b, x):
         # 1 / B(a, b) = poch(a, b) / Gamma(b) outside a, b > 0 (the derivatives of the density
         # reach a, b <= 0): finite where Gamma(a) and Gamma(a + b) both have poles, 0 where only
         # Gamma(a) or Gamma(b) has one
-        inverse = scipy_call(xp, "poch", a, b) * scipy_call(xp, "rgamma", b)
+        # (the other way round, poch(b, a) / Gamma(a), where b is a pole: poch(a, b) of a
+        # non-positive integer b would be Gamma(a + b)'s pole over a finite Gamma(a))
+        b_pole = (b <= 0) & (b == xp.floor(b))
+        inverse = xp.where(
+            b_pole,
+            scipy_call(xp, "poch", b, a) * scipy_call(xp, "rgamma", a),
+            scipy_call(xp, "poch", a, b) * scipy_call(xp, "rgamma", b),
+        )
         out = xp.where(positive, xp.exp(power - log_norm), xp.exp(power) * inverse)
         out = xp.where(~positive & (inverse == 0), 0.0, out)
         out = xp.where((x < 0) | (x > 1), xp.nan, out)
