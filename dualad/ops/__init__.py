@@ -18,7 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    _special_calls, special_gamma, incomplete_beta    (scipy.special without top-level names)
+    _special_calls, special_gamma, incomplete_beta, elementary_special    (dualad.special only)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -61,6 +61,7 @@ from . import (
     eigen,
     eigen_general,
     einsums,
+    elementary_special,
     entropies,
     exp_log,
     extrema,

@@ -244,3 +244,7 @@ from . import gamma_family  # noqa: E402
 from .gamma_family import *  # noqa: E402
 
 __all__ += gamma_family.__all__
+from . import elementary  # noqa: E402
+from .elementary import *  # noqa: E402
+
+__all__ += elementary.__all__

@@ -1,5 +1,5 @@
 """Op database entries for the scipy.special functions that only ``dualad.special`` exports
-(``dualad/ops``: special_gamma, incomplete_beta).
+(``dualad/ops``: special_gamma, incomplete_beta, elementary_special).
 
 References are ``scipy.special`` in float64 (complex128 for complex samples), returned in the
 samples' promoted dtype. Samples stay inside each function's domain and clear of its poles
@@ -16,6 +16,7 @@ import scipy.special as sp
 
 import dualad
 import dualad.special
+from dualad.ops import elementary_special as _elementary
 from dualad.ops import incomplete_beta as _beta_ops
 from dualad.ops import special_gamma as _gamma_ops
 
@@ -97,6 +98,40 @@ def _upper_half_samples(rng, dtype):
     return out
 
 
+def _phi_ref(x, k):
+    """phi_k(x) = (exp(x) - sum_{j<k} x**j / j!) / x**k, from its Taylor series near 0."""
+    series = sum(x**j / sp.factorial(j + k) for j in range(25))
+    with np.errstate(all="ignore"):
+        direct = (np.exp(x) - sum(x**j / sp.factorial(j) for j in range(k))) / x**k
+    return np.where(np.abs(x) < 1, series, direct)
+
+
+def _lmbda_samples(low, high):
+    """Box-Cox samples: x in [low, high), lmbda in [-0.8, 0.8) and exactly 0 (the removable
+    singularity of the formulas, where the rules take the limits)."""
+    pairs = binary_samples(low, high, b_low=-0.8, b_high=0.8, scalar=0.5)
+
+    def samples(rng, dtype):
+        out = pairs(rng, dtype)
+        x = uniform(rng, (2, 3), dtype, low, high)
+        out.append(SampleInput((x, np.zeros(3, dtype)), diff=(0, 1), note="lmbda = 0"))
+        return out
+
+    return samples
+
+
+def _huber_samples(rng, dtype):
+    # |r| at least 0.2 from delta (the kinks of the second derivative)
+    out = []
+    for shape_d, shape_r in BROADCAST_PAIRS:
+        delta = uniform(rng, shape_d, dtype, 0.5, 1.5)
+        r = uniform(rng, shape_r, dtype, -3.0, 3.0)
+        while np.any(np.abs(np.abs(r) - delta) < 0.2):
+            r = uniform(rng, shape_r, dtype, -3.0, 3.0)
+        out.append(SampleInput((delta, r), diff=(0, 1), note=f"{shape_d} with {shape_r}"))
+    return out
+
+
 OPS = [
     # the gamma function and its relatives, real (negative too, between the poles) and complex
     entry(
@@ -163,4 +198,43 @@ OPS = [
             ("gammainccinv", dualad.special.gammainccinv),
         )
     ),
+    # elementary functions: samples clear of the poles of tandg (90 + 180 k) and cotdg (180 k),
+    # of huber's kinks |r| = delta, and inside the Box-Cox domains
+    entry("log_expit", unary_samples(-4.0, 4.0, extra=((4, 5), -40.0, 40.0))),
+    entry("exprel", unary_samples(-3.0, 3.0, extra=((4, 5), -0.5, 0.5))),
+    *(
+        entry(
+            f"exprel_phi_{k}",
+            unary_samples(-3.0, 3.0, extra=((4, 5), -0.5, 0.5)),
+            fn=lambda x, k=k: _elementary._phi(k, x),
+            ref=scipy_ref(lambda x, k=k: _phi_ref(x, k)),
+            ops=("exprel_phi",),
+        )
+        for k in (2, 3)
+    ),
+    entry("powm1", binary_samples(0.3, 3.0, b_low=-2.0, b_high=2.0)),
+    entry("cosm1", unary_samples(-4.0, 4.0)),
+    entry("exp10", unary_samples(-2.0, 2.0)),
+    entry("sindg", unary_samples(-400.0, 400.0)),
+    entry("cosdg", unary_samples(-400.0, 400.0)),
+    entry("tandg", unary_samples(-80.0, 80.0)),
+    entry("cotdg", unary_samples(10.0, 170.0)),
+    # lmbda around 0 (the removable singularity of the formulas) and beyond
+    entry("boxcox", _lmbda_samples(0.3, 3.0)),
+    entry("boxcox1p", _lmbda_samples(-0.6, 2.0)),
+    entry("inv_boxcox", _lmbda_samples(-0.6, 0.9)),
+    entry("inv_boxcox1p", _lmbda_samples(-0.6, 0.9)),
+    *(
+        entry(
+            f"log1p_ratio_{k}",
+            unary_samples(-0.8, 2.0, extra=((4, 5), -0.4, 0.4)),
+            fn=lambda t, k=k: _elementary._log1p_ratio(k, t),
+            ref=None,
+            ops=("log1p_ratio",),
+        )
+        for k in (0, 1, 2)
+    ),
+    entry("huber", _huber_samples),
+    entry("pseudo_huber", binary_samples(0.3, 2.0, b_low=-3.0, b_high=3.0)),
+    entry("owens_t", binary_samples(-2.0, 2.0)),
 ]
