@@ -197,8 +197,9 @@ def boxcox1p(x, lmbda):
 
 def inv_boxcox(y, lmbda):
     """The inverse of ``boxcox`` in ``x``: ``(lmbda y + 1)**(1/lmbda)`` (``exp(y)`` at ``lmbda =
-    0``; nan where ``lmbda y < -1``). Partials ``x / (1 + lmbda y)`` (inf at ``lmbda y = -1``)
-    and ``x y**2 l'(lmbda y)`` with ``l(t) = log1p(t) / t``: ``-x y**2 / 2`` at ``lmbda = 0``,
+    0``; nan where ``lmbda y < -1``). Partials ``x / (1 + lmbda y)`` (nan at the domain's
+    edge ``lmbda y = -1``, where it is 0 / 0: the one-sided limit is 0 or inf as ``lmbda`` is
+    below or above 1) and ``x y**2 l'(lmbda y)`` with ``l(t) = log1p(t) / t``: ``-x y**2 / 2`` at ``lmbda = 0``,
     every order regular there.
 
     >>> import dualad
