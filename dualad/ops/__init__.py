@@ -19,6 +19,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _special_calls, special_gamma, incomplete_beta, elementary_special    (dualad.special only)
+    distributions                           (on incomplete_beta's densities)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -58,6 +59,7 @@ from . import (
     determinants,
     diagonals,
     distances,
+    distributions,
     eigen,
     eigen_general,
     einsums,

@@ -248,3 +248,7 @@ from . import elementary  # noqa: E402
 from .elementary import *  # noqa: E402
 
 __all__ += elementary.__all__
+from . import distributions  # noqa: E402
+from .distributions import *  # noqa: E402
+
+__all__ += distributions.__all__

@@ -199,8 +199,8 @@ def inv_boxcox(y, lmbda):
     """The inverse of ``boxcox`` in ``x``: ``(lmbda y + 1)**(1/lmbda)`` (``exp(y)`` at ``lmbda =
     0``; nan where ``lmbda y < -1``). Partials ``x / (1 + lmbda y)`` (nan at the domain's
     edge ``lmbda y = -1``, where it is 0 / 0: the one-sided limit is 0 or inf as ``lmbda`` is
-    below or above 1) and ``x y**2 l'(lmbda y)`` with ``l(t) = log1p(t) / t``: ``-x y**2 / 2`` at ``lmbda = 0``,
-    every order regular there.
+    below or above 1) and ``x y**2 l'(lmbda y)`` with ``l(t) = log1p(t) / t``: ``-x y**2 / 2``
+    at ``lmbda = 0``, every order regular there.
 
     >>> import dualad
     >>> from dualad.special import inv_boxcox

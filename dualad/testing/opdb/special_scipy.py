@@ -1,5 +1,5 @@
 """Op database entries for the scipy.special functions that only ``dualad.special`` exports
-(``dualad/ops``: special_gamma, incomplete_beta, elementary_special).
+(``dualad/ops``: special_gamma, incomplete_beta, elementary_special, distributions).
 
 References are ``scipy.special`` in float64 (complex128 for complex samples), returned in the
 samples' promoted dtype. Samples stay inside each function's domain and clear of its poles
@@ -16,6 +16,7 @@ import scipy.special as sp
 
 import dualad
 import dualad.special
+import dualad.special as _sps
 from dualad.ops import elementary_special as _elementary
 from dualad.ops import incomplete_beta as _beta_ops
 from dualad.ops import special_gamma as _gamma_ops
@@ -118,6 +119,47 @@ def _lmbda_samples(low, high):
         return out
 
     return samples
+
+
+def _rate_samples(rng, dtype):
+    """gdtr(a, b, x): the rate a and x differentiable, the shape b a constant."""
+    out = []
+    for sa, sx in BROADCAST_PAIRS:
+        a = uniform(rng, sa, dtype, 0.5, 2.0)
+        b = uniform(rng, sa, dtype, 1.0, 3.0)
+        x = uniform(rng, sx, dtype, 0.2, 3.0)
+        out.append(SampleInput((a, b, x), diff=(0, 2), note=f"{sa} with {sx}"))
+    out.append(SampleInput((1.5, 2.0, uniform(rng, (2, 3), dtype, 0.2, 3.0)), diff=(2,)))
+    return out
+
+
+def _constant_shape(function):
+    def fn(a, b, x):
+        return function(a, b.detach() if isinstance(b, dualad.Tensor) else b, x)
+
+    return fn
+
+
+def _count_samples(rng, dtype):
+    """(k, n, p): counts k in [0, 3) and n in [5, 9) (floored by the functions), p in (0, 1)."""
+    out = []
+    for sc, sp_ in BROADCAST_PAIRS:
+        k = uniform(rng, sc, dtype, 0.0, 3.0)
+        n = uniform(rng, sc, dtype, 5.0, 9.0)
+        p = uniform(rng, sp_, dtype, 0.1, 0.9)
+        out.append(SampleInput((k, n, p), diff=(2,), note=f"{sc} with {sp_}"))
+    out.append(SampleInput((2, 6, uniform(rng, (2, 3), dtype, 0.1, 0.9)), diff=(2,)))
+    return out
+
+
+def _integer_counts(function, both):
+    """scipy's function with its counts floored to integers (its float loop warns)."""
+
+    def ref(k, n, p):
+        k = np.floor(k).astype(np.int64) if both else np.floor(k)
+        return function(k, np.floor(n).astype(np.int64), p)
+
+    return ref
 
 
 def _huber_samples(rng, dtype):
@@ -237,4 +279,35 @@ OPS = [
     entry("huber", _huber_samples),
     entry("pseudo_huber", binary_samples(0.3, 2.0, b_low=-3.0, b_high=3.0)),
     entry("owens_t", binary_samples(-2.0, 2.0)),
+    # distribution functions: in the continuous variable (gdtr and gdtrc in the rate a too)
+    entry("stdtr", parameter_samples(1, -3.0, 3.0, 1.5, 6.0), fn=constants_first(_sps.stdtr, 1)),
+    entry("stdtrit", parameter_samples(1, 0.1, 0.9, 1.5, 6.0), fn=constants_first(_sps.stdtrit, 1)),
+    *(
+        entry(name, parameter_samples(1, low, high, 1.0, 5.0), fn=constants_first(fn, 1))
+        for name, fn, low, high in (
+            ("chdtr", _sps.chdtr, 0.2, 4.0),
+            ("chdtrc", _sps.chdtrc, 0.2, 4.0),
+            ("chdtri", _sps.chdtri, 0.1, 0.9),
+            ("pdtr", _sps.pdtr, 0.2, 4.0),
+            ("pdtrc", _sps.pdtrc, 0.2, 4.0),
+        )
+    ),
+    *(
+        entry(name, _rate_samples, fn=_constant_shape(fn))
+        for name, fn in (("gdtr", _sps.gdtr), ("gdtrc", _sps.gdtrc))
+    ),
+    *(
+        entry(name, parameter_samples(2, 0.2, 3.0, 1.5, 6.0), fn=constants_first(fn, 2))
+        for name, fn in (("fdtr", _sps.fdtr), ("fdtrc", _sps.fdtrc))
+    ),
+    *(
+        entry(
+            name,
+            _count_samples,
+            fn=constants_first(getattr(_sps, name), 2),
+            ref=scipy_ref(_integer_counts(getattr(sp, name), name.startswith("nb"))),
+        )
+        for name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc")
+    ),
+    entry("ndtri_exp", unary_samples(-5.0, -0.1, extra=((4, 5), -100.0, -5.0))),
 ]
