@@ -20,6 +20,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
     _special_calls, special_gamma, incomplete_beta, elementary_special    (dualad.special only)
     distributions                           (on incomplete_beta's densities)
+    orthogonal_polynomials                  (dualad.special only)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -84,6 +85,7 @@ from . import (
     normal_distribution,
     norms,
     order_statistics,
+    orthogonal_polynomials,
     pooling,
     products,
     qr,

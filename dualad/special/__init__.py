@@ -252,3 +252,7 @@ from . import distributions  # noqa: E402
 from .distributions import *  # noqa: E402
 
 __all__ += distributions.__all__
+from . import polynomials  # noqa: E402
+from .polynomials import *  # noqa: E402
+
+__all__ += polynomials.__all__

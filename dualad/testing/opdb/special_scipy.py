@@ -1,5 +1,6 @@
 """Op database entries for the scipy.special functions that only ``dualad.special`` exports
-(``dualad/ops``: special_gamma, incomplete_beta, elementary_special, distributions).
+(``dualad/ops``: special_gamma, incomplete_beta, elementary_special, distributions,
+orthogonal_polynomials).
 
 References are ``scipy.special`` in float64 (complex128 for complex samples), returned in the
 samples' promoted dtype. Samples stay inside each function's domain and clear of its poles
@@ -162,6 +163,27 @@ def _integer_counts(function, both):
     return ref
 
 
+_POLYNOMIALS = (
+    ("eval_chebyt", (), -1.5, 1.5),
+    ("eval_chebyu", (), -1.5, 1.5),
+    ("eval_chebyc", (), -2.5, 2.5),
+    ("eval_chebys", (), -2.5, 2.5),
+    ("eval_legendre", (), -1.5, 1.5),
+    ("eval_sh_legendre", (), -0.3, 1.3),
+    ("eval_laguerre", (), -1.0, 5.0),
+    ("eval_genlaguerre", (0.7,), -1.0, 5.0),
+    ("eval_hermite", (), -2.0, 2.0),
+    ("eval_hermitenorm", (), -2.0, 2.0),
+    ("eval_gegenbauer", (0.8,), -1.5, 1.5),
+    ("eval_jacobi", (0.5, -0.3), -1.5, 1.5),
+)
+
+
+def _polynomial_ref(name, n, params, x):
+    """scipy's polynomial (its complex loop takes a float degree)."""
+    return getattr(sp, name)(float(n) if x.dtype.kind == "c" else n, *params, x)
+
+
 def _huber_samples(rng, dtype):
     # |r| at least 0.2 from delta (the kinks of the second derivative)
     out = []
@@ -310,4 +332,19 @@ OPS = [
         for name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc")
     ),
     entry("ndtri_exp", unary_samples(-5.0, -0.1, extra=((4, 5), -100.0, -5.0))),
+    # orthogonal polynomials: degrees 0 (derivative 0), 2 and 5; complex x where scipy has it
+    *(
+        entry(
+            f"{name}_{n}",
+            unary_samples(low, high, complex_range=(-1.2, 1.2)),
+            fn=lambda x, name=name, n=n, params=params: getattr(_sps, name)(n, *params, x),
+            ref=scipy_ref(
+                lambda x, name=name, n=n, params=params: _polynomial_ref(name, n, params, x)
+            ),
+            ops=(name,),
+            dtypes=FLOATING if "hermite" in name else ALL_DIFF,
+        )
+        for name, params, low, high in _POLYNOMIALS
+        for n in (0, 2, 5)
+    ),
 ]
