@@ -51,10 +51,15 @@ def scipy_call(xp, name: str, *wide):
     return xp.asarray(getattr(scipy.special, name)(*host))
 
 
-def scipy_impl(name: str, public_name: str, *, complex_ok: bool = False) -> Callable:
+def scipy_impl(
+    name: str, public_name: str, *, complex_ok: bool = False, integers: tuple[int, ...] = ()
+) -> Callable:
     """The impl of ``scipy.special.<name>`` on any number of arguments: computed in float64
     (complex128 for complex input where ``complex_ok``, else complex input is a TypeError naming
-    ``dualad.special.<public_name>``), the result in the promoted dtype."""
+    ``dualad.special.<public_name>``), the result in the promoted dtype. The arguments at the
+    positions ``integers`` (counts) are floored to int64 for scipy's integer loop (its float
+    loop floors them too, with a DeprecationWarning); the result is nan where one is not
+    finite."""
 
     def impl(xp, *args):
         if not complex_ok:
@@ -62,8 +67,14 @@ def scipy_impl(name: str, public_name: str, *, complex_ok: bool = False) -> Call
         dtype = result_dtype(args, complex_ok=complex_ok)
         wide_dtype = np.complex128 if dtype.kind == "c" else np.float64
         wide = [xp.asarray(a, dtype=wide_dtype) for a in args]
+        finite = True
+        for i in integers:
+            finite = finite & xp.isfinite(wide[i])
+            wide[i] = xp.floor(xp.where(xp.isfinite(wide[i]), wide[i], 0.0)).astype(np.int64)
         with np.errstate(all="ignore"):
             out = scipy_call(xp, name, *wide)
+        if integers:
+            out = xp.where(finite, out, xp.nan)
         return out.astype(dtype, copy=False)
 
     return impl

@@ -16,16 +16,11 @@ from __future__ import annotations
 
 import math as _math
 
-import numpy as np
-
 from ._helpers import _as_scalar_tensor, binary, unary
-from ._promotion import _reject_complex
 from ._special_calls import (
     caller,
     elementwise_op,
     own_impls,
-    result_dtype,
-    scipy_call,
     scipy_impl,
 )
 from .comparison import where
@@ -49,6 +44,22 @@ def _floored(k, like):
     return floor(_as_scalar_tensor(k, like))
 
 
+def _in_second(name, argument, partial, doc, *, uses="ab"):
+    """scipy's ``name(parameter, variable)`` as an op differentiable in the variable, by
+    ``partial(parameter, variable, out)``; a tracked parameter raises."""
+    return binary(name, scipy_impl(name, name), (_no(name, argument), partial), uses=uses, doc=doc)
+
+
+def _increasing_and_decreasing(names, argument, density):
+    """scipy's distribution function ``names[0](parameter, variable)`` (derivative ``density``)
+    and its complement ``names[1]`` (derivative ``-density``), differentiable in the variable."""
+    up, down = names
+    return (
+        _in_second(up, argument, lambda a, x, y: density(a, x), f"See dualad.special.{up}."),
+        _in_second(down, argument, lambda a, x, y: -density(a, x), f"See dualad.special.{down}."),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Student's t
 
@@ -68,18 +79,15 @@ def _t_density(df, t):
     return where(infinite, exp((t * t) * -0.5 - _LOG_SQRT_2PI), t_density)
 
 
-_stdtr = binary(
-    "stdtr",
-    scipy_impl("stdtr", "stdtr"),
-    (_no("stdtr", "df"), lambda df, t, y: _t_density(df, t)),
-    doc="Student's t CDF (see dualad.special.stdtr).",
+_stdtr = _in_second(
+    "stdtr", "df", lambda df, t, y: _t_density(df, t), "Student's t CDF (see dualad.special.stdtr)."
 )
-_stdtrit = binary(
+_stdtrit = _in_second(
     "stdtrit",
-    scipy_impl("stdtrit", "stdtrit"),
-    (_no("stdtrit", "df"), lambda df, p, t: 1 / _t_density(df, t)),
+    "df",
+    lambda df, p, t: 1 / _t_density(df, t),
+    "The inverse of stdtr in t (see dualad.special.stdtrit).",
     uses="aby",
-    doc="The inverse of stdtr in t (see dualad.special.stdtrit).",
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -90,25 +98,14 @@ def _chi2_density(v, x):
     return _gamma_density(v * 0.5, x * 0.5) * 0.5
 
 
-_chdtr = binary(
-    "chdtr",
-    scipy_impl("chdtr", "chdtr"),
-    (_no("chdtr", "v"), lambda v, x, y: _chi2_density(v, x)),
-    doc="The chi-square CDF (see dualad.special.chdtr).",
-)
-_chdtrc = binary(
-    "chdtrc",
-    scipy_impl("chdtrc", "chdtrc"),
-    (_no("chdtrc", "v"), lambda v, x, y: -_chi2_density(v, x)),
-    doc="The chi-square survival function (see dualad.special.chdtrc).",
-)
+_chdtr, _chdtrc = _increasing_and_decreasing(("chdtr", "chdtrc"), "v", _chi2_density)
 # chdtri inverts chdtrc (the upper tail): its derivative is -1 / the density at the result
-_chdtri = binary(
+_chdtri = _in_second(
     "chdtri",
-    scipy_impl("chdtri", "chdtri"),
-    (_no("chdtri", "v"), lambda v, p, x: -1 / _chi2_density(v, x)),
+    "v",
+    lambda v, p, x: -1 / _chi2_density(v, x),
+    "The inverse of chdtrc in x (see dualad.special.chdtri).",
     uses="aby",
-    doc="The inverse of chdtrc in x (see dualad.special.chdtri).",
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -175,18 +172,8 @@ def _poisson_dm(k, m):
     return _gamma_density(_floored(k, m) + 1, m)
 
 
-_pdtr = binary(
-    "pdtr",
-    scipy_impl("pdtr", "pdtr"),
-    (_no("pdtr", "k"), lambda k, m, y: -_poisson_dm(k, m)),
-    doc="The Poisson CDF in its mean m (see dualad.special.pdtr).",
-)
-_pdtrc = binary(
-    "pdtrc",
-    scipy_impl("pdtrc", "pdtrc"),
-    (_no("pdtrc", "k"), lambda k, m, y: _poisson_dm(k, m)),
-    doc="The Poisson survival function in its mean m (see dualad.special.pdtrc).",
-)
+# pdtr is decreasing in m, pdtrc increasing
+_pdtrc, _pdtr = _increasing_and_decreasing(("pdtrc", "pdtr"), "k", _poisson_dm)
 
 # ---------------------------------------------------------------------------------------------
 # binomial: bdtr(k, n, p) = betainc(n - k, k + 1, 1 - p); negative binomial: nbdtr(k, n, p) =
@@ -203,43 +190,29 @@ def _nbdtr_dp(k, n, p, y):
     return _beta_density(n, k + 1, p)
 
 
-def _count_impl(name, integers):
-    """scipy's ``name`` with the counts at positions ``integers`` floored to int64 (its integer
-    loop: the float loop floors them too, with a DeprecationWarning); nan where one is not
-    finite."""
-
-    def impl(xp, *args):
-        _reject_complex(f"special.{name}", *args)
-        dtype = result_dtype(args)
-        wide = [xp.asarray(a, dtype=np.float64) for a in args]
-        finite = xp.ones(xp.broadcast_shapes(*(w.shape for w in wide)), dtype=bool)
-        for i in integers:
-            finite = finite & xp.isfinite(wide[i])
-            wide[i] = xp.floor(xp.where(xp.isfinite(wide[i]), wide[i], 0.0)).astype(np.int64)
-        with np.errstate(all="ignore"):
-            out = scipy_call(xp, name, *wide)
-        return xp.where(finite, out, xp.nan).astype(dtype, copy=False)
-
-    return impl
-
-
 def _counts(name, dp):
     return (_no(name, "k"), _no(name, "n"), dp)
 
 
-_bdtr = caller(elementwise_op("bdtr", _count_impl("bdtr", (1,)), _counts("bdtr", _bdtr_dp)))
+_bdtr = caller(
+    elementwise_op("bdtr", scipy_impl("bdtr", "bdtr", integers=(1,)), _counts("bdtr", _bdtr_dp))
+)
 _bdtrc = caller(
     elementwise_op(
         "bdtrc",
-        _count_impl("bdtrc", (1,)),
+        scipy_impl("bdtrc", "bdtrc", integers=(1,)),
         _counts("bdtrc", lambda k, n, p, y: -_bdtr_dp(k, n, p, y)),
     )
 )
-_nbdtr = caller(elementwise_op("nbdtr", _count_impl("nbdtr", (0, 1)), _counts("nbdtr", _nbdtr_dp)))
+_nbdtr = caller(
+    elementwise_op(
+        "nbdtr", scipy_impl("nbdtr", "nbdtr", integers=(0, 1)), _counts("nbdtr", _nbdtr_dp)
+    )
+)
 _nbdtrc = caller(
     elementwise_op(
         "nbdtrc",
-        _count_impl("nbdtrc", (0, 1)),
+        scipy_impl("nbdtrc", "nbdtrc", integers=(0, 1)),
         _counts("nbdtrc", lambda k, n, p, y: -_nbdtr_dp(k, n, p, y)),
     )
 )

@@ -21,28 +21,15 @@ import numbers
 import numpy as np
 
 from .._dispatch import apply1
-from .._tensor import Tensor
 from ._helpers import _unary_with_params
 from ._promotion import _float_array, _reject_complex
 from ._special_calls import scipy_call
-from .gamma_functions import _static_int
+from .gamma_functions import _static_int, _untracked_item
 
 
 def _static_number(name: str, argument: str, value) -> float:
     """A parameter given as a Python number (or a one-element tensor without a derivative)."""
-    if isinstance(value, Tensor):
-        if value.requires_grad or value._fw or type(value) is not Tensor:
-            raise NotImplementedError(
-                f"dualad.special.{name}: the derivative with respect to {argument} is not "
-                f"implemented (it is a static parameter), but a tracked or batched tensor was "
-                f"given; pass a Python number"
-            )
-        if value.numel() != 1:
-            raise ValueError(
-                f"dualad.special.{name}: {argument} must be one number, got a tensor of shape "
-                f"{tuple(value.shape)}"
-            )
-        value = value.item()
+    value = _untracked_item(f"special.{name}", argument, value, "a static parameter", "number")
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
     raise TypeError(f"dualad.special.{name}: {argument} must be a real number, got {value!r}")

@@ -120,11 +120,11 @@ def test_the_degree_is_a_static_integer():
 
 def test_a_tracked_parameter_raises():
     x = dualad.tensor([0.3])
-    with pytest.raises(NotImplementedError, match="eval_gegenbauer: the derivative with respect"):
+    with pytest.raises(NotImplementedError, match="eval_gegenbauer: alpha is a static parameter"):
         special.eval_gegenbauer(3, dualad.tensor(0.8, requires_grad=True), x)
     with fwd.dual_level():
         alpha = fwd.make_dual(dualad.tensor(0.5), dualad.tensor(1.0))
-        with pytest.raises(NotImplementedError, match="eval_jacobi: the derivative with respect"):
+        with pytest.raises(NotImplementedError, match="eval_jacobi: alpha is a static parameter"):
             special.eval_jacobi(3, alpha, 0.2, x)
     with pytest.raises(TypeError, match="eval_genlaguerre: alpha must be a real number"):
         special.eval_genlaguerre(3, "a", x)

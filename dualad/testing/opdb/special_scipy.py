@@ -122,16 +122,28 @@ def _lmbda_samples(low, high):
     return samples
 
 
-def _rate_samples(rng, dtype):
-    """gdtr(a, b, x): the rate a and x differentiable, the shape b a constant."""
-    out = []
-    for sa, sx in BROADCAST_PAIRS:
-        a = uniform(rng, sa, dtype, 0.5, 2.0)
-        b = uniform(rng, sa, dtype, 1.0, 3.0)
-        x = uniform(rng, sx, dtype, 0.2, 3.0)
-        out.append(SampleInput((a, b, x), diff=(0, 2), note=f"{sa} with {sx}"))
-    out.append(SampleInput((1.5, 2.0, uniform(rng, (2, 3), dtype, 0.2, 3.0)), diff=(2,)))
-    return out
+def _ranged_samples(ranges, diff, numbers):
+    """Three-argument samples: each argument drawn from its ``(low, high)`` of ``ranges`` (the
+    first two of one shape, the last broadcasting against it), differentiable at ``diff``; and
+    a call with the numbers ``numbers`` as the first two."""
+
+    def samples(rng, dtype):
+        out = []
+        for sp_, sx in BROADCAST_PAIRS:
+            shapes = (sp_, sp_, sx)
+            args = [uniform(rng, s, dtype, lo, hi) for s, (lo, hi) in zip(shapes, ranges)]
+            out.append(SampleInput(tuple(args), diff=diff, note=f"{sp_} with {sx}"))
+        x = uniform(rng, (2, 3), dtype, *ranges[2])
+        out.append(SampleInput((*numbers, x), diff=(2,), note="number parameters"))
+        return out
+
+    return samples
+
+
+# gdtr(a, b, x): the rate a and x differentiable, the shape b a constant
+_rate_samples = _ranged_samples(((0.5, 2.0), (1.0, 3.0), (0.2, 3.0)), (0, 2), (1.5, 2.0))
+# (k, n, p): counts k in [0, 3) and n in [5, 9) (floored by the functions), p in (0, 1)
+_count_samples = _ranged_samples(((0.0, 3.0), (5.0, 9.0), (0.1, 0.9)), (2,), (2, 6))
 
 
 def _constant_shape(function):
@@ -139,18 +151,6 @@ def _constant_shape(function):
         return function(a, b.detach() if isinstance(b, dualad.Tensor) else b, x)
 
     return fn
-
-
-def _count_samples(rng, dtype):
-    """(k, n, p): counts k in [0, 3) and n in [5, 9) (floored by the functions), p in (0, 1)."""
-    out = []
-    for sc, sp_ in BROADCAST_PAIRS:
-        k = uniform(rng, sc, dtype, 0.0, 3.0)
-        n = uniform(rng, sc, dtype, 5.0, 9.0)
-        p = uniform(rng, sp_, dtype, 0.1, 0.9)
-        out.append(SampleInput((k, n, p), diff=(2,), note=f"{sc} with {sp_}"))
-    out.append(SampleInput((2, 6, uniform(rng, (2, 3), dtype, 0.1, 0.9)), diff=(2,)))
-    return out
 
 
 def _integer_counts(function, both):
