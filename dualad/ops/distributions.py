@@ -1,6 +1,6 @@
 """scipy.special's distribution functions: stdtr, stdtrit (Student's t), chdtr, chdtrc, chdtri
-(chi-square), gdtr, gdtrc (gamma), fdtr, fdtrc (F), pdtr, pdtrc (Poisson), bdtr, bdtrc
-(binomial), nbdtr, nbdtrc (negative binomial), ndtri_exp.
+(chi-square), gdtr, gdtrc, gdtrix (gamma), fdtr, fdtrc, fdtri (F), pdtr, pdtrc, pdtri (Poisson),
+bdtr, bdtrc, bdtri (binomial), nbdtr, nbdtrc, nbdtri (negative binomial), ndtri_exp.
 
 ``dualad.special`` exports them under scipy's names. Values come from ``scipy.special``, real
 arguments only, in the promoted dtype. Each is differentiable in its continuous variable: the
@@ -218,6 +218,44 @@ _nbdtrc = caller(
 )
 
 # ---------------------------------------------------------------------------------------------
+# inverses in the variable: 1 / the distribution function's derivative at the result
+
+
+def _inverse(name, partials, integers=()):
+    return caller(
+        elementwise_op(name, scipy_impl(name, name, integers=integers), partials, uses_out=True)
+    )
+
+
+_fdtri = _inverse(
+    "fdtri",
+    (_no("fdtri", "dfn"), _no("fdtri", "dfd"), lambda dfn, dfd, p, x: 1 / _f_density(dfn, dfd, x)),
+)
+# gdtrix(a, b, p) = gammaincinv(b, p) / a: -x / a in the rate a
+_gdtrix = _inverse(
+    "gdtrix",
+    (
+        lambda a, b, p, x: -x / a,
+        _no("gdtrix", "b"),
+        lambda a, b, p, x: 1 / _gdtr_dx(a, b, x, None),
+    ),
+)
+_pdtri = caller(
+    elementwise_op(
+        "pdtri",
+        scipy_impl("pdtri", "pdtri", integers=(0,)),
+        (_no("pdtri", "k"), lambda k, y, m: -1 / _poisson_dm(k, m)),
+        uses_out=True,
+    )
+)
+_bdtri = _inverse(
+    "bdtri", _counts("bdtri", lambda k, n, y, p: 1 / _bdtr_dp(k, n, p, None)), integers=(1,)
+)
+_nbdtri = _inverse(
+    "nbdtri", _counts("nbdtri", lambda k, n, y, p: 1 / _nbdtr_dp(k, n, p, None)), integers=(0, 1)
+)
+
+# ---------------------------------------------------------------------------------------------
 # ndtri_exp(y) = ndtri(exp(y)): its derivative exp(y) / pdf(x) = ndtr(x) / pdf(x) at the result
 # x is sqrt(pi/2) erfcx(-x / sqrt(2)) exactly, accurate however negative y (and x) is
 
@@ -234,3 +272,4 @@ _ndtri_exp = unary(
 
 own_impls(__name__, _stdtr, _stdtrit, _chdtr, _chdtrc, _chdtri, _gdtr, _gdtrc, _fdtr, _fdtrc)
 own_impls(__name__, _pdtr, _pdtrc, _bdtr, _bdtrc, _nbdtr, _nbdtrc, _ndtri_exp)
+own_impls(__name__, _fdtri, _gdtrix, _pdtri, _bdtri, _nbdtri)

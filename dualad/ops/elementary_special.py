@@ -1,5 +1,6 @@
 """scipy.special's elementary functions: log_expit, exprel, powm1, cosm1, exp10, sindg, cosdg,
-tandg, cotdg, boxcox, boxcox1p, inv_boxcox, inv_boxcox1p, huber, pseudo_huber, owens_t; and two
+tandg, cotdg, boxcox, boxcox1p, inv_boxcox, inv_boxcox1p, huber, pseudo_huber, owens_t, spence,
+wrightomega; and two
 helper ops whose derivatives close the chains at the removable singularities:
 ``exprel_phi(k, x) = sum_j x**j / (j + k)!`` (the phi functions of exponential integrators:
 exprel is phi_1, and phi_k' = phi_k - k phi_(k+1)) and ``log1p_ratio(k, t)``, the k-th
@@ -86,16 +87,17 @@ _exprel = unary(
 def _log1p_ratio_values(t, k: int):
     """The k-th derivative of log1p(t) / t of a float64 array: the series sum_j (-1)**j
     t**j / (j + 1) differentiated k times for |t| < 1/2, Leibniz's rule on log1p(t) * (1/t)
-    elsewhere (t > -1; nan below, inf at -1 for k = 0)."""
+    elsewhere (t > -1; nan below, inf at -1 for k = 0). Complex t too (log1p's principal
+    branch: a cut along t < -1)."""
     small = np.abs(t) < 0.5
     ts = np.where(small, t, 0.0)
-    series = np.zeros_like(t)
+    series = np.zeros_like(ts)
     for j in reversed(range(k, 80 + 4 * k)):
         coefficient = (-1) ** j * _math.perm(j, k) / (j + 1)
         series = series * ts + coefficient
     with np.errstate(all="ignore"):
         tl = np.where(small, 1.0, t)
-        big = np.zeros_like(t)
+        big = np.zeros_like(tl)
         for i in range(k + 1):
             if i == 0:
                 log_part = np.log1p(tl)
@@ -108,7 +110,7 @@ def _log1p_ratio_values(t, k: int):
 
 def _log1p_ratio_impl(xp, t, *, k):
     t = _float_array(t)
-    wide = t.astype(np.float64, copy=False)
+    wide = t.astype(np.complex128 if t.dtype.kind == "c" else np.float64, copy=False)
     if xp is not np:  # (on the host: no CuPy kernel for it)
         return xp.asarray(_log1p_ratio_values(xp.asnumpy(wide), k)).astype(t.dtype, copy=False)
     return _log1p_ratio_values(wide, k).astype(t.dtype, copy=False)
@@ -247,6 +249,27 @@ _inv_boxcox1p = binary(
 )
 
 # ---------------------------------------------------------------------------------------------
+# spence, wrightomega
+
+# spence(z) = integral_1^z log(t) / (1 - t) dt: its derivative -log(z) / (z - 1) is
+# -log1p_ratio(0, z - 1), regular at z = 1 (where it is -1) at every order
+_spence = unary(
+    "spence",
+    scipy_impl("spence", "spence", complex_ok=True),
+    lambda z, y: -_log1p_ratio(0, z - 1),
+    doc="Spence's function (see dualad.special.spence).",
+)
+
+# the Wright omega function solves w + log(w) = z: w' = w / (1 + w)
+_wrightomega = unary(
+    "wrightomega",
+    scipy_impl("wrightomega", "wrightomega", complex_ok=True),
+    lambda z, w: w / (w + 1),
+    uses="y",
+    doc="The Wright omega function (see dualad.special.wrightomega).",
+)
+
+# ---------------------------------------------------------------------------------------------
 # huber, pseudo_huber, owens_t
 
 _NAN = float("nan")
@@ -322,4 +345,4 @@ _owens_t = binary(
 
 own_impls(__name__, _exprel, _log_expit, _powm1, _cosm1, _exp10, _sindg, _cosdg, _tandg)
 own_impls(__name__, _cotdg, _boxcox, _boxcox1p, _inv_boxcox, _inv_boxcox1p, _huber)
-own_impls(__name__, _pseudo_huber, _owens_t)
+own_impls(__name__, _pseudo_huber, _owens_t, _spence, _wrightomega)

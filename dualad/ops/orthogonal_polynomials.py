@@ -1,6 +1,7 @@
 """Classical orthogonal polynomials of scipy.special, differentiable in x: eval_chebyt,
-eval_chebyu, eval_chebyc, eval_chebys, eval_legendre, eval_sh_legendre, eval_gegenbauer,
-eval_laguerre, eval_genlaguerre, eval_hermite, eval_hermitenorm, eval_jacobi.
+eval_chebyu, eval_chebyc, eval_chebys, eval_sh_chebyt, eval_sh_chebyu, eval_legendre,
+eval_sh_legendre, eval_gegenbauer, eval_laguerre, eval_genlaguerre, eval_hermite,
+eval_hermitenorm, eval_jacobi, eval_sh_jacobi.
 
 ``dualad.special`` exports them under scipy's names. The degree ``n`` is a static integer
 ``>= 0`` and the parameters (``alpha``, ``beta``) static numbers: a tracked one raises. Values
@@ -11,7 +12,8 @@ regular everywhere, so every order is exact:
 - ``T_n' = n U_(n-1)``, ``U_n = C_n^(1)``, ``C_n^(a)' = 2a C_(n-1)^(a+1)``, ``P_n = C_n^(1/2)``;
 - ``chebyc(n, x) = 2 T_n(x/2)``, ``chebys(n, x) = U_n(x/2)``, ``sh_legendre(n, x) = P_n(2x-1)``;
 - ``L_n^(a)' = -L_(n-1)^(a+1)``, ``H_n' = 2n H_(n-1)``, ``He_n' = n He_(n-1)``;
-- ``P_n^(a,b)' = (n + a + b + 1)/2 P_(n-1)^(a+1,b+1)``.
+- ``P_n^(a,b)' = (n + a + b + 1)/2 P_(n-1)^(a+1,b+1)``; the shifted ones (``sh_``) at ``2x - 1``,
+  and ``G_n^(p,q)' = n G_(n-1)^(p+2,q+1)`` for ``eval_sh_jacobi``.
 """
 
 from __future__ import annotations
@@ -94,6 +96,14 @@ def _hermitenorm_deriv(x, y, *, n):
     return n * _hermitenorm(n - 1, x) if n else x * 0.0
 
 
+def _sh_chebyt_deriv(x, y, *, n):
+    return (2 * n) * _chebyu(n - 1, 2 * x - 1) if n else x * 0.0
+
+
+def _sh_chebyu_deriv(x, y, *, n):
+    return 4 * _gegenbauer(n - 1, 2.0, 2 * x - 1) if n else x * 0.0
+
+
 # with parameters: + y * 0 keeps scipy's nan (parameters outside the domain) in the derivative
 def _gegenbauer_deriv(x, y, *, n, alpha):
     return (2 * alpha) * _gegenbauer(n - 1, alpha + 1, x) + y * 0.0 if n else x * 0.0
@@ -110,6 +120,11 @@ def _jacobi_deriv(x, y, *, n, alpha, beta):
     return scale * _jacobi(n - 1, alpha + 1, beta + 1, x) + y * 0.0
 
 
+# G_n^(p,q)(x) = P_n^(p-q,q-1)(2x - 1) / binom(2n + p - 1, n): G' = n G_(n-1)^(p+2,q+1)
+def _sh_jacobi_deriv(x, y, *, n, p, q):
+    return n * _sh_jacobi(n - 1, p + 2, q + 1, x) + y * 0.0 if n else x * 0.0
+
+
 _OPS = {
     "eval_chebyt": _op("eval_chebyt", _chebyt_deriv),
     "eval_chebyu": _op("eval_chebyu", _chebyu_deriv),
@@ -123,6 +138,9 @@ _OPS = {
     "eval_gegenbauer": _op("eval_gegenbauer", _gegenbauer_deriv, uses="xy"),
     "eval_genlaguerre": _op("eval_genlaguerre", _genlaguerre_deriv, uses="xy"),
     "eval_jacobi": _op("eval_jacobi", _jacobi_deriv, uses="xy"),
+    "eval_sh_chebyt": _op("eval_sh_chebyt", _sh_chebyt_deriv),
+    "eval_sh_chebyu": _op("eval_sh_chebyu", _sh_chebyu_deriv),
+    "eval_sh_jacobi": _op("eval_sh_jacobi", _sh_jacobi_deriv, uses="xy"),
 }
 # (as names of this module: the op table reads an op's module from them)
 _chebyt_op, _chebyu_op, _chebyc_op, _chebys_op = (
@@ -132,6 +150,8 @@ _legendre_op, _sh_legendre_op = _OPS["eval_legendre"], _OPS["eval_sh_legendre"]
 _laguerre_op, _genlaguerre_op = _OPS["eval_laguerre"], _OPS["eval_genlaguerre"]
 _hermite_op, _hermitenorm_op = _OPS["eval_hermite"], _OPS["eval_hermitenorm"]
 _gegenbauer_op, _jacobi_op = _OPS["eval_gegenbauer"], _OPS["eval_jacobi"]
+_sh_chebyt_op, _sh_chebyu_op = _OPS["eval_sh_chebyt"], _OPS["eval_sh_chebyu"]
+_sh_jacobi_op = _OPS["eval_sh_jacobi"]
 
 
 def polynomial(name: str, n, x, **params):
@@ -163,3 +183,7 @@ def _hermitenorm(n, x):
 
 def _jacobi(n, alpha, beta, x):
     return apply1(_jacobi_op, x, {"n": n, "alpha": alpha, "beta": beta})
+
+
+def _sh_jacobi(n, p, q, x):
+    return apply1(_sh_jacobi_op, x, {"n": n, "p": p, "q": q})

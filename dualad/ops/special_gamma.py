@@ -1,6 +1,6 @@
 """The Gamma function itself and its relatives: gamma, loggamma, rgamma (real and complex),
-gammasgn, poch, beta (real); and digamma/polygamma of complex arguments (the derivatives of the
-complex ones).
+gammasgn, poch, beta, binom (real); and digamma/polygamma of complex arguments (the derivatives
+of the complex ones).
 
 These ops have no top-level name (``dualad.gamma`` would read as a random distribution to a
 NumPy user): ``dualad.special`` exports them under scipy's names. Values come from
@@ -175,5 +175,19 @@ _beta = binary(
     doc="The beta function Gamma(a) Gamma(b) / Gamma(a + b) (see dualad.special.beta).",
 )
 
+
+def _binom_dn(n, k, y):
+    return y * (digamma(n + 1) - digamma(n - k + 1))
+
+
+_binom = binary(
+    "binom",
+    scipy_impl("binom", "binom"),
+    (_binom_dn, lambda n, k, y: y * (digamma(n - k + 1) - digamma(k + 1))),
+    uses="aby",
+    doc="The binomial coefficient of real n and k (see dualad.special.binom).",
+)
+
 # the op table names an op's module after its impl's: these impls are made in _special_calls
 own_impls(__name__, _complex_digamma, _gamma, _loggamma, _rgamma, _gammasgn, _poch, _beta)
+own_impls(__name__, _binom)

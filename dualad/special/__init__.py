@@ -7,6 +7,13 @@ with VJP, JVP and batching rules (``kl_div`` only here, not as ``dualad.kl_div``
 axis by default), composed of ops here. Real inputs only, except
 ``expit``, ``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
 
+The modules ``gamma_family`` (gamma, loggamma, rgamma, poch, beta, betainc, the incomplete
+gamma and beta inverses, ...), ``elementary`` (exprel, powm1, boxcox, huber, owens_t, ...),
+``distributions`` (stdtr, chdtr, gdtr, fdtr, pdtr, bdtr, nbdtr, ... and their inverses) and
+``polynomials`` (eval_chebyt, eval_legendre, eval_jacobi, ...) add ops exported here only (no
+``dualad.<name>``: ``dualad.gamma`` or ``dualad.beta`` would read as distributions); gamma,
+loggamma, rgamma and the polynomials (not the Hermite ones) take complex inputs too.
+
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
 ``NotImplementedError`` when their derivative is needed; integer orders are static Python ints.
 

@@ -12,18 +12,23 @@ from __future__ import annotations
 from ..ops.distributions import (
     _bdtr,
     _bdtrc,
+    _bdtri,
     _chdtr,
     _chdtrc,
     _chdtri,
     _fdtr,
     _fdtrc,
+    _fdtri,
     _gdtr,
     _gdtrc,
+    _gdtrix,
     _nbdtr,
     _nbdtrc,
+    _nbdtri,
     _ndtri_exp,
     _pdtr,
     _pdtrc,
+    _pdtri,
     _stdtr,
     _stdtrit,
 )
@@ -45,6 +50,11 @@ __all__ = [
     "pdtrc",
     "stdtr",
     "stdtrit",
+    "fdtri",
+    "gdtrix",
+    "pdtri",
+    "bdtri",
+    "nbdtri",
 ]
 
 
@@ -273,3 +283,74 @@ def ndtri_exp(y):
     (tensor([0.07163452, 1.57690859]),)
     """
     return _ndtri_exp(y)
+
+
+def fdtri(dfn, dfd, p):
+    """The inverse of ``fdtr`` in ``x``; the derivative in ``p`` is ``1 / density(x)`` at the
+    result (inf at ``p = 1``). Tracked ``dfn`` or ``dfd`` raise ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import fdtri
+    >>> p = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> fdtri(3.0, 5.0, p)
+    tensor([0.41502458, 1.88426785], grad_fn=<FdtriBackward0>)
+    >>> dualad.autograd.grad(fdtri(3.0, 5.0, p).sum(), p)
+    (tensor([1.5960128 , 6.34172422]),)
+    """
+    return _fdtri(dfn, dfd, p)
+
+
+def gdtrix(a, b, p):
+    """The inverse of ``gdtr`` in ``x`` (rate ``a``, shape ``b``): ``gammaincinv(b, p) / a``.
+    Differentiable in ``p`` (``1 / (a density(a x))`` at the result) and in ``a``
+    (``-x / a``); a tracked ``b`` raises ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import gdtrix
+    >>> p = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> dualad.autograd.grad(gdtrix(2.0, 3.0, p).sum(), p)
+    (tensor([1.88547749, 3.28055833]),)
+    """
+    return _gdtrix(a, b, p)
+
+
+def pdtri(k, y):
+    """The inverse of ``pdtr`` in the mean ``m`` (``k`` floored); its derivative in ``y`` is
+    ``-k! / (m**k exp(-m))`` at the result. A tracked ``k`` raises ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import pdtri
+    >>> y = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> pdtri(2, y)
+    tensor([3.92040206, 1.72729942], grad_fn=<PdtriBackward0>)
+    >>> dualad.autograd.grad(pdtri(2, y).sum(), y)
+    (tensor([-6.56111666, -3.77095498]),)
+    """
+    return _pdtri(k, y)
+
+
+def bdtri(k, n, y):
+    """The inverse of ``bdtr`` in ``p`` (``n`` floored); its derivative in ``y`` is 1 / bdtr's
+    derivative in ``p`` at the result. Tracked ``k`` or ``n`` raise ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import bdtri
+    >>> y = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> dualad.autograd.grad(bdtri(2, 5, y).sum(), y)
+    (tensor([-0.62879687, -0.62879687]),)
+    """
+    return _bdtri(k, n, y)
+
+
+def nbdtri(k, n, y):
+    """The inverse of ``nbdtr`` in ``p`` (``k`` and ``n`` floored); its derivative in ``y`` is
+    1 / nbdtr's derivative in ``p`` at the result. Tracked ``k`` or ``n`` raise
+    ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import nbdtri
+    >>> y = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> nbdtri(2, 5, y)
+    tensor([0.51390301, 0.74692602], grad_fn=<NbdtriBackward0>)
+    """
+    return _nbdtri(k, n, y)

@@ -25,7 +25,9 @@ from ..ops.elementary_special import (
     _powm1,
     _pseudo_huber,
     _sindg,
+    _spence,
     _tandg,
+    _wrightomega,
 )
 
 __all__ = [
@@ -45,6 +47,8 @@ __all__ = [
     "pseudo_huber",
     "sindg",
     "tandg",
+    "spence",
+    "wrightomega",
 ]
 
 
@@ -271,3 +275,36 @@ def owens_t(h, a):
     (tensor([-0.12017565, -0.1154805 ]),)
     """
     return _owens_t(h, a)
+
+
+def spence(z):
+    """Spence's function ``integral_1^z log(t) / (1 - t) dt`` for real ``z >= 0`` (nan below)
+    and complex ``z``. The derivative ``log(z) / (1 - z)`` is -1 at ``z = 1`` (the limit; every
+    higher order too) and -inf at ``z = 0``; holomorphic for complex ``z`` off the negative real
+    axis.
+
+    >>> import dualad
+    >>> from dualad.special import spence
+    >>> z = dualad.tensor([0.5, 1.0], requires_grad=True)
+    >>> spence(z)
+    tensor([0.58224053, 0.        ], grad_fn=<SpenceBackward0>)
+    >>> dualad.autograd.grad(spence(z).sum(), z)
+    (tensor([-1.38629436, -1.        ]),)
+    """
+    return _spence(z)
+
+
+def wrightomega(z):
+    """The Wright omega function, the solution ``w`` of ``w + log(w) = z`` (real or complex ``z``;
+    complex ``z`` has branch cuts along ``Im z = +-pi``, ``Re z <= -1``). Its derivative is
+    ``w / (1 + w)``.
+
+    >>> import dualad
+    >>> from dualad.special import wrightomega
+    >>> z = dualad.tensor([0.0, 1.0], requires_grad=True)
+    >>> wrightomega(z)
+    tensor([0.56714329, 1.        ], grad_fn=<WrightomegaBackward0>)
+    >>> dualad.autograd.grad(wrightomega(z).sum(), z)
+    (tensor([0.36189626, 0.5       ]),)
+    """
+    return _wrightomega(z)

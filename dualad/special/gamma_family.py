@@ -16,7 +16,7 @@ from ..ops.incomplete_beta import (
     _gammainccinv,
     _gammaincinv,
 )
-from ..ops.special_gamma import _beta, _gamma, _gammasgn, _loggamma, _poch, _rgamma
+from ..ops.special_gamma import _beta, _binom, _gamma, _gammasgn, _loggamma, _poch, _rgamma
 
 __all__ = [
     "beta",
@@ -30,6 +30,7 @@ __all__ = [
     "loggamma",
     "poch",
     "rgamma",
+    "binom",
 ]
 
 
@@ -199,3 +200,21 @@ def gammainccinv(a, y):
     (tensor(-2.),)
     """
     return _gammainccinv(a, y)
+
+
+def binom(n, k):
+    """The binomial coefficient ``Gamma(n + 1) / (Gamma(k + 1) Gamma(n - k + 1))`` of real ``n``
+    and ``k`` (scipy's values: exact products for integer ``k``). Partials ``binom (digamma(n +
+    1) - digamma(n - k + 1))`` and ``binom (digamma(n - k + 1) - digamma(k + 1))``: nan where one
+    of the Gamma functions has a pole (e.g. a negative integer ``n``), where scipy's value is a
+    limit.
+
+    >>> import dualad
+    >>> from dualad.special import binom
+    >>> k = dualad.tensor([2.0, 2.5], requires_grad=True)
+    >>> binom(5.0, k)
+    tensor([10.        , 10.86497745], grad_fn=<BinomBackward0>)
+    >>> dualad.autograd.grad(binom(5.0, k).sum(), k)
+    (tensor([3.33333333, 0.        ]),)
+    """
+    return _binom(n, k)

@@ -1,6 +1,7 @@
 """Classical orthogonal polynomials in ``dualad.special``: eval_chebyt, eval_chebyu,
 eval_chebyc, eval_chebys, eval_legendre, eval_sh_legendre, eval_laguerre, eval_genlaguerre,
-eval_hermite, eval_hermitenorm, eval_gegenbauer, eval_jacobi (scipy's names and signatures).
+eval_hermite, eval_hermitenorm, eval_gegenbauer, eval_jacobi, eval_sh_chebyt, eval_sh_chebyu,
+eval_sh_jacobi (scipy's names and signatures).
 
 Each is one op of ``dualad.ops`` (``orthogonal_polynomials``), differentiable in ``x`` at every
 order; the degree ``n`` is a static integer and ``alpha``/``beta`` static numbers (scipy also
@@ -23,6 +24,9 @@ __all__ = [
     "eval_jacobi",
     "eval_laguerre",
     "eval_legendre",
+    "eval_sh_chebyt",
+    "eval_sh_chebyu",
+    "eval_sh_jacobi",
     "eval_sh_legendre",
 ]
 
@@ -232,3 +236,55 @@ def eval_jacobi(n, alpha, beta, x):
     (tensor([ 1.74825, 20.85825]),)
     """
     return polynomial("eval_jacobi", n, x, alpha=alpha, beta=beta)
+
+
+def eval_sh_chebyt(n, x):
+    """The shifted Chebyshev polynomial ``T_n(2x - 1)`` on [0, 1] of static degree ``n >= 0``. Its
+    derivative in ``x`` is ``2n U_(n-1)(2x - 1)`` (0 for ``n = 0``), another op of the family, so
+    every order is exact. Complex ``x`` is accepted (the rule is holomorphic). ``n`` (and the
+    parameters) are static: a tracked one raises ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import eval_sh_chebyt
+    >>> x = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> eval_sh_chebyt(3, x)
+    tensor([ 1., -1.], grad_fn=<EvalShChebytBackward0>)
+    >>> dualad.autograd.grad(eval_sh_chebyt(3, x).sum(), x)
+    (tensor([0., 0.]),)
+    """
+    return polynomial("eval_sh_chebyt", n, x)
+
+
+def eval_sh_chebyu(n, x):
+    """The shifted Chebyshev polynomial ``U_n(2x - 1)`` on [0, 1] of static degree ``n >= 0``. Its
+    derivative in ``x`` is ``4 C_(n-1)^(2)(2x - 1)`` (0 for ``n = 0``), another op of the family, so
+    every order is exact. Complex ``x`` is accepted (the rule is holomorphic). ``n`` (and the
+    parameters) are static: a tracked one raises ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import eval_sh_chebyu
+    >>> x = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> eval_sh_chebyu(3, x)
+    tensor([ 1., -1.], grad_fn=<EvalShChebyuBackward0>)
+    >>> dualad.autograd.grad(eval_sh_chebyu(3, x).sum(), x)
+    (tensor([4., 4.]),)
+    """
+    return polynomial("eval_sh_chebyu", n, x)
+
+
+def eval_sh_jacobi(n, p, q, x):
+    """The shifted Jacobi polynomial ``G_n^(p,q)(x) = P_n^(p-q,q-1)(2x - 1) / binom(2n + p - 1, n)``
+    (static ``p``, ``q``) of static degree ``n >= 0``. Its derivative in ``x`` is
+    ``n G_(n-1)^(p+2,q+1)(x)`` (0 for ``n = 0``), another op of the family, so every order is exact.
+    Complex ``x`` is accepted (the rule is holomorphic). ``n`` (and the parameters) are static: a
+    tracked one raises ``NotImplementedError``.
+
+    >>> import dualad
+    >>> from dualad.special import eval_sh_jacobi
+    >>> x = dualad.tensor([0.25, 0.75], requires_grad=True)
+    >>> eval_sh_jacobi(3, 2.5, 1.3, x)
+    tensor([ 0.01309423, -0.00711731], grad_fn=<EvalShJacobiBackward0>)
+    >>> dualad.autograd.grad(eval_sh_jacobi(3, 2.5, 1.3, x).sum(), x)
+    (tensor([-0.00542308,  0.17457692]),)
+    """
+    return polynomial("eval_sh_jacobi", n, x, p=p, q=q)

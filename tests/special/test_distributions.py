@@ -45,6 +45,12 @@ CASES = [
     ("nbdtr", lambda p: special.nbdtr(2, 7, p), lambda p: sp.nbdtr(2, 7, p), [0.2, 0.6]),
     ("nbdtrc", lambda p: special.nbdtrc(2, 7, p), lambda p: sp.nbdtrc(2, 7, p), [0.2, 0.6]),
     ("ndtri_exp", special.ndtri_exp, sp.ndtri_exp, [-30.0, -2.0, -0.1]),
+    ("fdtri", lambda p: special.fdtri(3.0, 5.0, p), lambda p: sp.fdtri(3.0, 5.0, p), [0.2, 0.7]),
+    ("gdtrix-p", lambda p: special.gdtrix(1.5, 2.5, p), lambda p: sp.gdtrix(1.5, 2.5, p), [0.3]),
+    ("gdtrix-a", lambda a: special.gdtrix(a, 2.5, 0.4), lambda a: sp.gdtrix(a, 2.5, 0.4), [0.8]),
+    ("pdtri", lambda y: special.pdtri(3, y), lambda y: sp.pdtri(3, y), [0.2, 0.7]),
+    ("bdtri", lambda y: special.bdtri(2, 7, y), lambda y: sp.bdtri(2, 7, y), [0.2, 0.7]),
+    ("nbdtri", lambda y: special.nbdtri(2, 7, y), lambda y: sp.nbdtri(2, 7, y), [0.2, 0.7]),
 ]
 
 
@@ -104,6 +110,9 @@ PARAMETERS = [
     ("pdtr", "k", lambda s: special.pdtr(s, dualad.tensor([0.3, 0.6]))),
     ("bdtr", "n", lambda s: special.bdtr(1.0, s + 4, dualad.tensor([0.3, 0.6]))),
     ("nbdtrc", "k", lambda s: special.nbdtrc(s, 5.0, dualad.tensor([0.3, 0.6]))),
+    ("gdtrix", "b", lambda s: special.gdtrix(1.0, s, dualad.tensor([0.3, 0.6]))),
+    ("bdtri", "n", lambda s: special.bdtri(1.0, s + 4, dualad.tensor([0.3, 0.6]))),
+    ("fdtri", "dfn", lambda s: special.fdtri(s, 3.0, dualad.tensor([0.3, 0.6]))),
 ]
 
 
@@ -132,8 +141,8 @@ def test_values_equal_scipys(dtype):
     u = rng.uniform(0.1, 0.9, 5).astype(dtype)
     d = rng.uniform(1.0, 5.0, 5).astype(dtype)
     cases = [(n, (d, u)) for n in ("stdtr", "stdtrit", "chdtr", "chdtrc", "chdtri")]
-    cases += [(n, (d, u)) for n in ("pdtr", "pdtrc")]
-    cases += [(n, (d, d, u)) for n in ("gdtr", "gdtrc", "fdtr", "fdtrc")]
+    cases += [(n, (np.floor(d), u)) for n in ("pdtr", "pdtrc", "pdtri")]
+    cases += [(n, (d, d, u)) for n in ("gdtr", "gdtrc", "fdtr", "fdtrc", "fdtri", "gdtrix")]
     cases += [("ndtri_exp", (-d,))]
     for name, args in cases:
         out = getattr(special, name)(*(dualad.tensor(v) for v in args)).numpy()
@@ -141,7 +150,7 @@ def test_values_equal_scipys(dtype):
         expected = getattr(sp, name)(*(v.astype(np.float64) for v in args)).astype(dtype)
         np.testing.assert_allclose(out, expected, rtol=2e-6 if dtype == "float32" else 1e-15)
     k = np.floor(d).astype(np.int64)
-    for name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc"):
+    for name in ("bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri"):
         out = getattr(special, name)(dualad.tensor(k.astype(dtype)), 6, dualad.tensor(u)).numpy()
         assert out.dtype == np.dtype(dtype), name
         expected = getattr(sp, name)(k, 6, u.astype(np.float64)).astype(dtype)

@@ -43,6 +43,8 @@ UNARY = [
     ("cosdg", np.array([-100.0, 30.0, 200.0])),
     ("tandg", np.array([-60.0, 10.0, 80.0])),
     ("cotdg", np.array([20.0, 100.0, 170.0])),
+    ("spence", np.array([0.3, 0.99, 1.0, 2.5])),
+    ("wrightomega", np.array([-3.0, 0.3, 5.0])),
 ]
 
 
@@ -176,3 +178,31 @@ def test_complex_input_is_rejected(name):
     args = [dualad.tensor([0.5 + 0.1j])] + ([0.5] if name not in ("exprel", "log_expit") else [])
     with pytest.raises(TypeError, match=f"dualad.special.{name}: not supported for complex"):
         fn(*args)
+
+
+def test_spence_derivatives_at_one_are_the_limits_and_infinite_at_zero():
+    # spence'(z) = log(z) / (1 - z): -1 at z = 1; the k-th derivative there from the series of
+    # -log1p(t) / t = -sum_j (-t)**j / (j + 1): (-1)**(k+1) k! / (k + 1) at t = 0
+    one = dualad.tensor([1.0])
+    for order in range(1, 5):
+        k = order - 1
+        expected = -((-1) ** k) * math.factorial(k) / (k + 1)
+        got = float(_nth(special.spence, order)(one)[0])
+        assert got == pytest.approx(expected, rel=1e-13), order
+    z = dualad.tensor([0.0], requires_grad=True)
+    (g,) = autograd.grad(special.spence(z).sum(), z)
+    assert g.numpy()[0] == -np.inf
+
+
+@pytest.mark.parametrize("name", ["spence", "wrightomega"])
+def test_complex_derivatives_are_holomorphic(name):
+    fn, ref = getattr(special, name), getattr(sp, name)
+    z = np.array([0.5 + 0.3j, 2.0 - 1.0j, 1.0 + 0.0j, 0.3 - 0.2j])
+    h = 1e-6
+    expected = (ref(z + h) - ref(z - h)) / (2 * h)
+    ones = dualad.ones(4, dtype="complex128")
+    _, tangent = func.jvp(fn, (dualad.tensor(z),), (ones,))
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=1e-7)
+    t = dualad.tensor(z, requires_grad=True)
+    (g,) = autograd.grad(fn(t), t, grad_outputs=ones)
+    np.testing.assert_allclose(g.numpy(), np.conj(expected), rtol=1e-7)

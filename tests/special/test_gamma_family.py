@@ -120,6 +120,19 @@ def test_gammasgn_has_zero_derivatives_and_scipys_values():
     assert special.gammasgn(t).requires_grad
 
 
+def test_binom_hessian_matches_finite_differences():
+    n, k = 4.3, 1.7
+    hess = func.hessian(special.binom, argnums=(0, 1))(dualad.tensor(n), dualad.tensor(k))
+    h = 1e-4
+    f = sp.binom
+    dnn = (f(n + h, k) - 2 * f(n, k) + f(n - h, k)) / h**2
+    dnk = (f(n + h, k + h) - f(n + h, k - h) - f(n - h, k + h) + f(n - h, k - h)) / (4 * h * h)
+    dkk = (f(n, k + h) - 2 * f(n, k) + f(n, k - h)) / h**2
+    np.testing.assert_allclose(float(hess[0][0]), dnn, rtol=1e-5)
+    np.testing.assert_allclose(float(hess[0][1]), dnk, rtol=1e-5)
+    np.testing.assert_allclose(float(hess[1][1]), dkk, rtol=1e-5)
+
+
 def test_poch_and_beta_second_derivatives():
     z, m = 1.7, 0.8
     zt, mt = dualad.tensor(z), dualad.tensor(m)
@@ -216,6 +229,7 @@ def test_values_equal_scipys(dtype):
         (special.gammasgn, sp.gammasgn, (-a,)),
         (special.poch, sp.poch, (a, x)),
         (special.beta, sp.beta, (a, x)),
+        (special.binom, sp.binom, (a + 2, x)),
         (special.betainc, sp.betainc, (a, a[::-1].copy(), x)),
         (special.betaincc, sp.betaincc, (a, a[::-1].copy(), x)),
         (special.betaincinv, sp.betaincinv, (a, a[::-1].copy(), x)),

@@ -142,6 +142,10 @@ def _ranged_samples(ranges, diff, numbers):
 
 # gdtr(a, b, x): the rate a and x differentiable, the shape b a constant
 _rate_samples = _ranged_samples(((0.5, 2.0), (1.0, 3.0), (0.2, 3.0)), (0, 2), (1.5, 2.0))
+# gdtrix(a, b, p): likewise, p a probability
+_probability_rate_samples = _ranged_samples(
+    ((0.5, 2.0), (1.0, 3.0), (0.1, 0.9)), (0, 2), (1.5, 2.0)
+)
 # (k, n, p): counts k in [0, 3) and n in [5, 9) (floored by the functions), p in (0, 1)
 _count_samples = _ranged_samples(((0.0, 3.0), (5.0, 9.0), (0.1, 0.9)), (2,), (2, 6))
 
@@ -151,6 +155,11 @@ def _constant_shape(function):
         return function(a, b.detach() if isinstance(b, dualad.Tensor) else b, x)
 
     return fn
+
+
+def _floored_first(function):
+    """scipy's Poisson function with its count floored to an integer (its float loop warns)."""
+    return lambda k, m: function(np.floor(k).astype(np.int64), m)
 
 
 def _integer_counts(function, both):
@@ -176,6 +185,9 @@ _POLYNOMIALS = (
     ("eval_hermitenorm", (), -2.0, 2.0),
     ("eval_gegenbauer", (0.8,), -1.5, 1.5),
     ("eval_jacobi", (0.5, -0.3), -1.5, 1.5),
+    ("eval_sh_chebyt", (), -0.2, 1.2),
+    ("eval_sh_chebyu", (), -0.2, 1.2),
+    ("eval_sh_jacobi", (2.5, 1.3), -0.2, 1.2),
 )
 
 
@@ -240,6 +252,7 @@ OPS = [
     ),
     entry("poch", binary_samples(0.5, 3.0, b_low=-0.4, b_high=2.0)),
     entry("beta", binary_samples(0.3, 3.0)),
+    entry("binom", binary_samples(2.0, 5.0, b_low=0.2, b_high=1.8)),
     # the incomplete beta function and the inverses: in x (or y) only
     *(
         entry(name, parameter_samples(2, 0.1, 0.9, 0.6, 3.0), fn=constants_first(fn, 2))
@@ -291,25 +304,36 @@ OPS = [
     *(
         entry(
             f"log1p_ratio_{k}",
-            unary_samples(-0.8, 2.0, extra=((4, 5), -0.4, 0.4)),
+            unary_samples(-0.8, 2.0, complex_range=(-0.3, 0.6), extra=((4, 5), -0.4, 0.4)),
             fn=lambda t, k=k: _elementary._log1p_ratio(k, t),
             ref=None,
             ops=("log1p_ratio",),
+            dtypes=ALL_DIFF,
         )
         for k in (0, 1, 2)
     ),
     entry("huber", _huber_samples),
     entry("pseudo_huber", binary_samples(0.3, 2.0, b_low=-3.0, b_high=3.0)),
     entry("owens_t", binary_samples(-2.0, 2.0)),
+    entry("spence", unary_samples(0.2, 3.0, complex_range=(0.3, 2.0)), dtypes=ALL_DIFF),
+    entry("wrightomega", unary_samples(-3.0, 3.0, complex_range=(-1.0, 1.0)), dtypes=ALL_DIFF),
     # distribution functions: in the continuous variable (gdtr and gdtrc in the rate a too)
     entry("stdtr", parameter_samples(1, -3.0, 3.0, 1.5, 6.0), fn=constants_first(_sps.stdtr, 1)),
     entry("stdtrit", parameter_samples(1, 0.1, 0.9, 1.5, 6.0), fn=constants_first(_sps.stdtrit, 1)),
     *(
-        entry(name, parameter_samples(1, low, high, 1.0, 5.0), fn=constants_first(fn, 1))
+        entry(
+            name,
+            parameter_samples(1, low, high, 1.0, 5.0),
+            fn=constants_first(fn, 1),
+            ref=scipy_ref(
+                _floored_first(getattr(sp, name)) if name[0] == "p" else getattr(sp, name)
+            ),
+        )
         for name, fn, low, high in (
             ("chdtr", _sps.chdtr, 0.2, 4.0),
             ("chdtrc", _sps.chdtrc, 0.2, 4.0),
             ("chdtri", _sps.chdtri, 0.1, 0.9),
+            ("pdtri", _sps.pdtri, 0.1, 0.9),
             ("pdtr", _sps.pdtr, 0.2, 4.0),
             ("pdtrc", _sps.pdtrc, 0.2, 4.0),
         )
@@ -322,6 +346,8 @@ OPS = [
         entry(name, parameter_samples(2, 0.2, 3.0, 1.5, 6.0), fn=constants_first(fn, 2))
         for name, fn in (("fdtr", _sps.fdtr), ("fdtrc", _sps.fdtrc))
     ),
+    entry("fdtri", parameter_samples(2, 0.1, 0.9, 1.5, 6.0), fn=constants_first(_sps.fdtri, 2)),
+    entry("gdtrix", _probability_rate_samples, fn=_constant_shape(_sps.gdtrix)),
     *(
         entry(
             name,
@@ -329,7 +355,7 @@ OPS = [
             fn=constants_first(getattr(_sps, name), 2),
             ref=scipy_ref(_integer_counts(getattr(sp, name), name.startswith("nb"))),
         )
-        for name in ("bdtr", "bdtrc", "nbdtr", "nbdtrc")
+        for name in ("bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri")
     ),
     entry("ndtri_exp", unary_samples(-5.0, -0.1, extra=((4, 5), -100.0, -5.0))),
     # orthogonal polynomials: degrees 0 (derivative 0), 2 and 5; complex x where scipy has it
