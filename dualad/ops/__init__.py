@@ -18,9 +18,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    _special_calls, special_gamma, incomplete_beta, elementary_special    (dualad.special only)
-    distributions                           (on incomplete_beta's densities)
-    orthogonal_polynomials                  (dualad.special only)
+    _special_calls                          scipy.special calls of the rows below
+    special_gamma, incomplete_beta, elementary_special    (ops of dualad.special only)
+    distributions, orthogonal_polynomials   (on incomplete_beta's densities; dualad.special)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
