@@ -81,10 +81,13 @@ def _complex_polygamma(n: int, z):
     return apply1(_complex_polygamma_op, z, {"n": n})
 
 
+_psi = scipy_impl("psi", "digamma", complex_ok=True)
+
+
 def _complex_digamma_impl(xp, z):
     z = _float_array(z)
     dtype = np.result_type(z.dtype, np.complex64)
-    return scipy_impl("psi", "digamma", complex_ok=True)(xp, z.astype(dtype, copy=False))
+    return _psi(xp, z.astype(dtype, copy=False))
 
 
 _complex_digamma = unary(
