@@ -86,7 +86,8 @@ def exprel(x):
 
 def powm1(x, y):
     """``x**y - 1``, accurate for ``y`` near 0 or ``x`` near 1. Partials ``y x**(y-1)`` and
-    ``x**y log(x)`` (nan for ``x < 0``; at ``x = 0`` the first is inf for ``y < 1``).
+    ``x**y log(x)`` (nan for ``x < 0``; at ``x = 0`` the first is inf for ``0 < y < 1`` and the
+    second nan, 0 times log(0)).
 
     >>> import dualad
     >>> from dualad.special import powm1
