@@ -129,6 +129,11 @@ def test_singular_points():
     d = dualad.tensor([90.0], requires_grad=True)
     (g,) = autograd.grad(special.tandg(d).sum(), d)
     assert g.numpy()[0] == np.inf
+    # powm1 at x = 0: inf in x for 0 < y < 1, nan in y (0 times log(0))
+    x0 = dualad.tensor([0.0], requires_grad=True)
+    y0 = dualad.tensor([0.5], requires_grad=True)
+    gx, gy = autograd.grad(special.powm1(x0, y0).sum(), (x0, y0))
+    assert gx.numpy()[0] == np.inf and np.isnan(gy.numpy()[0])
     # huber and pseudo_huber with delta < 0: inf (scipy) with nan derivatives
     delta = dualad.tensor([-1.0], requires_grad=True)
     r = dualad.tensor([0.5], requires_grad=True)
