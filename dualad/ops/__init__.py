@@ -18,6 +18,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
+    _special_calls                          scipy.special calls of the rows below
+    special_gamma, incomplete_beta, elementary_special    (ops of dualad.special only)
+    distributions, orthogonal_polynomials   (on incomplete_beta's densities; dualad.special)
     _reducing, indexing, smooth_activations, views
     piecewise_activations                   hardswish, hardshrink, ..., glu (nn.functional)
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
@@ -61,9 +64,11 @@ from . import (
     determinants,
     diagonals,
     distances,
+    distributions,
     eigen,
     eigen_general,
     einsums,
+    elementary_special,
     entropies,
     exp_log,
     extrema,
@@ -74,6 +79,7 @@ from . import (
     gather_scatter,
     grid_sampling,
     im2col,
+    incomplete_beta,
     indexing,
     joining,
     least_squares,
@@ -86,6 +92,7 @@ from . import (
     norms,
     order_statistics,
     piecewise_activations,
+    orthogonal_polynomials,
     pooling,
     products,
     qr,
@@ -102,6 +109,7 @@ from . import (
     softmaxes,
     solvers,
     special,
+    special_gamma,
     svd,
     tensor_index,
     torch_norm,

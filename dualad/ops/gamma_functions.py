@@ -32,21 +32,30 @@ public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
-def _static_int(name: str, argument: str, value, minimum: int) -> int:
-    """An integer order given as a Python/NumPy integer (or an integral float, or a one-element
-    tensor that carries no derivative) as a Python int, at least ``minimum``."""
+def _untracked_item(
+    name: str, argument: str, value, kind: str = "an integer order", unit="integer"
+):
+    """``value``, or the number in a one-element tensor that carries no derivative: a static
+    argument (``kind``) without a derivative raises when it is tracked or batched."""
     if isinstance(value, Tensor):
         if value.requires_grad or value._fw or type(value) is not Tensor:
             raise NotImplementedError(
-                f"dualad.{name}: {argument} is an integer order without a derivative, but a "
-                f"tracked or batched tensor was given; pass a Python int"
+                f"dualad.{name}: {argument} is {kind} without a derivative, but a tracked or "
+                f"batched tensor was given; pass a Python {unit}"
             )
         if value.numel() != 1:
             raise ValueError(
-                f"dualad.{name}: {argument} must be one integer, got a tensor of shape "
+                f"dualad.{name}: {argument} must be one {unit}, got a tensor of shape "
                 f"{tuple(value.shape)}"
             )
         value = value.item()
+    return value
+
+
+def _static_int(name: str, argument: str, value, minimum: int) -> int:
+    """An integer order given as a Python/NumPy integer (or an integral float, or a one-element
+    tensor that carries no derivative) as a Python int, at least ``minimum``."""
+    value = _untracked_item(name, argument, value)
     integral = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if integral and float(value).is_integer() and int(value) >= minimum:
         return int(value)

@@ -7,6 +7,13 @@ with VJP, JVP and batching rules (``kl_div`` only here, not as ``dualad.kl_div``
 axis by default), composed of ops here. Real inputs only, except
 ``expit``, ``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
 
+The modules ``gamma_family`` (gamma, loggamma, rgamma, poch, beta, betainc, the incomplete
+gamma and beta inverses, ...), ``elementary`` (exprel, powm1, boxcox, huber, owens_t, ...),
+``distributions`` (stdtr, chdtr, gdtr, fdtr, pdtr, bdtr, nbdtr, ... and their inverses) and
+``polynomials`` (eval_chebyt, eval_legendre, eval_jacobi, ...) add ops exported here only (no
+``dualad.<name>``: ``dualad.gamma`` or ``dualad.beta`` would read as distributions); gamma,
+loggamma, rgamma and the polynomials (not the Hermite ones) take complex inputs too.
+
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
 ``NotImplementedError`` when their derivative is needed; integer orders are static Python ints.
 
@@ -237,3 +244,22 @@ def _squeeze(t, ndim, axis):
         return t.reshape(())
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return t.squeeze(tuple(sorted(ax % ndim for ax in axes)))
+
+
+# subjects in modules of their own (one import each; their names join __all__)
+from . import gamma_family  # noqa: E402
+from .gamma_family import *  # noqa: E402
+
+__all__ += gamma_family.__all__
+from . import elementary  # noqa: E402
+from .elementary import *  # noqa: E402
+
+__all__ += elementary.__all__
+from . import distributions  # noqa: E402
+from .distributions import *  # noqa: E402
+
+__all__ += distributions.__all__
+from . import polynomials  # noqa: E402
+from .polynomials import *  # noqa: E402
+
+__all__ += polynomials.__all__

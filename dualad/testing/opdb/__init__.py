@@ -178,4 +178,5 @@ FAMILIES = (
     "linalg_solvers",
     "linalg_spectral",
     "nn_primitives",
+    "special_scipy",
 )
