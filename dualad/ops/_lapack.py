@@ -182,43 +182,42 @@ def cholesky_backward(xp, lower, g):
     (Hermitian) gradient of a loss of ``L = cholesky(A)`` whose gradient in ``L`` is ``g``.
     Only the lower triangles of ``L`` and ``g`` are read; batch dims broadcast.
 
-    On NumPy arrays: one triangular product (BLAS trmm) and two triangular solves (trsm) on
-    one Fortran-ordered buffer, in place: ``3 n^3`` flops (a general product and two solves:
-    ``4 n^3``), no inverse, three passes over memory besides. (The minimum is below: only
-    triangles of the product and of the solves are needed, but no BLAS routine computes
-    triangle-by-triangle products.)"""
+    On NumPy arrays: one triangular product (BLAS trmm, ``n^3`` flops) and LAPACK's sygst/hegst
+    (``n^3``: the congruence ``U^{-H} A U^{-1}`` of a Hermitian ``A``, half the two triangular
+    solves it replaces), no inverse and two passes over memory besides. (Fewer flops would
+    need products of triangles by triangles, which no BLAS routine computes.)"""
     dtype = np.result_type(lower.dtype, g.dtype)
     lower, g = lower.astype(dtype, copy=False), g.astype(dtype, copy=False)
     batch = tuple(np.broadcast_shapes(lower.shape[:-2], g.shape[:-2]))
     if xp is not np:
         return per_matrix(lambda m, r: _cholesky_backward_xp(xp, m, r), batch, (2, 2), lower, g)
-    out = np.empty(batch + lower.shape[-2:], dtype)
-    if out.size == 0:
-        return out
-    lower = np.broadcast_to(lower, out.shape)
-    g = np.broadcast_to(g, out.shape)
-    trmm, trsm = scipy.linalg.get_blas_funcs(("trmm", "trsm"), (out,))
+    shape = batch + lower.shape[-2:]
+    if not batch or 0 in shape:
+        return _cholesky_backward_lapack(lower, g) if 0 not in shape else np.zeros(shape, dtype)
+    out = np.empty(shape, dtype)
+    lower, g = np.broadcast_to(lower, shape), np.broadcast_to(g, shape)
     for index in np.ndindex(*batch):
-        out[index] = _cholesky_backward_blas(trmm, trsm, lower[index], g[index])
+        out[index] = _cholesky_backward_lapack(lower[index], g[index])
     return out
 
 
-def _cholesky_backward_blas(trmm, trsm, lower, g):
-    # U = L^T is a Fortran-ordered view of C-ordered L (no copy). BLAS applies U, U^T = L and
-    # U^H = conj(L), not L^H = conj(U), so the solves compute conj(G) = 0.5 U^{-1} conj(H) U^{-H}
-    # and G = conj(G)^T (G is Hermitian). With X = L^H g, H = P + P^H; Y = g^H L = X^H holds
-    # conj(P)^T above its diagonal, so conj(H) = Q + Q^H for Q = conj(triu(Y, 1)) plus half of
-    # Re(diag Y), and conj(G) = Z + Z^H for Z = 0.5 U^{-1} Q U^{-H}.
-    u = (lower if lower.flags.c_contiguous else np.ascontiguousarray(lower)).T
+def _cholesky_backward_lapack(lower, g):
+    # sygst(itype=1, upper) computes U^{-H} A U^{-1}; the reversal J (J_ij = 1 where
+    # i + j = n - 1) turns L into the upper triangular U = J L J, and
+    # G = J U^{-H} (J H J) U^{-1} J / 2 with J H J = J (P + P^H) J: the upper triangle of
+    # J X J = U^H (J g J) (X = L^H g) with a real diagonal is all sygst reads of it
     complex_ = lower.dtype.kind == "c"
-    y = trmm(1.0, u, (np.conj(g) if complex_ else g).T, side=1, lower=0, trans_a=1)
-    q = np.tril(y.T, -1).T  # triu(Y, 1), Fortran-ordered: the solves work in place on it
+    (trmm,) = scipy.linalg.get_blas_funcs(("trmm",), (lower,))
+    congruence = scipy.linalg.get_lapack_funcs("hegst" if complex_ else "sygst", (lower,))
+    u = np.asfortranarray(lower[::-1, ::-1])
+    x = trmm(0.5, u, g[::-1, ::-1], side=0, lower=0, trans_a=2)  # J X J / 2
     if complex_:
-        np.conjugate(q, out=q)
-    q[np.diag_indices_from(q)] = 0.5 * np.real(np.diagonal(y))
-    z = trsm(0.5, u, q, side=0, lower=0, overwrite_b=1)  # 0.5 U^{-1} Q
-    z = trsm(1.0, u, z, side=1, lower=0, trans_a=2, overwrite_b=1)  # (...) U^{-H}
-    return z.T + np.conj(z) if complex_ else z + z.T
+        x[np.diag_indices_from(x)] = np.real(np.diagonal(x))
+    r, _ = congruence(x, u, itype=1, lower=0, overwrite_a=1)  # J G J in its upper triangle
+    half = np.tril(r[::-1, ::-1])  # G's lower triangle
+    out = half + (np.conj(half.T) if complex_ else half.T)
+    out[np.diag_indices_from(out)] = np.diagonal(half)
+    return out
 
 
 def _cholesky_backward_xp(xp, lower, g):
