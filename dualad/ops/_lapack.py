@@ -180,7 +180,8 @@ def _not_positive_definite(shape):
 def cholesky_backward(xp, lower, g):
     """``0.5 L^{-H} (P + P^H) L^{-1}`` with ``P = tril(L^H g, -1) + diag(L^H g) / 2``: the
     (Hermitian) gradient of a loss of ``L = cholesky(A)`` whose gradient in ``L`` is ``g``.
-    Only the lower triangles of ``L`` and ``g`` are read; batch dims broadcast.
+    Only the lower triangles of ``L`` and ``g`` are read, and the real part of ``L``'s diagonal
+    (a Cholesky factor's is real); batch dims broadcast.
 
     On NumPy arrays: one triangular product (BLAS trmm, ``n^3`` flops) and LAPACK's sygst/hegst
     (``n^3``: the congruence ``U^{-H} A U^{-1}`` of a Hermitian ``A``, half the two triangular
@@ -209,7 +210,9 @@ def _cholesky_backward_lapack(lower, g):
     complex_ = lower.dtype.kind == "c"
     (trmm,) = scipy.linalg.get_blas_funcs(("trmm",), (lower,))
     congruence = scipy.linalg.get_lapack_funcs("hegst" if complex_ else "sygst", (lower,))
-    u = np.asfortranarray(lower[::-1, ::-1])
+    u = np.array(lower[::-1, ::-1], order="F")  # a copy: its diagonal may be written
+    if complex_:  # hegst reads the real part of the factor's diagonal: so does the product
+        u[np.diag_indices_from(u)] = np.real(np.diagonal(u))
     x = trmm(0.5, u, g[::-1, ::-1], side=0, lower=0, trans_a=2)  # J X J / 2
     if complex_:
         x[np.diag_indices_from(x)] = np.real(np.diagonal(x))
@@ -222,6 +225,7 @@ def _cholesky_backward_lapack(lower, g):
 
 def _cholesky_backward_xp(xp, lower, g):
     """The same on one CuPy matrix, by its triangular solves (no BLAS trmm there)."""
+    lower = xp.tril(lower, -1) + xp.diag(xp.real(xp.diagonal(lower))).astype(lower.dtype)
     x = xp.tril(xp.conj(lower).T @ xp.tril(g))
     p = xp.tril(x, -1) + 0.5 * xp.diag(xp.diagonal(x))
     solve = lapack(xp).solve_triangular

@@ -36,6 +36,7 @@ from ._lapack import (
 from .base import broadcast_to, unsqueeze
 from .casts import astype
 from .comparison import where
+from .complex_parts import real
 from .diagonals import tril, triu
 from .gather_scatter import take_along_dim
 from .linalg import matmul
@@ -281,21 +282,29 @@ def _inverse_sandwich(lower, x):
     return mH(_solve(mH(lower), mH(left), True, False))
 
 
+def _factor(x):
+    """The factor ``linalg_cholesky_grad`` reads: ``x``'s lower triangle, its diagonal real."""
+    if x.dtype.kind != "c":
+        return tril(x)
+    return tril(x, -1) + astype(real(x), x.dtype) * _identity_like(x)
+
+
 def _cholesky_grad_impl(xp, lower, g):
     return cholesky_backward(xp, lower, g)
 
 
 def _cholesky_grad_vjp(cts, outs, args, params, needs):
     # G = sym(L^{-H} Phi(L^H M) L^{-1}) (triangles of L and M): with C = sym(ct) and
-    # W = Phi(L^{-1} C L^{-H}), gM = L W and gL = tril(M W^H - 2 G C L^{-H})
-    lower, g = tril(args[0]), tril(args[1])
+    # W = Phi(L^{-1} C L^{-H}), gM = L W and gL = tril(M W^H - 2 G C L^{-H}) (with a real
+    # diagonal: the op reads only the real part of L's)
+    lower, g = _factor(args[0]), tril(args[1])
     c = _hermitian(cts[0])
     w = _half_diagonal(_solve(lower, mH(_solve(lower, c, False, False)), False, False))
     grad_g = matmul(lower, w) if needs[1] else None
     grad_lower = None
     if needs[0]:
         moved = mH(_solve(lower, matmul(c, outs[0]), False, False))  # G C L^{-H}
-        grad_lower = tril(matmul(g, mH(w)) - 2.0 * moved)
+        grad_lower = _factor(matmul(g, mH(w)) - 2.0 * moved)
     return grad_lower, grad_g
 
 
@@ -304,7 +313,7 @@ def _cholesky_grad_jvp(tangents, outs, args, params):
     d_lower, d_g = tangents
     total = None if d_g is None else cholesky_grad(args[0], d_g)
     if d_lower is not None:
-        lower, d_lower = tril(args[0]), tril(d_lower)
+        lower, d_lower = _factor(args[0]), _factor(d_lower)
         inner = _half_diagonal(matmul(mH(d_lower), tril(args[1])))
         inner = mH(_solve(mH(lower), mH(inner), True, False))  # Phi(dL^H M) L^{-1}
         inner = inner - 2.0 * matmul(mH(d_lower), outs[0])
@@ -328,7 +337,8 @@ _cholesky_grad_op = register(
 def cholesky_grad(L, G):
     """The gradient in ``A`` of a loss of ``L = cholesky(A)`` whose gradient in ``L`` is ``G``:
     the Hermitian ``0.5 L^{-H} (P + P^H) L^{-1}``, ``P = tril(L^H G, -1) + diag(L^H G) / 2``
-    (only the lower triangles of ``L`` and ``G`` are read). An op of its own so that the
+    (only the lower triangles of ``L`` and ``G`` are read, and the real part of ``L``'s
+    diagonal, as a Cholesky factor's is real). An op of its own so that the
     backward pass is one triangular product and two triangular solves in BLAS (see
     ``_lapack.cholesky_backward``); its own rules are written in dualad ops, so every order
     of derivative composes. A singular ``L`` (a zero on its diagonal, which no Cholesky

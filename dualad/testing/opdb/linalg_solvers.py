@@ -155,12 +155,14 @@ def _cholesky_grad_samples(rng, dtype):
 
 
 def _cholesky_grad_ref(lower, g):
+    dtype = np.result_type(lower, g)
     lower, g = np.tril(lower), np.tril(g)
+    if dtype.kind == "c":  # the op reads the real part of the factor's diagonal
+        lower = lower - 1j * np.imag(lower) * np.eye(lower.shape[-1])
     x = _mh(lower) @ g
     p = np.tril(x, -1) + 0.5 * x * np.eye(x.shape[-1])
     inv = np.linalg.inv(lower)
-    out = _mh(inv) @ (p + _mh(p)) @ inv
-    return (0.5 * out).astype(np.result_type(lower, g))
+    return (0.5 * (_mh(inv) @ (p + _mh(p)) @ inv)).astype(dtype)
 
 
 def _cholesky_solve_samples(rng, dtype):
