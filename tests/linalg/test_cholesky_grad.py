@@ -41,7 +41,7 @@ def _formula(lower, g):
     "batch_l, batch_g", [((), ()), ((2,), ()), ((), (2,)), ((3, 1), (2,))], ids=str
 )
 def test_lapack_path_matches_the_formula(dtype, batch_l, batch_g):
-    n = 150  # above LAPACK's block size: the blocked sygst/hegst runs
+    n = 300  # above LAPACK's block size (the blocked sygst/hegst runs) and the split product
     lower = _factor(n, dtype, batch_l)
     g = RNG.standard_normal((*batch_g, n, n)).astype(dtype)
     out = _lapack.cholesky_backward(np, lower, g)
