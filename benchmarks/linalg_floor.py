@@ -6,7 +6,8 @@ call alone, and of a hand-written NumPy gradient, interleaved round by round (th
 see the same load), with the ratios: ``grad/fwd``, ``bwd/fwd`` (``(grad - fwd) / fwd``, the
 backward pass's share) and ``grad/hand``. The peers' figures come from
 ``benchmarks/linalg_floor_peers.py`` (PyTorch, JAX), run with their own interpreter. For a
-before/after table run it twice, with ``PYTHONPATH`` at the two checkouts.
+before/after table run it twice, with ``PYTHONPATH`` at the two checkouts. On a machine busy
+with other work, ``OPENBLAS_NUM_THREADS=1 ... --cpu-time`` times by CPU time instead.
 
 The cases:
 
@@ -25,6 +26,18 @@ The cases:
 - ``gaussian``: ``0.5 r^T S^{-1} r + 0.5 logdet S`` (r = x - mu) through cholesky and a
   triangular solve, gradient in S and mu, at n = 1000; by hand: ``cho_factor`` and LAPACK's
   potri for ``S^{-1}``, ``gS = 0.5 (S^{-1} - a a^T)``, ``gmu = -a``.
+
+The floors, in flops (real, n x n): a gradient costs its forward plus a backward pass, so
+``grad/fwd >= 1 + backward / forward``. slogdet: forward getrf ``2 n^3 / 3``, the gradient
+``A^{-T}`` needs the inverse from the LU (getri, ``4 n^3 / 3``): 3x the forward's flops;
+below 1.5x only where getri runs faster per flop than getrf (several threads). solve with a
+vector: the backward is one more getrs and an outer product, ``O(n^2)``: 1x. cholesky:
+forward potrf ``n^3 / 3``; the backward ``L^{-H} Phi(L^H G) L^{-1}`` needs the lower triangle
+of ``L^H G`` (``n^3 / 3`` at best, ``5 n^3 / 8`` here) and a Hermitian congruence (sygst,
+``n^3``): 4x to 5x the forward's flops, and even reverse-mode through potrf's own loops costs
+2x its flops, so 1.5x is below the floor. eigh: the forward (tridiagonalisation and
+eigenvectors) is about ``9 n^3``, the backward three products (``6 n^3``). gaussian: by hand
+potrf and potri (``n^3``); through cholesky's generic rule potrf and ``1.6 n^3``: 2x.
 """
 
 from __future__ import annotations
@@ -37,7 +50,7 @@ import scipy.linalg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from linalg_floor_peers import eigh_cotangents, inputs, interleaved, parse_args
+from linalg_floor_peers import clock_of, eigh_cotangents, inputs, interleaved, parse_args
 
 import dualad
 from dualad import linalg
@@ -128,7 +141,7 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for name, grad, forward, by_hand, goal in cases(args.n, args.gauss_n):
-        t_grad, t_fwd, t_hand = interleaved([grad, forward, by_hand], args.repeat)
+        t_grad, t_fwd, t_hand = interleaved([grad, forward, by_hand], args.repeat, clock_of(args))
         if goal == "bwd":
             goal_text = "bwd/fwd <= 1.5"
         else:

@@ -16,24 +16,31 @@ import time
 import numpy as np
 
 
-def best(fn, repeat: int) -> float:
-    """The best wall time of ``fn`` over ``repeat`` runs (after one warm-up run)."""
-    return interleaved([fn], repeat)[0]
+def best(fn, repeat: int, clock=time.perf_counter) -> float:
+    """The best time of ``fn`` over ``repeat`` runs (after one warm-up run)."""
+    return interleaved([fn], repeat, clock)[0]
 
 
-def interleaved(fns, repeat: int) -> list[float]:
-    """The best wall time of each of ``fns`` over ``repeat`` rounds, each round running every
+def interleaved(fns, repeat: int, clock=time.perf_counter) -> list[float]:
+    """The best time of each of ``fns`` over ``repeat`` rounds, each round running every
     function once: on a loaded machine the functions of one row see the same load, so their
-    ratios hold better than those of times taken one after another."""
+    ratios hold better than those of times taken one after another. ``clock`` is wall time,
+    or ``time.process_time`` (the process's CPU time: on a machine shared with other work,
+    and with one BLAS thread, what the work costs whatever else runs)."""
     for fn in fns:
         fn()
     times = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
-            start = time.perf_counter()
+            start = clock()
             fn()
-            times[i] = min(times[i], time.perf_counter() - start)
+            times[i] = min(times[i], clock() - start)
     return times
+
+
+def clock_of(args):
+    """The clock ``--cpu-time`` asks for."""
+    return time.process_time if args.cpu_time else time.perf_counter
 
 
 def inputs(n: int, gauss_n: int):
@@ -141,6 +148,12 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--gauss-n", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time by the process's CPU time (a loaded machine; set OPENBLAS_NUM_THREADS=1 "
+        "and the peers' thread counts to 1 too, or CPU time counts waiting threads)",
+    )
     return parser.parse_args()
 
 
@@ -162,7 +175,8 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for case, fwd in forward.items():
-        t_fwd, *times = interleaved([fwd] + [cases[case] for cases in peers.values()], args.repeat)
+        fns = [fwd] + [cases[case] for cases in peers.values()]
+        t_fwd, *times = interleaved(fns, args.repeat, clock_of(args))
         row = f"{case:<12}{t_fwd * 1e3:>9.1f}ms"
         for t in times:
             row += f"{t * 1e3:>11.1f}ms{t / t_fwd:>7.2f}"

@@ -1,5 +1,6 @@
 """Factorisations: LU with partial pivoting (``linalg_lu_factor``: packed factors and pivots,
-``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``).
+``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``, its gradient
+``linalg_cholesky_grad``).
 
 Rules (square, nonsingular matrices; every one is made of triangular solves and products, so
 all orders compose):
@@ -9,7 +10,9 @@ all orders compose):
   At a singular matrix (a zero on U's diagonal) the rules raise ``LinAlgError``.
 - Cholesky, ``A = L L^H``: a function of the Hermitian matrix (only the lower triangle is read,
   as LAPACK's potrf): ``dL = L Phi(L^{-1} sym(dA) L^{-H})`` with ``Phi`` the strictly lower part
-  plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention).
+  plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention),
+  computed by the op ``linalg_cholesky_grad`` (BLAS/LAPACK in its impl, its own rules in
+  dualad ops, so every order composes).
 
 The pivots are LAPACK's 0-based row interchanges (int32) inside the ops; the public
 ``lu_factor`` gives PyTorch's 1-based ones.
