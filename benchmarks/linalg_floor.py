@@ -1,9 +1,13 @@
 """The gradients of linalg ops next to the LAPACK calls they are made of (issue 14, item 8).
 
-Run: ``python benchmarks/linalg_floor.py [--n 512] [--gauss-n 1000] [--repeat 7]``. Prints, for
+Run: ``python benchmarks/linalg_floor.py [--n 512] [--gauss-n 1000] [--repeat 20]``. Prints, for
 each case, the best wall time of dualad's gradient (forward and backward), of the forward NumPy
-call alone, and of a hand-written NumPy gradient, with the ratios. The peers' figures come from
-``benchmarks/linalg_floor_peers.py`` (PyTorch, JAX), run with their own interpreter.
+call alone, and of a hand-written NumPy gradient, interleaved round by round (the three of a row
+see the same load), with the ratios: ``grad/fwd``, ``bwd/fwd`` (``(grad - fwd) / fwd``, the
+backward pass's share) and ``grad/hand``. The peers' figures come from
+``benchmarks/linalg_floor_peers.py`` (PyTorch, JAX), run with their own interpreter. For a
+before/after table run it twice, with ``PYTHONPATH`` at the two checkouts. On a machine busy
+with other work, ``OPENBLAS_NUM_THREADS=1 ... --cpu-time`` times by CPU time instead.
 
 The cases:
 
@@ -13,11 +17,27 @@ The cases:
 - ``solve``: ``grad sum(solve(A, b))`` in A and b (b a vector); forward ``numpy.linalg.solve``;
   by hand: ``lu_factor``, two ``lu_solve`` and an outer product;
 - ``cholesky``: ``grad sum(G * cholesky(S))`` in S; forward ``numpy.linalg.cholesky``; by hand:
-  the same formula as dualad's rule (two triangular solves and a product: about 3 n^3 flops
-  against the factorisation's n^3 / 3);
+  the textbook formula ``sym(L^{-T} Phi(L^T G) L^{-1})`` with a general product and two
+  ``solve_triangular`` (4 n^3 flops; dualad's rule, trmm and sygst, makes 2 n^3, against the
+  factorisation's n^3 / 3);
+- ``eigh``: ``grad sum(gw * w) + sum(gv * V)`` in S; forward ``numpy.linalg.eigh``; by hand:
+  ``V (diag(gw) + skew(V^T gV) / E) V^T`` (three products); the goal is on the backward pass
+  alone (``bwd/fwd``);
 - ``gaussian``: ``0.5 r^T S^{-1} r + 0.5 logdet S`` (r = x - mu) through cholesky and a
   triangular solve, gradient in S and mu, at n = 1000; by hand: ``cho_factor`` and LAPACK's
   potri for ``S^{-1}``, ``gS = 0.5 (S^{-1} - a a^T)``, ``gmu = -a``.
+
+The floors, in flops (real, n x n): a gradient costs its forward plus a backward pass, so
+``grad/fwd >= 1 + backward / forward``. slogdet: forward getrf ``2 n^3 / 3``, the gradient
+``A^{-T}`` needs the inverse from the LU (getri, ``4 n^3 / 3``): 3x the forward's flops;
+below 1.5x only where getri runs faster per flop than getrf (several threads). solve with a
+vector: the backward is one more getrs and an outer product, ``O(n^2)``: 1x. cholesky:
+forward potrf ``n^3 / 3``; the backward ``L^{-H} Phi(L^H G) L^{-1}`` needs the lower triangle
+of ``L^H G`` (``n^3 / 3`` at best, ``5 n^3 / 8`` here) and a Hermitian congruence (sygst,
+``n^3``): 4x to 5x the forward's flops, and even reverse-mode through potrf's own loops costs
+2x its flops, so 1.5x is below the floor. eigh: the forward (tridiagonalisation and
+eigenvectors) is about ``9 n^3``, the backward three products (``6 n^3``). gaussian: by hand
+potrf and potri (``n^3``); through cholesky's generic rule potrf and ``1.6 n^3``: 2x.
 """
 
 from __future__ import annotations
@@ -30,7 +50,7 @@ import scipy.linalg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from linalg_floor_peers import best, inputs, parse_args
+from linalg_floor_peers import clock_of, eigh_cotangents, inputs, interleaved, parse_args
 
 import dualad
 from dualad import linalg
@@ -81,10 +101,27 @@ def cases(n: int, gauss_n: int):
         inv = np.tril(inv) + np.tril(inv, -1).T
         return 0.5 * (inv - np.outer(alpha, alpha)), -alpha
 
+    gw, gv = eigh_cotangents(n)
+
+    def eigh_grad():
+        t = dualad.tensor(s, requires_grad=True)
+        w, v = linalg.eigh(t)
+        loss = (w * dualad.tensor(gw)).sum() + (v * dualad.tensor(gv)).sum()
+        return dualad.autograd.grad(loss, t)
+
+    def eigh_by_hand():
+        w, v = np.linalg.eigh(s)
+        vg = v.T @ gv
+        gaps = w[None, :] - w[:, None]
+        np.fill_diagonal(gaps, np.inf)
+        inner = 0.5 * (vg - vg.T) / gaps + np.diag(gw)
+        return v @ inner @ v.T
+
     return [
         (f"slogdet n={n}", slogdet_grad, lambda: np.linalg.slogdet(a), slogdet_by_hand, 1.5),
         (f"solve n={n}", solve_grad, lambda: np.linalg.solve(a, b), solve_by_hand, 1.5),
         (f"cholesky n={n}", cholesky_grad, lambda: np.linalg.cholesky(s), cholesky_by_hand, 1.5),
+        (f"eigh n={n}", eigh_grad, lambda: np.linalg.eigh(s), eigh_by_hand, "bwd"),
         (
             f"gaussian n={gauss_n}",
             gaussian_grad,
@@ -99,18 +136,20 @@ def main() -> None:
     args = parse_args(__doc__)
     header = (
         f"{'case':<18}{'dualad grad':>12}{'forward':>10}{'by hand':>10}"
-        f"{'grad/fwd':>10}{'grad/hand':>11}  goal"
+        f"{'grad/fwd':>10}{'bwd/fwd':>9}{'grad/hand':>11}  goal"
     )
     print(header)
     print("-" * len(header))
     for name, grad, forward, by_hand, goal in cases(args.n, args.gauss_n):
-        t_grad = best(grad, args.repeat)
-        t_fwd = best(forward, args.repeat)
-        t_hand = best(by_hand, args.repeat)
-        goal_text = f"grad/fwd <= {goal}" if goal else "grad/hand <= 2"
+        t_grad, t_fwd, t_hand = interleaved([grad, forward, by_hand], args.repeat, clock_of(args))
+        if goal == "bwd":
+            goal_text = "bwd/fwd <= 1.5"
+        else:
+            goal_text = f"grad/fwd <= {goal}" if goal else "grad/hand <= 2"
         print(
             f"{name:<18}{t_grad * 1e3:>10.1f}ms{t_fwd * 1e3:>8.1f}ms{t_hand * 1e3:>8.1f}ms"
-            f"{t_grad / t_fwd:>10.2f}{t_grad / t_hand:>11.2f}  {goal_text}"
+            f"{t_grad / t_fwd:>10.2f}{(t_grad - t_fwd) / t_fwd:>9.2f}{t_grad / t_hand:>11.2f}"
+            f"  {goal_text}"
         )
 
 

@@ -3,8 +3,9 @@ dualad's (imports only torch, jax and numpy: run it with the peers' interpreter,
 ``/root/.venvs/ad-peers/bin/python benchmarks/linalg_floor_peers.py``).
 
 Same inputs, same losses, float64, CPU; the best wall time of the gradient (forward and
-backward) over ``--repeat`` runs, next to the forward NumPy call; JAX's functions are jitted
-(compiled once before timing), PyTorch's run eagerly.
+backward) over ``--repeat`` rounds, interleaved with the forward NumPy call of the same row
+(NumPy of this interpreter); JAX's functions are jitted (compiled once before timing),
+PyTorch's run eagerly.
 """
 
 from __future__ import annotations
@@ -15,14 +16,31 @@ import time
 import numpy as np
 
 
-def best(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def best(fn, repeat: int, clock=time.perf_counter) -> float:
+    """The best time of ``fn`` over ``repeat`` runs (after one warm-up run)."""
+    return interleaved([fn], repeat, clock)[0]
+
+
+def interleaved(fns, repeat: int, clock=time.perf_counter) -> list[float]:
+    """The best time of each of ``fns`` over ``repeat`` rounds, each round running every
+    function once: on a loaded machine the functions of one row see the same load, so their
+    ratios hold better than those of times taken one after another. ``clock`` is wall time,
+    or ``time.process_time`` (the process's CPU time: on a machine shared with other work,
+    and with one BLAS thread, what the work costs whatever else runs)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    times = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = clock()
+            fn()
+            times[i] = min(times[i], clock() - start)
+    return times
+
+
+def clock_of(args):
+    """The clock ``--cpu-time`` asks for."""
+    return time.process_time if args.cpu_time else time.perf_counter
 
 
 def inputs(n: int, gauss_n: int):
@@ -36,6 +54,12 @@ def inputs(n: int, gauss_n: int):
     sg = mg @ mg.T / gauss_n + np.eye(gauss_n)
     x, mu = rng.standard_normal(gauss_n), rng.standard_normal(gauss_n)
     return a, b, s, g, sg, x, mu
+
+
+def eigh_cotangents(n: int):
+    """The cotangents of the eigh case: ``loss = sum(gw * w) + sum(gv * v)``."""
+    rng = np.random.default_rng(1)
+    return rng.standard_normal(n), rng.standard_normal((n, n))
 
 
 def torch_cases(a, b, s, g, sg, x, mu):
@@ -64,7 +88,20 @@ def torch_cases(a, b, s, g, sg, x, mu):
         loss = 0.5 * (z * z).sum() + torch.log(torch.diagonal(lower)).sum()
         return torch.autograd.grad(loss, (t, m_))
 
-    return {"slogdet": slogdet, "solve": solve, "cholesky": cholesky, "gaussian": gaussian}
+    gw, gv = (torch.tensor(v) for v in eigh_cotangents(len(a)))
+
+    def eigh():
+        t = ts.clone().requires_grad_()
+        w, v = torch.linalg.eigh(t)
+        return torch.autograd.grad((w * gw).sum() + (v * gv).sum(), t)
+
+    return {
+        "slogdet": slogdet,
+        "solve": solve,
+        "cholesky": cholesky,
+        "eigh": eigh,
+        "gaussian": gaussian,
+    }
 
 
 def jax_cases(a, b, s, g, sg, x, mu):
@@ -85,6 +122,13 @@ def jax_cases(a, b, s, g, sg, x, mu):
         return 0.5 * (z * z).sum() + jnp.log(jnp.diagonal(lower)).sum()
 
     gaussian = jax.jit(jax.grad(loss, argnums=(0, 1)))
+    jgw, jgv = (jnp.asarray(v) for v in eigh_cotangents(len(a)))
+
+    def eigh_loss(t):
+        w, v = jnp.linalg.eigh(t)
+        return (w * jgw).sum() + (v * jgv).sum()
+
+    eigh = jax.jit(jax.grad(eigh_loss))
 
     def block(fn, *args):
         return lambda: jax.block_until_ready(fn(*args))
@@ -93,6 +137,7 @@ def jax_cases(a, b, s, g, sg, x, mu):
         "slogdet": block(slogdet, ja),
         "solve": block(solve, ja, jb),
         "cholesky": block(cholesky, js),
+        "eigh": block(eigh, js),
         "gaussian": block(gaussian, jsg, jmu),
     }
 
@@ -102,7 +147,13 @@ def parse_args(doc: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--gauss-n", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time by the process's CPU time (a loaded machine; set OPENBLAS_NUM_THREADS=1 "
+        "and the peers' thread counts to 1 too, or CPU time counts waiting threads)",
+    )
     return parser.parse_args()
 
 
@@ -114,6 +165,7 @@ def main() -> None:
         "slogdet": lambda: np.linalg.slogdet(a),
         "solve": lambda: np.linalg.solve(a, b),
         "cholesky": lambda: np.linalg.cholesky(s),
+        "eigh": lambda: np.linalg.eigh(s),
         "gaussian": lambda: np.linalg.cholesky(sg),
     }
     peers = {"torch": torch_cases(*data), "jax": jax_cases(*data)}
@@ -123,10 +175,10 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for case, fwd in forward.items():
-        t_fwd = best(fwd, args.repeat)
+        fns = [fwd] + [cases[case] for cases in peers.values()]
+        t_fwd, *times = interleaved(fns, args.repeat, clock_of(args))
         row = f"{case:<12}{t_fwd * 1e3:>9.1f}ms"
-        for cases in peers.values():
-            t = best(cases[case], args.repeat)
+        for t in times:
             row += f"{t * 1e3:>11.1f}ms{t / t_fwd:>7.2f}"
         print(row)
 

@@ -142,6 +142,120 @@ def permutation_parity(xp, piv):
 
 
 # ---------------------------------------------------------------------------------------------
+# Cholesky's backward pass
+
+
+def cholesky_lower(xp, a):
+    """The lower Cholesky factors of a stack of Hermitian positive-definite matrices (their
+    lower triangles read), or ``LinAlgError`` naming the shape.
+
+    On NumPy arrays LAPACK's potrf runs on the Fortran-ordered view ``A^T`` of C-ordered A
+    (upper factor of ``conj(A)``: ``U = L^T``, so ``L`` is ``U``'s C-ordered view): no
+    transposed copies in or out, which ``numpy.linalg.cholesky`` makes."""
+    if xp is not np or a.size == 0:
+        try:
+            return xp.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            _not_positive_definite(a.shape)
+    potrf = scipy.linalg.get_lapack_funcs("potrf", (a,))
+    a = np.ascontiguousarray(a)
+    out = None if a.ndim == 2 else np.empty(a.shape, a.dtype)
+    for index in np.ndindex(*a.shape[:-2]):
+        upper, info = potrf(a[index].T, lower=0, clean=1)
+        if info > 0:
+            _not_positive_definite(a.shape)
+        if out is None:
+            return upper.T
+        out[index] = upper.T
+    return out
+
+
+def _not_positive_definite(shape):
+    raise LinAlgError(
+        f"dualad.linalg.cholesky: Matrix is not positive definite: the matrix of shape "
+        f"{tuple(shape)} has no Cholesky factor"
+    ) from None
+
+
+def cholesky_backward(xp, lower, g):
+    """``0.5 L^{-H} (P + P^H) L^{-1}`` with ``P = tril(L^H g, -1) + diag(L^H g) / 2``: the
+    (Hermitian) gradient of a loss of ``L = cholesky(A)`` whose gradient in ``L`` is ``g``.
+    Only the lower triangles of ``L`` and ``g`` are read, and the real part of ``L``'s diagonal
+    (a Cholesky factor's is real); batch dims broadcast.
+
+    On NumPy arrays: one triangular product (BLAS trmm, ``n^3`` flops) and LAPACK's sygst/hegst
+    (``n^3``: the congruence ``U^{-H} A U^{-1}`` of a Hermitian ``A``, half the two triangular
+    solves it replaces), no inverse and two passes over memory besides. (Fewer flops would
+    need products of triangles by triangles, which no BLAS routine computes.)"""
+    dtype = np.result_type(lower.dtype, g.dtype)
+    lower, g = lower.astype(dtype, copy=False), g.astype(dtype, copy=False)
+    batch = tuple(np.broadcast_shapes(lower.shape[:-2], g.shape[:-2]))
+    if xp is not np:
+        return per_matrix(lambda m, r: _cholesky_backward_xp(xp, m, r), batch, (2, 2), lower, g)
+    shape = batch + lower.shape[-2:]
+    if not batch or 0 in shape:
+        return _cholesky_backward_lapack(lower, g) if 0 not in shape else np.zeros(shape, dtype)
+    out = np.empty(shape, dtype)
+    lower, g = np.broadcast_to(lower, shape), np.broadcast_to(g, shape)
+    for index in np.ndindex(*batch):
+        out[index] = _cholesky_backward_lapack(lower[index], g[index])
+    return out
+
+
+def _cholesky_backward_lapack(lower, g):
+    # sygst(itype=1, upper) computes U^{-H} A U^{-1}; the reversal J (J_ij = 1 where
+    # i + j = n - 1) turns L into the upper triangular U = J L J, and
+    # G = J U^{-H} (J H J) U^{-1} J / 2 with J H J = J (P + P^H) J: the upper triangle of
+    # J X J = U^H (J g J) (X = L^H g) with a real diagonal is all sygst reads of it
+    complex_ = lower.dtype.kind == "c"
+    trmm, gemm = scipy.linalg.get_blas_funcs(("trmm", "gemm"), (lower,))
+    congruence = scipy.linalg.get_lapack_funcs("hegst" if complex_ else "sygst", (lower,))
+    u = np.array(lower[::-1, ::-1], order="F")  # a copy: its diagonal may be written
+    if complex_:  # hegst reads the real part of the factor's diagonal: so does the product
+        u[np.diag_indices_from(u)] = np.real(np.diagonal(u))
+    x = _upper_product(trmm, gemm, u, g[::-1, ::-1])  # J X J / 2 (its upper triangle)
+    if complex_:
+        x[np.diag_indices_from(x)] = np.real(np.diagonal(x))
+    r, _ = congruence(x, u, itype=1, lower=0, overwrite_a=1)  # J G J in its upper triangle
+    half = np.tril(r[::-1, ::-1])  # G's lower triangle
+    out = half + (np.conj(half.T) if complex_ else half.T)
+    out[np.diag_indices_from(out)] = np.diagonal(half)
+    return out
+
+
+# below this size one trmm costs less than the blocks' copies and calls
+_SPLIT_PRODUCT = 256
+
+
+def _upper_product(trmm, gemm, u, m):
+    """The upper triangle of ``U^H M / 2`` (U upper triangular; its lower triangle left
+    unset): with ``U`` and ``M`` in 2x2 blocks, ``[U11^H M1; *, U12^H M12 + U22^H M22]``, the
+    lower-left block (a quarter of the product) is never computed: 5 n^3 / 8 flops where one
+    trmm takes n^3. (SciPy's BLAS throughout: mixing in NumPy's, another OpenBLAS with its own
+    threads, makes the two libraries' threads fight for the cores.)"""
+    n = u.shape[0]
+    if n < _SPLIT_PRODUCT:
+        return trmm(0.5, u, m, side=0, lower=0, trans_a=2)
+    h = n // 2
+    x = np.empty(u.shape, u.dtype, order="F")
+    x[:h] = trmm(0.5, u[:h, :h], m[:h], side=0, lower=0, trans_a=2)
+    corner = trmm(0.5, u[h:, h:], m[h:, h:], side=0, lower=0, trans_a=2)
+    x[h:, h:] = gemm(0.5, u[:h, h:], m[:h, h:], 1.0, corner, trans_a=2, overwrite_c=1)
+    return x
+
+
+def _cholesky_backward_xp(xp, lower, g):
+    """The same on one CuPy matrix, by its triangular solves (no BLAS trmm there)."""
+    lower = xp.tril(lower, -1) + xp.diag(xp.real(xp.diagonal(lower))).astype(lower.dtype)
+    x = xp.tril(xp.conj(lower).T @ xp.tril(g))
+    p = xp.tril(x, -1) + 0.5 * xp.diag(xp.diagonal(x))
+    solve = lapack(xp).solve_triangular
+    left = solve(lower, p + xp.conj(p).T, lower=True, trans=2, check_finite=False)
+    grad = xp.conj(solve(lower, xp.conj(left).T, lower=True, trans=2, check_finite=False)).T
+    return 0.25 * (grad + xp.conj(grad).T)
+
+
+# ---------------------------------------------------------------------------------------------
 # checks and dtypes of the public functions
 
 

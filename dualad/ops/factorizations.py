@@ -1,5 +1,6 @@
 """Factorisations: LU with partial pivoting (``linalg_lu_factor``: packed factors and pivots,
-``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``).
+``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``, its gradient
+``linalg_cholesky_grad``).
 
 Rules (square, nonsingular matrices; every one is made of triangular solves and products, so
 all orders compose):
@@ -9,7 +10,9 @@ all orders compose):
   At a singular matrix (a zero on U's diagonal) the rules raise ``LinAlgError``.
 - Cholesky, ``A = L L^H``: a function of the Hermitian matrix (only the lower triangle is read,
   as LAPACK's potrf): ``dL = L Phi(L^{-1} sym(dA) L^{-H})`` with ``Phi`` the strictly lower part
-  plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention).
+  plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention),
+  computed by the op ``linalg_cholesky_grad`` (BLAS/LAPACK in its impl, its own rules in
+  dualad ops, so every order composes).
 
 The pivots are LAPACK's 0-based row interchanges (int32) inside the ops; the public
 ``lu_factor`` gives PyTorch's 1-based ones.
@@ -25,10 +28,18 @@ from .._creation import eye, ones_like
 from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._exports import Exports
-from ._lapack import LinAlgError, check_square, linalg_dtype, lu_factor, stack_batch
+from ._lapack import (
+    check_square,
+    cholesky_backward,
+    cholesky_lower,
+    linalg_dtype,
+    lu_factor,
+    stack_batch,
+)
 from .base import broadcast_to, unsqueeze
 from .casts import astype
 from .comparison import where
+from .complex_parts import real
 from .diagonals import tril, triu
 from .gather_scatter import take_along_dim
 from .linalg import matmul
@@ -226,13 +237,7 @@ def linalg_lu(A, *, pivot: bool = True):
 
 
 def _cholesky_impl(xp, a):
-    try:
-        return xp.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        raise LinAlgError(
-            f"dualad.linalg.cholesky: Matrix is not positive definite: the matrix of shape "
-            f"{tuple(a.shape)} has no Cholesky factor"
-        ) from None
+    return cholesky_lower(xp, a)
 
 
 def _half_diagonal(x):
@@ -241,11 +246,7 @@ def _half_diagonal(x):
 
 
 def _cholesky_vjp(cts, outs, args, params, needs):
-    lower = outs[0]
-    inner = _half_diagonal(matmul(mH(lower), cts[0]))
-    left = _solve(mH(lower), inner, True, False)  # L^{-H} (...)
-    grad = mH(_solve(mH(lower), mH(left), True, False))  # (...) L^{-1}
-    return (0.5 * (grad + mH(grad)),)
+    return (cholesky_grad(outs[0], cts[0]),)
 
 
 def _cholesky_jvp(tangents, outs, args, params):
@@ -268,6 +269,91 @@ _cholesky_op = register(
         save_out=True,
     )
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Cholesky's gradient: an op of its own (a LAPACK-level impl; rules in dualad ops)
+
+
+def _hermitian(x):
+    return 0.5 * (x + mH(x))
+
+
+def _inverse_sandwich(lower, x):
+    """``L^{-H} x L^{-1}`` by two triangular solves (only ``lower``'s lower triangle read)."""
+    left = _solve(mH(lower), x, True, False)
+    return mH(_solve(mH(lower), mH(left), True, False))
+
+
+def _factor(x):
+    """The factor ``linalg_cholesky_grad`` reads: ``x``'s lower triangle, its diagonal real."""
+    if x.dtype.kind != "c":
+        return tril(x)
+    return tril(x, -1) + astype(real(x), x.dtype) * _identity_like(x)
+
+
+def _cholesky_grad_impl(xp, lower, g):
+    return cholesky_backward(xp, lower, g)
+
+
+def _cholesky_grad_vjp(cts, outs, args, params, needs):
+    # G = sym(L^{-H} Phi(L^H M) L^{-1}) (triangles of L and M): with C = sym(ct) and
+    # W = Phi(L^{-1} C L^{-H}), gM = L W and gL = tril(M W^H - 2 G C L^{-H}) (with a real
+    # diagonal: the op reads only the real part of L's)
+    lower, g = _factor(args[0]), tril(args[1])
+    c = _hermitian(cts[0])
+    w = _half_diagonal(_solve(lower, mH(_solve(lower, c, False, False)), False, False))
+    grad_g = matmul(lower, w) if needs[1] else None
+    grad_lower = None
+    if needs[0]:
+        moved = mH(_solve(lower, matmul(c, outs[0]), False, False))  # G C L^{-H}
+        grad_lower = _factor(matmul(g, mH(w)) - 2.0 * moved)
+    return grad_lower, grad_g
+
+
+def _cholesky_grad_jvp(tangents, outs, args, params):
+    # dG = G(L, dM) + sym(L^{-H} (Phi(dL^H M) L^{-1} - 2 dL^H G)) (triangles of dL and M)
+    d_lower, d_g = tangents
+    total = None if d_g is None else cholesky_grad(args[0], d_g)
+    if d_lower is not None:
+        lower, d_lower = _factor(args[0]), _factor(d_lower)
+        inner = _half_diagonal(matmul(mH(d_lower), tril(args[1])))
+        inner = mH(_solve(mH(lower), mH(inner), True, False))  # Phi(dL^H M) L^{-1}
+        inner = inner - 2.0 * matmul(mH(d_lower), outs[0])
+        term = _hermitian(_solve(mH(lower), inner, True, False))
+        total = term if total is None else total + term
+    return total
+
+
+_cholesky_grad_op = register(
+    OpDef(
+        "linalg_cholesky_grad",
+        _cholesky_grad_impl,
+        vjp=_cholesky_grad_vjp,
+        jvp=_cholesky_grad_jvp,
+        batch=stack_batch(2, 2),
+        save_out=True,
+    )
+)
+
+
+def cholesky_grad(L, G):
+    """The gradient in ``A`` of a loss of ``L = cholesky(A)`` whose gradient in ``L`` is ``G``:
+    the Hermitian ``0.5 L^{-H} (P + P^H) L^{-1}``, ``P = tril(L^H G, -1) + diag(L^H G) / 2``
+    (only the lower triangles of ``L`` and ``G`` are read, and the real part of ``L``'s
+    diagonal, as a Cholesky factor's is real). An op of its own so that the
+    backward pass is one triangular product and two triangular solves in BLAS (see
+    ``_lapack.cholesky_backward``); its own rules are written in dualad ops, so every order
+    of derivative composes. A singular ``L`` (a zero on its diagonal, which no Cholesky
+    factor has) raises ``LinAlgError`` in its rules and gives inf/NaN in its value.
+
+    >>> import dualad
+    >>> from dualad.ops.factorizations import cholesky_grad
+    >>> cholesky_grad(dualad.tensor([[2.0, 0.0], [1.0, 2.0]]), dualad.eye(2))
+    tensor([[ 0.3125, -0.125 ],
+            [-0.125 ,  0.25  ]])
+    """
+    return apply(_cholesky_grad_op, L, G)
 
 
 @public.function

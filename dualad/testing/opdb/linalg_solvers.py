@@ -16,6 +16,7 @@ import numpy as np
 import scipy.linalg
 
 import dualad
+from dualad.ops import factorizations
 
 from . import SampleInput, entry, uniform
 
@@ -139,6 +140,29 @@ def _cholesky_samples(rng, dtype):
         SampleInput((uniform(rng, s, dtype, -1.0, 1.0),), {"upper": upper}, note=f"{s} {upper}")
         for s, upper in (((3, 3), False), ((2, 3, 3), True), ((1, 1), False))
     ]
+
+
+def _cholesky_grad_samples(rng, dtype):
+    # nonsingular lower factors (the op reads their lower triangle) and broadcast batch dims
+    return [
+        SampleInput(
+            (_triangular(rng, sl, dtype, False), uniform(rng, sg, dtype)),
+            diff=(0, 1),
+            note=f"{sl} {sg}",
+        )
+        for sl, sg in (((3, 3), (3, 3)), ((2, 3, 3), (3, 3)), ((3, 3), (2, 3, 3)), ((1, 1), (1, 1)))
+    ]
+
+
+def _cholesky_grad_ref(lower, g):
+    dtype = np.result_type(lower, g)
+    lower, g = np.tril(lower), np.tril(g)
+    if dtype.kind == "c":  # the op reads the real part of the factor's diagonal
+        lower = lower - 1j * np.imag(lower) * np.eye(lower.shape[-1])
+    x = _mh(lower) @ g
+    p = np.tril(x, -1) + 0.5 * x * np.eye(x.shape[-1])
+    inv = np.linalg.inv(lower)
+    return (0.5 * (_mh(inv) @ (p + _mh(p)) @ inv)).astype(dtype)
 
 
 def _cholesky_solve_samples(rng, dtype):
@@ -299,6 +323,12 @@ OPS = [
         lambda a, upper: np.linalg.cholesky(_pd(a), upper=upper),
         "linalg_cholesky",
         fn=lambda a, upper: dualad.linalg.cholesky(_pd_tensor(a), upper=upper),
+    ),
+    entry(
+        "linalg_cholesky_grad",
+        _cholesky_grad_samples,
+        _cholesky_grad_ref,
+        fn=factorizations.cholesky_grad,
     ),
     entry(
         "cholesky_solve",
