@@ -18,6 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
+    bessel_cylinder, bessel_modified    (scipy.special's Bessel family, ``_special_impls``)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -47,6 +48,8 @@ from . import (
     arithmetic,
     base,
     bessel,
+    bessel_cylinder,
+    bessel_modified,
     casts,
     closeness,
     comparison,

@@ -237,3 +237,9 @@ def _squeeze(t, ndim, axis):
         return t.reshape(())
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return t.squeeze(tuple(sorted(ax % ndim for ax in axes)))
+
+
+from . import bessel as _bessel_module  # noqa: E402 (the families added after the core set)
+from .bessel import *  # noqa: E402, F403
+
+__all__ += _bessel_module.__all__

@@ -1,0 +1,59 @@
+"""Impl makers for the ops whose values are ``scipy.special`` functions of any arity (the Bessel,
+Airy, integral and elliptic modules): real input computed in float64 and returned in the
+input's dtype, complex input (where the op allows it) in complex128 and returned in the input's
+complex dtype; on CuPy ``cupyx.scipy.special``'s version, or scipy's on the host where cupyx has
+none (the values are then copied to the device and back).
+
+Static parameters of an op (orders, shape parameters) are passed to the scipy function before
+the arrays, in the order the op's ``params`` give them (``expn(n, x)``, ``hyp1f1(a, b, x)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special
+
+from ._promotion import _float_array, _float_operands, _reject_complex
+
+
+def special_function(xp, name: str):
+    """``name`` of ``scipy.special`` for NumPy arrays; for CuPy arrays cupyx's version, or
+    scipy's run on the host where cupyx has none."""
+    if xp is np:
+        return getattr(scipy.special, name)
+    from cupyx.scipy import special  # CuPy's SciPy functions: imported on first GPU use
+
+    on_device = getattr(special, name, None)
+    if on_device is not None:
+        return on_device
+    host = getattr(scipy.special, name)
+
+    def on_host(*args):
+        out = host(*(xp.asnumpy(a) if isinstance(a, xp.ndarray) else a for a in args))
+        return tuple(map(xp.asarray, out)) if isinstance(out, tuple) else xp.asarray(out)
+
+    return on_host
+
+
+def special_impl(public_name: str, name: str, *, index: int | None = None, complex_ok=False):
+    """The impl ``impl(xp, *arrays, **params)`` of ``scipy.special.<name>(*params, *arrays)``
+    (one or two arrays, promoted together), taking item ``index`` of a tuple result (``airy``,
+    ``sici``...). Complex input raises TypeError naming ``public_name`` unless ``complex_ok``."""
+
+    def impl(xp, *arrays, **params):
+        if not complex_ok:
+            _reject_complex(public_name, *arrays)
+        if len(arrays) == 1:
+            arrays = (_float_array(arrays[0]),)
+        else:
+            arrays = _float_operands(xp, *arrays)
+        dtype = arrays[0].dtype
+        wide_dtype = np.complex128 if dtype.kind == "c" else np.float64
+        wide = [a.astype(wide_dtype, copy=False) for a in arrays]
+        with np.errstate(all="ignore"):  # scipy's inf/nan outside the domain are the values
+            out = special_function(xp, name)(*params.values(), *wide)
+        if index is not None:
+            out = out[index]
+        return xp.asarray(out).astype(dtype, copy=False)
+
+    return impl
