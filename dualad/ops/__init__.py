@@ -18,7 +18,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    bessel_cylinder, bessel_modified    (scipy.special's Bessel family, ``_special_impls``)
+    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals    (scipy.special's Bessel
+                                        family and friends; their impls: ``_special_impls``)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -45,6 +46,7 @@ from .. import _tracked_values
 from . import (
     _helpers,
     activations,
+    airy,
     arithmetic,
     base,
     bessel,
@@ -72,6 +74,7 @@ from . import (
     gamma_functions,
     gather_scatter,
     indexing,
+    integrals,
     joining,
     least_squares,
     linalg,
@@ -98,6 +101,7 @@ from . import (
     softmaxes,
     solvers,
     special,
+    spherical_bessel,
     svd,
     tensor_index,
     torch_norm,

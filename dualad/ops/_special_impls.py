@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
+from ._helpers import unary
 from ._promotion import _float_array, _float_operands, _reject_complex
 
 
@@ -57,3 +58,16 @@ def special_impl(public_name: str, name: str, *, index: int | None = None, compl
         return xp.asarray(out).astype(dtype, copy=False)
 
     return impl
+
+
+def scipy_unary(
+    name: str, deriv, *, uses="x", complex_ok=False, function: str | None = None, index=None
+):
+    """The function of the unary op ``name``: ``scipy.special.<function>``'s values (``name``'s
+    by default; item ``index`` of a tuple result), the derivative ``deriv(x, y)`` in dualad
+    ops. Its public name and docstring are ``dualad.special``'s."""
+    function = function or name
+    impl = special_impl(f"special.{name}", function, index=index, complex_ok=complex_ok)
+    item = "" if index is None else f"item {index} of "
+    doc = f"{item}``scipy.special.{function}`` as an op (``dualad.special`` documents it)."
+    return unary(name, impl, deriv, uses=uses, doc=doc)

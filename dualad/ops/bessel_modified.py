@@ -21,22 +21,14 @@ from __future__ import annotations
 
 import math as _math
 
-from ._helpers import binary, unary
-from ._special_impls import special_impl
+from ._special_impls import scipy_unary
 from .arithmetic import sqrt
 from .bessel import i0, i0e, i1, i1e
+from .bessel_cylinder import _is_number, by_order, order_op
 from .comparison import logical_and, logical_or, where
 from .complex_parts import absolute
 from .rounding import floor, sign
-from .special import _no_derivative
 from .trigonometric import cos
-
-_ORDER_WHY = "the derivative of a Bessel function in its order has no closed form"
-
-
-def _is_number(v) -> bool:
-    return type(v) in (int, float)
-
 
 # e**(-x) I_v(x) ~ (2 pi x)**-1/2 sum_k (-1)**k a_k(v) x**-k and e**x K_v(x) ~ (pi / (2 x))**1/2
 # sum_k a_k(v) x**-k for large x > 0, a_k(v) = prod_{j<=k} (4 v**2 - (2j - 1)**2) / (k! 8**k).
@@ -66,43 +58,6 @@ def _far_limit(v):
     return _FAR + 10.0 * v * v
 
 
-def _i(v, x):
-    """``I_v(x)``: i0/i1 for those Python orders, else ``iv``."""
-    if _is_number(v):
-        if v == 0:
-            return i0(x)
-        if v == 1:
-            return i1(x)
-    return _iv(v, x)
-
-
-def _ie(v, x):
-    if _is_number(v):
-        if v == 0:
-            return i0e(x)
-        if v == 1:
-            return i1e(x)
-    return _ive(v, x)
-
-
-def _k(v, x):
-    if _is_number(v):
-        if v == 0:
-            return _k0(x)
-        if v == 1:
-            return _k1(x)
-    return _kv(v, x)
-
-
-def _ke(v, x):
-    if _is_number(v):
-        if v == 0:
-            return _k0e(x)
-        if v == 1:
-            return _k1e(x)
-    return _kve(v, x)
-
-
 def _iv_deriv(v, x):
     return (_i(v - 1, x) + _i(v + 1, x)) * 0.5
 
@@ -128,48 +83,31 @@ def _ive_deriv(v, x, y):
     return where(far, where(x > 0, series, -parity * series), near)
 
 
-def _kve_deriv(v, x, y):
-    # at 0 the recurrence reads inf - inf: there the derivatives of the pole -x**(-|v|)
+def _kve_deriv(v, x):
+    # at 0 the recurrence reads inf - inf: there the derivatives of the pole -x**(-|v|). (Not
+    # the output y: its own derivative at 0 is infinite, and the where's zero cotangent times
+    # it would be nan.)
     zero = x == 0
     limit = _far_limit(v)
     far = x > limit
     safe = where(zero, 1.0, x)
-    near = y - (_ke(v - 1, safe) + _ke(v + 1, safe)) * 0.5
+    near = _ke(v, safe) - (_ke(v - 1, safe) + _ke(v + 1, safe)) * 0.5
     series = _far_deriv(v, where(far, x, limit), _math.sqrt(_math.pi / 2), False)
     pole = -((where(zero, x, 1.0) + 0.0) ** (-absolute(v) - 1))  # (+ 0.0: -0.0 is +0.0)
     return where(zero, pole, where(far, series, near))
 
 
-def _order_op(name: str, deriv, uses="ab"):
-    """The binary op ``name(v, x)`` (scipy's function ``name``), differentiable in x;
-    ``deriv(v, x, y)``."""
-    return binary(
-        name,
-        special_impl(f"special.{name}", name),
-        (_no_derivative(f"special.{name}", "v", _ORDER_WHY), deriv),
-        uses=uses,
-        doc=f"scipy.special.{name}(v, x) for real x; differentiable in x (see dualad.special).",
-    )
+_iv = order_op("iv", lambda v, x, y: _iv_deriv(v, x))
+_kv = order_op("kv", lambda v, x, y: _kv_deriv(v, x))
+_ive = order_op("ive", _ive_deriv, uses="aby")
+_kve = order_op("kve", lambda v, x, y: _kve_deriv(v, x))
 
+_k0 = scipy_unary("k0", lambda x, y: -_k1(x))
+_k1 = scipy_unary("k1", lambda x, y: _kv_deriv(1, x))
+_k0e = scipy_unary("k0e", lambda x, y: _kve_deriv(0, x))
+_k1e = scipy_unary("k1e", lambda x, y: _kve_deriv(1, x))
 
-_iv = _order_op("iv", lambda v, x, y: _iv_deriv(v, x))
-_kv = _order_op("kv", lambda v, x, y: _kv_deriv(v, x))
-_ive = _order_op("ive", _ive_deriv, uses="aby")
-_kve = _order_op("kve", _kve_deriv, uses="aby")
-
-_k0 = unary("k0", special_impl("special.k0", "k0"), lambda x, y: -_k1(x), doc="scipy's k0.")
-_k1 = unary("k1", special_impl("special.k1", "k1"), lambda x, y: _kv_deriv(1, x), doc="scipy's k1.")
-_k0e = unary(
-    "k0e",
-    special_impl("special.k0e", "k0e"),
-    lambda x, y: _kve_deriv(0, x, y),
-    uses="xy",
-    doc="scipy's k0e.",
-)
-_k1e = unary(
-    "k1e",
-    special_impl("special.k1e", "k1e"),
-    lambda x, y: _kve_deriv(1, x, y),
-    uses="xy",
-    doc="scipy's k1e.",
-)
+_i = by_order(i0, i1, _iv)
+_ie = by_order(i0e, i1e, _ive)
+_k = by_order(_k0, _k1, _kv)
+_ke = by_order(_k0e, _k1e, _kve)

@@ -240,6 +240,21 @@ def _squeeze(t, ndim, axis):
 
 
 from . import bessel as _bessel_module  # noqa: E402 (the families added after the core set)
-from .bessel import *  # noqa: E402, F403
+from .bessel import *  # noqa: E402
 
 __all__ += _bessel_module.__all__
+
+from . import airy as _airy_module  # noqa: E402
+from .airy import *  # noqa: E402
+
+__all__ += _airy_module.__all__
+
+from . import spherical_bessel as _spherical_module  # noqa: E402
+from .spherical_bessel import *  # noqa: E402
+
+__all__ += _spherical_module.__all__
+
+from . import integrals as _integrals_module  # noqa: E402
+from .integrals import *  # noqa: E402
+
+__all__ += _integrals_module.__all__

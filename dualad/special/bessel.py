@@ -208,9 +208,8 @@ def kve(v, z):
 
     >>> import dualad
     >>> from dualad.special import kve
-    >>> z = dualad.tensor([0.0, 1.0], requires_grad=True)
-    >>> dualad.autograd.grad(kve(0.5, z).sum(), z)
-    (tensor([       -inf, -0.62665707]),)
+    >>> kve(0.5, dualad.tensor([0.0, 100.0]))
+    tensor([       inf, 0.12533141])
     """
     return _kve(order(v), z)
 
@@ -221,9 +220,8 @@ def k0(x):
 
     >>> import dualad
     >>> from dualad.special import k0
-    >>> x = dualad.tensor([1.0], requires_grad=True)
-    >>> dualad.autograd.grad(k0(x).sum(), x)
-    (tensor([-0.60190723]),)
+    >>> k0(dualad.tensor([0.0, 1.0]))
+    tensor([       inf, 0.42102444])
     """
     return _k0(x)
 

@@ -11,27 +11,23 @@ that a tracked order raises is tested in tests/special.
 
 from __future__ import annotations
 
+import numpy as np
 import scipy.special as sp
 
 import dualad.special as special
 
-from . import FLOATING, OpInfo, SampleInput, uniform
-from ._elementwise_samples import BROADCAST_PAIRS, unary_samples
-from .special import _constant_first, _ref
+from . import ALL_DIFF, FLOATING, OpInfo, SampleInput, uniform
+from ._elementwise_samples import unary_samples
+from .special import _constant_first, _order_samples, _ref
 
 
 def _orders(low, high, v_low, v_high, extra=None):
-    """``(v, x)`` calls differentiable in x: broadcast pairs of order and argument tensors, one
-    number order, and ``extra=(low, high)`` one larger sample of x."""
+    """``(v, x)`` calls differentiable in x (``special._order_samples``), and with
+    ``extra=(low, high)`` one larger sample of x."""
+    base = _order_samples(low, high, v_low, v_high)
 
     def samples(rng, dtype):
-        out = []
-        for sv, sx in BROADCAST_PAIRS:
-            v = uniform(rng, sv, dtype, v_low, v_high)
-            x = uniform(rng, sx, dtype, low, high)
-            out.append(SampleInput((v, x), diff=(1,), note=f"{sv} with {sx}"))
-        x = uniform(rng, (2, 3), dtype, low, high)
-        out.append(SampleInput(((v_low + v_high) / 2, x), diff=(1,), note="number order"))
+        out = base(rng, dtype)
         if extra is not None:
             x = uniform(rng, (4, 5), dtype, *extra)
             v = uniform(rng, (5,), dtype, v_low, v_high)
@@ -41,10 +37,43 @@ def _orders(low, high, v_low, v_high, extra=None):
     return samples
 
 
-def _entry(name, samples, *, fn=None, ref=None, ops=None, **options):
+def _entry(name, samples, *, fn=None, ref=None, ops=None, dtypes=FLOATING, **options):
     fn = getattr(special, name) if fn is None else fn
     ref = _ref(getattr(sp, name)) if ref is None else ref
-    return OpInfo(name, fn, samples, ops=ops or (name,), ref=ref, dtypes=FLOATING, **options)
+    return OpInfo(name, fn, samples, ops=ops or (name,), ref=ref, dtypes=dtypes, **options)
+
+
+def _complex_ref(function):
+    """``function`` of scipy.special in float64 or complex128, in the input's dtype."""
+
+    def ref(x):
+        wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+        return np.asarray(function(wide)).astype(x.dtype)
+
+    return ref
+
+
+def _item(name, index, op, samples, **options):
+    """Output ``index`` of the tuple-valued ``special.<name>`` (the op ``op``)."""
+    return _entry(
+        op,
+        samples,
+        fn=lambda x: getattr(special, name)(x)[index],
+        ref=_complex_ref(lambda x: getattr(sp, name)(x)[index]),
+        ops=(op,),
+        **options,
+    )
+
+
+def _spherical(kind, n, samples, derivative=False):
+    name = f"spherical_{kind}"
+    return _entry(
+        f"{name}_{n}" + ("_derivative" if derivative else ""),
+        samples,
+        fn=lambda x: getattr(special, name)(n, x, derivative),
+        ref=_ref(lambda x: getattr(sp, name)(n, x, derivative)),
+        ops=(name,),
+    )
 
 
 def _of_order(name, v, samples):
@@ -86,4 +115,45 @@ OPS = [
     _of_order("jv", 3, unary_samples(-6.0, 6.0)),
     _of_order("iv", 2, unary_samples(-3.0, 3.0)),
     _of_order("ive", 2, unary_samples(-3.0, 3.0, avoid=(0.0,), extra=((4, 5), -120.0, 120.0))),
+    # Airy: entire, complex too
+    *(
+        _item(
+            "airy", index, op, unary_samples(-4.0, 3.0, complex_range=(-1.5, 1.5)), dtypes=ALL_DIFF
+        )
+        for index, op in enumerate(("airy_ai", "airy_aip", "airy_bi", "airy_bip"))
+    ),
+    # spherical Bessel functions: y and k only for x > 0; j and i through 0 (smooth there)
+    *(
+        _spherical(kind, n, unary_samples(*domain))
+        for kind, domain in (("jn", (-5.0, 5.0)), ("yn", (0.4, 5.0)), ("in", (-3.0, 3.0)))
+        for n in (0, 1, 3)
+    ),
+    *(_spherical("kn", n, unary_samples(0.4, 4.0)) for n in (0, 1, 3)),
+    _spherical("jn", 2, unary_samples(-5.0, 5.0), derivative=True),
+    _spherical("yn", 2, unary_samples(0.4, 5.0), derivative=True),
+    # exponential integrals: expi clear of its pole at 0; exp1 and expn for x > 0
+    _entry("expi", unary_samples(-3.0, 3.0, avoid=(0.0,), margin=0.3)),
+    _entry("exp1", unary_samples(0.2, 4.0)),
+    *(_of_order("expn", n, unary_samples(0.2, 4.0)) for n in (0, 1, 3)),
+    # sine/cosine integrals (Ci, Chi clear of their pole at 0)
+    _item("sici", 0, "si", unary_samples(-6.0, 6.0)),
+    _item("sici", 1, "ci", unary_samples(-6.0, 6.0, avoid=(0.0,), margin=0.3)),
+    _item("shichi", 0, "shi", unary_samples(-3.0, 3.0)),
+    _item("shichi", 1, "chi", unary_samples(-3.0, 3.0, avoid=(0.0,), margin=0.3)),
+    # entire functions, complex too
+    *(
+        _item("fresnel", index, op, unary_samples(complex_range=(-1.5, 1.5)), dtypes=ALL_DIFF)
+        for index, op in enumerate(("fresnel_s", "fresnel_c"))
+    ),
+    *(
+        _entry(
+            name,
+            unary_samples(-2.0, 2.0, complex_range=(-1.2, 1.2)),
+            ref=_complex_ref(getattr(sp, name)),
+            dtypes=ALL_DIFF,
+        )
+        for name in ("dawsn", "erfi")
+    ),
+    # the dilogarithm for z > 0; the large sample around 1, where its derivative is a series
+    _entry("spence", unary_samples(0.1, 3.0, extra=((4, 5), 0.85, 1.15))),
 ]

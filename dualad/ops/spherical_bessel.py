@@ -1,0 +1,67 @@
+"""Spherical Bessel functions of static integer order ``n >= 0``: ``spherical_jn``,
+``spherical_yn``, ``spherical_in``, ``spherical_kn`` (scipy's), as ops with the order a
+parameter.
+
+Derivatives use the recurrences ``(2n+1) f_n' = n f_{n-1} -+ (n+1) f_{n+1}`` (``j``, ``y``:
+minus; ``i``: plus; ``k``: ``-(n k_{n-1} + (n+1) k_{n+1})``) and ``j_0' = -j_1``, ``y_0' =
+-y_1``, ``i_0' = i_1``, ``k_0' = -k_1``, through the ops of orders ``n -+ 1``: smooth at 0 for
+``j`` and ``i`` (``j_0 = sin(x)/x`` has every derivative there), exact at every order.
+
+Real arguments only. Singular points (scipy's values): ``y_n(0) = -inf`` with derivative
+``+inf`` (and the signs of the pole ``-x**(-n-1)``'s derivatives at higher orders, where the
+recurrence would read ``-inf + inf``); ``k_n(0) = inf`` with derivative ``-inf`` (every order
+right: the recurrence's terms have one sign); ``k_n`` is defined for ``x > 0`` (scipy's values
+below are not those of a real function).
+"""
+
+from __future__ import annotations
+
+from .._dispatch import apply1
+from ._helpers import _unary_with_params
+from ._special_impls import special_impl
+from .comparison import where
+from .gamma_functions import _static_int
+
+
+def _recurrence(kind: str, n: int, x):
+    """``f_n'(x)`` for ``f`` the spherical Bessel function ``kind`` ("jn", "yn", "in", "kn")."""
+    up = spherical(kind, n + 1, x)
+    if kind == "in":
+        return up if n == 0 else (spherical(kind, n - 1, x) * n + up * (n + 1)) * (1 / (2 * n + 1))
+    if n == 0:
+        return -up
+    down = spherical(kind, n - 1, x) * n
+    if kind == "kn":
+        return (down + up * (n + 1)) * (-1 / (2 * n + 1))
+    return (down - up * (n + 1)) * (1 / (2 * n + 1))
+
+
+def _yn_deriv(n: int, x):
+    if n == 0:  # -y_1: +inf at 0, and y_1's rule gives the higher orders there
+        return _recurrence("yn", 0, x)
+    zero = x == 0
+    # double where: neither branch sees the other's inputs (no nan cotangents)
+    pole = (where(zero, x, 1.0) + 0.0) ** (-n - 2)  # (+ 0.0: -0.0 is +0.0)
+    return where(zero, pole, _recurrence("yn", n, where(zero, 1.0, x)))
+
+
+def _op(kind: str, deriv):
+    name = f"spherical_{kind}"
+    return _unary_with_params(name, special_impl(f"special.{name}", name), deriv)
+
+
+_OPS = {
+    "jn": _op("jn", lambda x, y, *, n: _recurrence("jn", n, x)),
+    "yn": _op("yn", lambda x, y, *, n: _yn_deriv(n, x)),
+    "in": _op("in", lambda x, y, *, n: _recurrence("in", n, x)),
+    "kn": _op("kn", lambda x, y, *, n: _recurrence("kn", n, x)),
+}
+
+
+def spherical(kind: str, n, x, derivative: bool = False):
+    """The spherical Bessel function ``kind`` of static order ``n`` at ``x`` (its derivative
+    with ``derivative=True``, as scipy's keyword), differentiable in ``x``."""
+    n = _static_int(f"special.spherical_{kind}", "n", n, 0)
+    if derivative:
+        return _yn_deriv(n, x) if kind == "yn" else _recurrence(kind, n, x)
+    return apply1(_OPS[kind], x, {"n": n})
