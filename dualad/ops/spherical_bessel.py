@@ -7,9 +7,10 @@ minus; ``i``: plus; ``k``: ``-(n k_{n-1} + (n+1) k_{n+1})``) and ``j_0' = -j_1``
 -y_1``, ``i_0' = i_1``, ``k_0' = -k_1``, through the ops of orders ``n -+ 1``: smooth at 0 for
 ``j`` and ``i`` (``j_0 = sin(x)/x`` has every derivative there), exact at every order.
 
-Real arguments only. Singular points (scipy's values): ``y_n(0) = -inf`` with derivative
-``+inf`` (and the signs of the pole ``-x**(-n-1)``'s derivatives at higher orders, where the
-recurrence would read ``-inf + inf``); ``k_n(0) = inf`` with derivative ``-inf`` (every order
+Real arguments only. Singular points (scipy's values): ``y_n(0) = -inf``, its derivative
+there ``-y_1(0) = +inf`` for ``n = 0`` and nan for ``n >= 1`` (the recurrence's ``-inf + inf``,
+scipy's ``derivative=True`` value; for odd n the two one-sided limits differ in sign), nan for
+the higher derivatives; ``k_n(0) = inf`` with derivative ``-inf`` (every order
 right: the recurrence's terms have one sign); ``k_n`` is defined for ``x > 0`` (scipy's values
 below are not those of a real function).
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 from .._dispatch import apply1
 from ._helpers import _unary_with_params
 from ._special_impls import special_impl
-from .comparison import where
 from .gamma_functions import _static_int
 
 
@@ -36,15 +36,6 @@ def _recurrence(kind: str, n: int, x):
     return (down - up * (n + 1)) * (1 / (2 * n + 1))
 
 
-def _yn_deriv(n: int, x):
-    if n == 0:  # -y_1: +inf at 0, and y_1's rule gives the higher orders there
-        return _recurrence("yn", 0, x)
-    zero = x == 0
-    # double where: neither branch sees the other's inputs (no nan cotangents)
-    pole = (where(zero, x, 1.0) + 0.0) ** (-n - 2)  # (+ 0.0: -0.0 is +0.0)
-    return where(zero, pole, _recurrence("yn", n, where(zero, 1.0, x)))
-
-
 def _op(kind: str, deriv):
     name = f"spherical_{kind}"
     return _unary_with_params(name, special_impl(f"special.{name}", name), deriv)
@@ -52,7 +43,7 @@ def _op(kind: str, deriv):
 
 _OPS = {
     "jn": _op("jn", lambda x, y, *, n: _recurrence("jn", n, x)),
-    "yn": _op("yn", lambda x, y, *, n: _yn_deriv(n, x)),
+    "yn": _op("yn", lambda x, y, *, n: _recurrence("yn", n, x)),
     "in": _op("in", lambda x, y, *, n: _recurrence("in", n, x)),
     "kn": _op("kn", lambda x, y, *, n: _recurrence("kn", n, x)),
 }
@@ -63,5 +54,5 @@ def spherical(kind: str, n, x, derivative: bool = False):
     with ``derivative=True``, as scipy's keyword), differentiable in ``x``."""
     n = _static_int(f"special.spherical_{kind}", "n", n, 0)
     if derivative:
-        return _yn_deriv(n, x) if kind == "yn" else _recurrence(kind, n, x)
+        return _recurrence(kind, n, x)
     return apply1(_OPS[kind], x, {"n": n})

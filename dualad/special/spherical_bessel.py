@@ -28,13 +28,13 @@ def spherical_jn(n, z, derivative=False):
 
 def spherical_yn(n, z, derivative=False):
     """Spherical Bessel function of the second kind ``y_n(z)`` (or ``y_n'``): -inf at 0, where
-    its derivative is +inf (the higher ones alternate, as the pole ``-z**(-n-1)``'s).
+    its derivative is +inf for n = 0 and nan for n >= 1 (as scipy's ``derivative=True``).
 
     >>> import dualad
     >>> from dualad.special import spherical_yn
     >>> z = dualad.tensor([0.0, 2.0], requires_grad=True)
     >>> dualad.autograd.grad(spherical_yn(1, z).sum(), z)
-    (tensor([       inf, 0.55868542]),)
+    (tensor([       nan, 0.55868542]),)
     """
     return spherical("yn", n, z, derivative)
 

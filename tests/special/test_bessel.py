@@ -10,8 +10,6 @@ forward mode and vmap against finite differences and loops for every sample.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -19,6 +17,7 @@ import scipy.special as sp
 import dualad
 import dualad.special as special
 from dualad import autograd, func, fwd
+from tests.special._derivatives import derivatives, quiet_singular_points  # noqa: F401
 
 UNARY = ["j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e"]
 ORDERED = ["jv", "jve", "yv", "yve", "iv", "ive", "kv", "kve"]
@@ -43,22 +42,6 @@ def _nth(name, v, x, n):
     base, sign = (sp.ivp, -1.0) if name == "ive" else (sp.kvp, 1.0)
     total = sum(sp.comb(n, k) * sign ** (n - k) * base(v, x, k) for k in range(n + 1))
     return total * np.exp(sign * x)
-
-
-def _derivatives(fn, x, order, dtype=np.float64):
-    x = dualad.tensor(np.asarray(x, dtype=dtype), requires_grad=True)
-    out, value = [], fn(x)
-    for k in range(order):
-        (value,) = autograd.grad(value.sum(), x, create_graph=k + 1 < order)
-        out.append(value.detach().numpy())
-    return out
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():  # 0 to negative powers, inf - inf: the singular points
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -92,7 +75,7 @@ def test_ordered_values_are_scipys_with_broadcast_orders(name, dtype):
 @pytest.mark.parametrize("v", [0.0, 1.0, 0.4, 2.5, -1.3])
 def test_derivatives_to_the_fourth_order_are_scipys(name, v):
     x = np.array([0.3, 1.1, 2.5, 6.0, 13.0])
-    for k, d in enumerate(_derivatives(lambda t: getattr(special, name)(v, t), x, 4)):
+    for k, d in enumerate(derivatives(lambda t: getattr(special, name)(v, t), x, 4)):
         np.testing.assert_allclose(d, _nth(name, v, x, k + 1), rtol=1e-8, atol=1e-12)
 
 
@@ -101,7 +84,7 @@ def test_unary_derivatives_to_the_fourth_order_are_scipys(name):
     v = float(name[1])
     family = {"j": "jv", "y": "yv", "k": "kve" if name.endswith("e") else "kv"}[name[0]]
     x = np.array([0.3, 1.1, 2.5, 6.0, 13.0])
-    for k, d in enumerate(_derivatives(getattr(special, name), x, 4)):
+    for k, d in enumerate(derivatives(getattr(special, name), x, 4)):
         np.testing.assert_allclose(d, _nth(family, v, x, k + 1), rtol=1e-8, atol=1e-12)
 
 
@@ -112,8 +95,8 @@ def test_third_derivative_matches_finite_differences_of_the_second(name):
         fn = lambda t, fn=fn: fn(1.7, t)
     x = np.array([0.6, 1.9, 4.4])
     h = 1e-5
-    third = _derivatives(fn, x, 3)[2]
-    plus, minus = _derivatives(fn, x + h, 2)[1], _derivatives(fn, x - h, 2)[1]
+    third = derivatives(fn, x, 3)[2]
+    plus, minus = derivatives(fn, x + h, 2)[1], derivatives(fn, x - h, 2)[1]
     np.testing.assert_allclose(third, (plus - minus) / (2 * h), rtol=1e-6, atol=1e-9)
 
 
@@ -121,11 +104,11 @@ def test_negative_integer_orders_and_negative_x_of_integer_orders():
     x = np.array([-4.0, -1.5, 0.7, 3.0])
     for name in ("jv", "iv"):
         for v in (-2.0, 3.0):
-            first, second = _derivatives(lambda t, v=v: getattr(special, name)(v, t), x, 2)  # noqa: B023
+            first, second = derivatives(lambda t, v=v: getattr(special, name)(v, t), x, 2)  # noqa: B023
             np.testing.assert_allclose(first, _nth(name, v, x, 1), rtol=1e-10)
             np.testing.assert_allclose(second, _nth(name, v, x, 2), rtol=1e-10)
     h = 1e-6
-    (d,) = _derivatives(lambda t: special.ive(3.0, t), -np.abs(x), 1)
+    (d,) = derivatives(lambda t: special.ive(3.0, t), -np.abs(x), 1)
     fd = (sp.ive(3.0, -np.abs(x) + h) - sp.ive(3.0, -np.abs(x) - h)) / (2 * h)
     np.testing.assert_allclose(d, fd, rtol=1e-7)
 
@@ -134,15 +117,15 @@ def test_negative_integer_orders_and_negative_x_of_integer_orders():
 # singular points and the real domain
 
 
-def test_second_kind_at_zero_is_minus_inf_with_the_poles_derivatives():
+def test_second_kind_at_zero_is_minus_inf_with_the_polesderivatives():
     # Y_v(0) = -inf; Y_v'(0) = +inf, Y_v''(0) = -inf, Y_v'''(0) = +inf (the pole -x**(-v))
     for fn in (special.y0, special.y1, lambda t: special.yv(1.5, t)):
         assert fn(dualad.tensor([0.0])).item() == -np.inf
-        ders = [d[0] for d in _derivatives(fn, [0.0], 3)]
+        ders = [d[0] for d in derivatives(fn, [0.0], 3)]
         assert ders == [np.inf, -np.inf, np.inf]
     # scipy's yve is nan at 0, and so are its derivatives
     assert np.isnan(special.yve(2.0, dualad.tensor([0.0])).item())
-    assert np.isnan(_derivatives(lambda t: special.yve(2.0, t), [0.0], 1)[0]).all()
+    assert np.isnan(derivatives(lambda t: special.yve(2.0, t), [0.0], 1)[0]).all()
     # a tensor order (and -0.0, the same point)
     v = dualad.tensor([0.5, 1.0, 3.0])
     (d,) = autograd.grad(
@@ -151,7 +134,7 @@ def test_second_kind_at_zero_is_minus_inf_with_the_poles_derivatives():
     assert np.all(d.numpy() == np.inf)
 
 
-def test_modified_second_kind_at_zero_is_inf_with_alternating_derivatives():
+def test_modified_second_kind_at_zero_is_inf_with_alternatingderivatives():
     for fn in (
         special.k0,
         special.k1,
@@ -162,7 +145,7 @@ def test_modified_second_kind_at_zero_is_inf_with_alternating_derivatives():
         lambda t: special.kve(dualad.tensor(-1.5), t),
     ):
         assert fn(dualad.tensor([0.0])).item() == np.inf
-        ders = [d[0] for d in _derivatives(fn, [0.0], 3)]
+        ders = [d[0] for d in derivatives(fn, [0.0], 3)]
         assert ders == [-np.inf, np.inf, -np.inf]
 
 
@@ -180,24 +163,24 @@ def test_outside_the_real_domain_values_and_derivatives_are_nan():
         lambda t: special.ive(1.5, t),
     ):
         assert np.isnan(fn(dualad.tensor(x)).numpy()).all()
-        for d in _derivatives(fn, x, 2):
+        for d in derivatives(fn, x, 2):
             assert np.isnan(d).all()
     # beyond the asymptotic limit too (a non-integer order of ive at x < -50 is nan)
-    (d,) = _derivatives(lambda t: special.ive(0.5, t), [-80.0], 1)
+    (d,) = derivatives(lambda t: special.ive(0.5, t), [-80.0], 1)
     assert np.isnan(d).all()
 
 
 def test_first_kind_near_zero():
     # J_v'(0) is infinite for 0 < v < 1, 1/2 for v = 1, 0 for v > 1; J_0'(0) = 0
-    ders = _derivatives(lambda t: special.jv(dualad.tensor([0.5, 1.0, 2.0]), t), [0.0] * 3, 1)
+    ders = derivatives(lambda t: special.jv(dualad.tensor([0.5, 1.0, 2.0]), t), [0.0] * 3, 1)
     assert list(ders[0]) == [np.inf, 0.5, 0.0]
-    first, second = _derivatives(special.j0, [0.0], 2)
+    first, second = derivatives(special.j0, [0.0], 2)
     assert first[0] == 0.0 and second[0] == -0.5
 
 
 def test_ive_derivative_at_zero_is_the_mean_of_the_one_sided_ones():
     # ive(0, x) = i0e: the kink of exp(-|x|); ive(1, x): I_1'(0) = 1/2
-    ders = _derivatives(lambda t: special.ive(dualad.tensor([0.0, 1.0]), t), [0.0, 0.0], 1)
+    ders = derivatives(lambda t: special.ive(dualad.tensor([0.0, 1.0]), t), [0.0, 0.0], 1)
     np.testing.assert_array_equal(ders[0], [0.0, 0.5])
 
 
@@ -214,11 +197,11 @@ def test_scaled_derivatives_far_out_are_accurate(name, v):
         exact = [mpmath.diff(lambda t: mpmath.exp(-t) * mpmath.besseli(v, t), t) for t in x]
     else:
         exact = [mpmath.diff(lambda t: mpmath.exp(t) * mpmath.besselk(v, t), t) for t in x]
-    first, second = _derivatives(lambda t: getattr(special, name)(v, t), x, 2)
+    first, second = derivatives(lambda t: getattr(special, name)(v, t), x, 2)
     np.testing.assert_allclose(first, np.array(exact, dtype=float), rtol=1e-13)
     assert np.all(np.isfinite(second))
     # and float32 stays float32, accurate to float32
-    (d32,) = _derivatives(lambda t: getattr(special, name)(v, t), x, 1, np.float32)
+    (d32,) = derivatives(lambda t: getattr(special, name)(v, t), x, 1, np.float32)
     assert d32.dtype == np.float32
     np.testing.assert_allclose(d32, np.array(exact, dtype=float), rtol=1e-5)
 
@@ -227,8 +210,8 @@ def test_k0e_k1e_far_out_match_kve():
     x = np.array([40.0, 70.0, 300.0])
     for name, v in (("k0e", 0.0), ("k1e", 1.0)):
         for a, b in zip(
-            _derivatives(getattr(special, name), x, 3),
-            _derivatives(lambda t, v=v: special.kve(v, t), x, 3),
+            derivatives(getattr(special, name), x, 3),
+            derivatives(lambda t, v=v: special.kve(v, t), x, 3),
             strict=True,
         ):
             np.testing.assert_allclose(a, b, rtol=1e-12)
