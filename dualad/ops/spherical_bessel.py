@@ -41,12 +41,11 @@ def _op(kind: str, deriv):
     return _unary_with_params(name, special_impl(f"special.{name}", name), deriv)
 
 
-_OPS = {
-    "jn": _op("jn", lambda x, y, *, n: _recurrence("jn", n, x)),
-    "yn": _op("yn", lambda x, y, *, n: _recurrence("yn", n, x)),
-    "in": _op("in", lambda x, y, *, n: _recurrence("in", n, x)),
-    "kn": _op("kn", lambda x, y, *, n: _recurrence("kn", n, x)),
-}
+_spherical_jn = _op("jn", lambda x, y, *, n: _recurrence("jn", n, x))
+_spherical_yn = _op("yn", lambda x, y, *, n: _recurrence("yn", n, x))
+_spherical_in = _op("in", lambda x, y, *, n: _recurrence("in", n, x))
+_spherical_kn = _op("kn", lambda x, y, *, n: _recurrence("kn", n, x))
+_OPS = {"jn": _spherical_jn, "yn": _spherical_yn, "in": _spherical_in, "kn": _spherical_kn}
 
 
 def spherical(kind: str, n, x, derivative: bool = False):
