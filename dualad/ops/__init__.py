@@ -18,8 +18,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals    (scipy.special's Bessel
-                                        family and friends; their impls: ``_special_impls``)
+    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic
+                                        (scipy.special's Bessel family and friends; their
+                                        impls: ``_special_impls``)
     _reducing, indexing, smooth_activations, views
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
     moments, mutation, products, quantiles, reordering
@@ -65,6 +66,7 @@ from . import (
     eigen,
     eigen_general,
     einsums,
+    elliptic,
     entropies,
     exp_log,
     extrema,

@@ -258,3 +258,8 @@ from . import integrals as _integrals_module  # noqa: E402
 from .integrals import *  # noqa: E402
 
 __all__ += _integrals_module.__all__
+
+from . import elliptic as _elliptic_module  # noqa: E402
+from .elliptic import *  # noqa: E402
+
+__all__ += _elliptic_module.__all__

@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
+import dualad
 import dualad.special as special
 
 from . import ALL_DIFF, FLOATING, OpInfo, SampleInput, uniform
-from ._elementwise_samples import unary_samples
+from ._elementwise_samples import binary_samples, unary_samples
 from .special import _constant_first, _order_samples, _ref
 
 
@@ -63,6 +64,24 @@ def _item(name, index, op, samples, **options):
         ops=(op,),
         **options,
     )
+
+
+def _jacobi_samples(rng, dtype):
+    """``(u, m)`` with ``0 <= m < 1`` a constant (no derivative), broadcast or a number."""
+    out = []
+    for su, sm in (((2, 3), (2, 3)), ((2, 3), (3,)), ((), (2, 2))):
+        u, m = uniform(rng, su, dtype, -3.0, 3.0), uniform(rng, sm, dtype, 0.0, 0.95)
+        out.append(SampleInput((u, m), diff=(0,), note=f"{su} with {sm}"))
+    out.append(SampleInput((uniform(rng, (2, 3), dtype, -3.0, 3.0), 0.4), note="number m"))
+    return out
+
+
+def _jacobi(index, op):
+    def fn(u, m):
+        return special.ellipj(u, m.detach() if isinstance(m, dualad.Tensor) else m)[index]
+
+    ref = _ref(lambda u, m: sp.ellipj(u, m)[index])
+    return _entry(op, _jacobi_samples, fn=fn, ref=ref, ops=(op,))
 
 
 def _spherical(kind, n, samples, derivative=False):
@@ -156,4 +175,29 @@ OPS = [
     ),
     # the dilogarithm for z > 0; the large sample around 1, where its derivative is a series
     _entry("spence", unary_samples(0.1, 3.0, extra=((4, 5), 0.85, 1.15))),
+    # elliptic integrals: m < 1 (K, E: nan above, inf at 1), the large samples near m = 0, where
+    # the rules are series in m
+    *(
+        _entry(name, unary_samples(-2.0, 0.9, extra=((4, 5), -0.09, 0.09)))
+        for name in ("ellipk", "ellipe")
+    ),
+    _entry("ellipkm1", unary_samples(0.1, 3.0, extra=((4, 5), 0.92, 1.08))),
+    *(
+        _entry(
+            name + suffix,
+            samples,
+            fn=getattr(special, name),
+            ref=_ref(getattr(sp, name)),
+            ops=(name,),
+        )
+        for name in ("ellipkinc", "ellipeinc")
+        for suffix, samples in (
+            ("", binary_samples(-3.0, 3.0, b_low=-1.0, b_high=0.9, scalar=0.3)),
+            ("_near_m0", binary_samples(-3.0, 3.0, b_low=-0.08, b_high=0.08, scalar=0.05)),
+        )
+    ),
+    *(
+        _jacobi(index, op)
+        for index, op in enumerate(("ellipj_sn", "ellipj_cn", "ellipj_dn", "ellipj_ph"))
+    ),
 ]
