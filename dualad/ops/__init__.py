@@ -18,7 +18,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic
+    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic, hypergeometric
                                         (scipy.special's Bessel family and friends; their
                                         impls: ``_special_impls``)
     _reducing, indexing, smooth_activations, views
@@ -75,6 +75,7 @@ from . import (
     floating,
     gamma_functions,
     gather_scatter,
+    hypergeometric,
     indexing,
     integrals,
     joining,

@@ -263,3 +263,8 @@ from . import elliptic as _elliptic_module  # noqa: E402
 from .elliptic import *  # noqa: E402
 
 __all__ += _elliptic_module.__all__
+
+from . import hypergeometric as _hypergeometric_module  # noqa: E402
+from .hypergeometric import *  # noqa: E402
+
+__all__ += _hypergeometric_module.__all__

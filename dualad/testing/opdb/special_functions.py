@@ -96,12 +96,13 @@ def _spherical(kind, n, samples, derivative=False):
 
 
 def _of_order(name, v, samples):
-    """``special.<name>(v, x)`` for one Python order ``v``."""
+    """``special.<name>(*v, x)`` for one Python order ``v`` (or a tuple of parameters)."""
+    params = v if isinstance(v, tuple) else (v,)
     return _entry(
-        f"{name}_{v}",
+        f"{name}_" + "_".join(map(str, params)),
         samples,
-        fn=lambda x: getattr(special, name)(v, x),
-        ref=_ref(lambda x: getattr(sp, name)(v, x)),
+        fn=lambda x: getattr(special, name)(*params, x),
+        ref=_ref(lambda x: getattr(sp, name)(*params, x)),
         ops=(name,),
     )
 
@@ -200,4 +201,17 @@ OPS = [
         _jacobi(index, op)
         for index, op in enumerate(("ellipj_sn", "ellipj_cn", "ellipj_dn", "ellipj_ph"))
     ),
+    # hypergeometric functions of static parameters: 2F1 for z < 1, U for x > 0
+    _of_order("hyp0f1", 1.5, unary_samples(-3.0, 3.0)),
+    _of_order("hyp0f1", -0.4, unary_samples(-3.0, 3.0)),
+    _of_order("hyp1f1", (0.7, 1.3), unary_samples(-2.0, 2.0)),
+    _of_order("hyp1f1", (-1.5, 2.5), unary_samples(-2.0, 2.0)),
+    _of_order("hyp2f1", (0.5, 1.2, 2.1), unary_samples(-2.0, 0.8)),
+    _of_order("hyperu", (0.6, 1.4), unary_samples(0.3, 4.0)),
+    # Struve functions: integer orders below 0 too, non-integer ones for x > 0 (the x**v term)
+    _of_order("struve", 0, unary_samples(-5.0, 5.0)),
+    _of_order("struve", 1.5, unary_samples(0.2, 5.0)),
+    _of_order("struve", 2, unary_samples(-5.0, 5.0)),
+    _of_order("modstruve", 1, unary_samples(-3.0, 3.0)),
+    _of_order("modstruve", 0.5, unary_samples(0.2, 3.0)),
 ]
