@@ -18,7 +18,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic, hypergeometric
+    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic, hypergeometric,
+    kelvin
                                         (scipy.special's Bessel family and friends; their
                                         impls: ``_special_impls``)
     _reducing, indexing, smooth_activations, views
@@ -79,6 +80,7 @@ from . import (
     indexing,
     integrals,
     joining,
+    kelvin,
     least_squares,
     linalg,
     matrix_functions,

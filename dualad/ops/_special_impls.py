@@ -36,21 +36,28 @@ def special_function(xp, name: str):
     return on_host
 
 
-def special_impl(public_name: str, name: str, *, index: int | None = None, complex_ok=False):
+def special_impl(
+    public_name: str, name: str, *, index: int | None = None, complex_ok=False, real_first=False
+):
     """The impl ``impl(xp, *arrays, **params)`` of ``scipy.special.<name>(*params, *arrays)``
     (one or two arrays, promoted together), taking item ``index`` of a tuple result (``airy``,
-    ``sici``...). Complex input raises TypeError naming ``public_name`` unless ``complex_ok``."""
+    ``sici``...). Complex input raises TypeError naming ``public_name`` unless ``complex_ok``;
+    with ``real_first`` the first of two arrays (an order) must be real even then."""
 
     def impl(xp, *arrays, **params):
         if not complex_ok:
             _reject_complex(public_name, *arrays)
+        elif real_first:
+            _reject_complex(public_name, arrays[0])
         if len(arrays) == 1:
-            arrays = (_float_array(arrays[0]),)
+            promoted = (_float_array(arrays[0]),)
         else:
-            arrays = _float_operands(xp, *arrays)
-        dtype = arrays[0].dtype
+            promoted = _float_operands(xp, *arrays)
+        dtype = promoted[-1].dtype
         wide_dtype = np.complex128 if dtype.kind == "c" else np.float64
-        wide = [a.astype(wide_dtype, copy=False) for a in arrays]
+        wide = [a.astype(wide_dtype, copy=False) for a in promoted]
+        if real_first:  # the order as given, in float64 (not rounded to a complex64's parts)
+            wide[0] = xp.asarray(arrays[0], dtype=np.float64)
         with np.errstate(all="ignore"):  # scipy's inf/nan outside the domain are the values
             out = special_function(xp, name)(*params.values(), *wide)
         if index is not None:

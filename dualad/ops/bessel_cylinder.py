@@ -2,7 +2,9 @@
 and 1) and ``jv jve yv yve`` (any real order ``v``).
 
 Values are ``scipy.special``'s (``cupyx.scipy.special`` on CuPy, else scipy on the host), in
-the input's dtype; real inputs only (``jve``/``yve`` equal ``jv``/``yv`` for real x). The order
+the input's dtype. ``jv`` and ``yv`` take complex x too (holomorphic rules, PyTorch's conjugate
+convention; the order stays real); the others real x only (``jve``/``yve`` equal ``jv``/``yv``
+for real x; for complex x their scale ``exp(-|Im x|)`` is not holomorphic). The order
 ``v`` of the binary ops is an argument without a derivative: a tracked ``v`` raises
 ``NotImplementedError`` when its derivative is asked for; as a constant (a number, a plain or a
 batched tensor) it broadcasts against ``x`` as in scipy.
@@ -32,11 +34,11 @@ def _is_number(v) -> bool:
 
 
 def by_order(order0, order1, general):
-    """``of_order(v, x)``: ``C_v(x)`` as the op of its order (``order0``/``order1`` for those
-    Python orders, else ``general(v, x)``)."""
+    """``of_order(v, x)``: ``C_v(x)`` as the op of its order (``order0``/``order1``, which are
+    real only, for those Python orders and real x, else ``general(v, x)``)."""
 
     def of_order(v, x):
-        if _is_number(v):
+        if _is_number(v) and x.dtype.kind != "c":
             if v == 0:
                 return order0(x)
             if v == 1:
@@ -46,15 +48,16 @@ def by_order(order0, order1, general):
     return of_order
 
 
-def order_op(name: str, deriv, uses="ab"):
+def order_op(name: str, deriv, uses="ab", complex_ok=False):
     """The binary op ``name(v, x)`` (scipy's function ``name``), differentiable in x by
-    ``deriv(v, x, y)``; a tracked order ``v`` raises."""
+    ``deriv(v, x, y)``; a tracked order ``v`` raises. ``complex_ok``: complex x too (the order
+    stays real)."""
     return binary(
         name,
-        special_impl(f"special.{name}", name),
+        special_impl(f"special.{name}", name, complex_ok=complex_ok, real_first=True),
         (_no_derivative(f"special.{name}", "v", _ORDER_WHY), deriv),
         uses=uses,
-        doc=f"scipy.special.{name}(v, x) for real x; differentiable in x (see dualad.special).",
+        doc=f"scipy.special.{name}(v, x); differentiable in x (see dualad.special).",
     )
 
 
@@ -77,8 +80,8 @@ def _second_kind_deriv(of_order, v, x):
     return where(zero, pole, _cylinder_deriv(of_order, v, where(zero, 1.0, x)))
 
 
-_jv = order_op("jv", lambda v, x, y: _cylinder_deriv(_j, v, x))
-_yv = order_op("yv", lambda v, x, y: _second_kind_deriv(_y, v, x))
+_jv = order_op("jv", lambda v, x, y: _cylinder_deriv(_j, v, x), complex_ok=True)
+_yv = order_op("yv", lambda v, x, y: _second_kind_deriv(_y, v, x), complex_ok=True)
 # for real x these equal jv and yv (their scale exp(-|Im x|) is 1); their rules stay in the
 # family, calling jve/yve of orders v -+ 1. scipy's yve(v, 0) is nan (not yv's -inf): so are its
 # derivatives there (no pole branch)

@@ -3,7 +3,8 @@ an argument without a derivative, as in ``bessel_cylinder``) and ``k0 k1 k0e k1e
 and 1; ``i0 i1 i0e i1e`` are in ``bessel``). ``ive = exp(-|x|) I_v``, ``kve = exp(x) K_v``.
 
 Values are ``scipy.special``'s (``cupyx.scipy.special`` on CuPy, else scipy on the host), in
-the input's dtype; real inputs only. Derivatives use the recurrences
+the input's dtype. ``iv`` and ``kv`` take complex x too (holomorphic rules, the order real);
+the scaled ones and ``k0 k1 k0e k1e`` real x only. Derivatives use the recurrences
 ``I_v' = (I_{v-1} + I_{v+1}) / 2`` and ``K_v' = -(K_{v-1} + K_{v+1}) / 2`` through the ops of
 orders ``v -+ 1`` (exact at every order), the scaled ones adding ``-sign(x) ive`` and ``+kve``.
 Where that sum cancels (beyond ``|x| = 50 + 10 v**2``, the scale's term and the recurrence's
@@ -97,8 +98,8 @@ def _kve_deriv(v, x):
     return where(zero, pole, where(far, series, near))
 
 
-_iv = order_op("iv", lambda v, x, y: _iv_deriv(v, x))
-_kv = order_op("kv", lambda v, x, y: _kv_deriv(v, x))
+_iv = order_op("iv", lambda v, x, y: _iv_deriv(v, x), complex_ok=True)
+_kv = order_op("kv", lambda v, x, y: _kv_deriv(v, x), complex_ok=True)
 _ive = order_op("ive", _ive_deriv, uses="aby")
 _kve = order_op("kve", lambda v, x, y: _kve_deriv(v, x))
 

@@ -268,3 +268,8 @@ from . import hypergeometric as _hypergeometric_module  # noqa: E402
 from .hypergeometric import *  # noqa: E402
 
 __all__ += _hypergeometric_module.__all__
+
+from . import kelvin as _kelvin_module  # noqa: E402
+from .kelvin import *  # noqa: E402
+
+__all__ += _kelvin_module.__all__

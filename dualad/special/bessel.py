@@ -1,11 +1,12 @@
 """Bessel functions of ``dualad.special`` with scipy's names and signatures: ``j0 j1 y0 y1 k0
 k1 k0e k1e`` and, of real order ``v``, ``jv jve yv yve iv ive kv kve``.
 
-Real arguments only (complex ones raise TypeError). Each is an op with VJP, JVP and batching
-rules (``dualad/ops/bessel_cylinder.py``, ``bessel_modified.py``), differentiable in ``x``/``z``
-at every order. The order ``v`` is a number or a tensor broadcast against ``z`` (scipy's
-rule), without a derivative: a tracked ``v`` raises ``NotImplementedError`` when its derivative
-is asked for.
+``jv yv iv kv`` take complex arguments too (holomorphic rules, PyTorch's conjugate convention
+for gradients; the order stays real); the others real ones only (complex raises TypeError).
+Each is an op with VJP, JVP and batching rules (``dualad/ops/bessel_cylinder.py``,
+``bessel_modified.py``), differentiable in ``x``/``z`` at every order. The order ``v`` is a
+number or a tensor broadcast against ``z`` (scipy's rule), without a derivative: a tracked ``v``
+raises ``NotImplementedError`` when its derivative is asked for.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def y1(x):
 def jv(v, z):
     """Bessel function of the first kind of real order ``v``; ``d/dz = (jv(v-1, z) - jv(v+1,
     z)) / 2``. Nan for ``z < 0`` unless ``v`` is an integer; infinite derivative at 0 for
-    ``0 < v < 1``. ``v`` has no derivative (a tracked one raises NotImplementedError).
+    ``0 < v < 1``. Complex ``z`` too. ``v`` has no derivative (a tracked one raises
+    NotImplementedError).
 
     >>> import dualad
     >>> from dualad.special import jv

@@ -247,10 +247,34 @@ def test_vmap_over_orders_and_arguments():
     np.testing.assert_allclose(grad_x.numpy(), sp.jvp(v.numpy(), x.numpy()), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("name", ["jv", "yv", "iv", "kv"])
+def test_complex_arguments_values_and_holomorphic_derivatives(name, dtype):
+    z = np.array([1.0 + 0.5j, 2.0 - 1.0j, 0.3 + 2.0j, -1.5 + 0.2j]).astype(dtype)
+    for v in (0, 1, 1.5, -2.3):
+        got = getattr(special, name)(v, dualad.tensor(z))
+        assert got.dtype == dtype
+        expected = getattr(sp, name)(v, z.astype(np.complex128)).astype(dtype)
+        np.testing.assert_array_equal(got.numpy(), expected)
+        if dtype == np.complex64:
+            continue
+        derivative = _N_TH[name](v, z, 1)
+        _, tangent = func.jvp(
+            lambda t, v=v: getattr(special, name)(v, t), (dualad.tensor(z),), (dualad.ones(4) + 0j,)
+        )
+        np.testing.assert_allclose(tangent.numpy(), derivative, rtol=1e-12)
+        zt = dualad.tensor(z, requires_grad=True)
+        (g,) = autograd.grad(getattr(special, name)(v, zt).real.sum(), zt)
+        np.testing.assert_allclose(g.numpy(), np.conj(derivative), rtol=1e-12)  # PyTorch's
+
+
 def test_bad_orders_and_complex_arguments_raise():
     with pytest.raises(TypeError, match="order"):
         special.jv("1", dualad.tensor([1.0]))
     with pytest.raises(TypeError, match=r"dualad\.special\.j0: not supported for complex"):
         special.j0(dualad.tensor([1.0 + 1j]))
-    with pytest.raises(TypeError, match=r"dualad\.special\.kv: not supported for complex"):
-        special.kv(1.0, dualad.tensor([1.0 + 1j]))
+    for name in ("jve", "yve", "ive", "kve"):
+        with pytest.raises(TypeError, match=rf"dualad\.special\.{name}: not supported for complex"):
+            getattr(special, name)(1.0, dualad.tensor([1.0 + 1j]))
+    with pytest.raises(TypeError, match=r"dualad\.special\.jv: not supported for complex"):
+        special.jv(dualad.tensor([1.0 + 1j]), dualad.tensor([1.0]))  # the order is real

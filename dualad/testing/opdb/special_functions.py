@@ -66,6 +66,34 @@ def _item(name, index, op, samples, **options):
     )
 
 
+def _complex_order_samples(rng, dtype):
+    """``(v, z)`` with real orders and complex ``z`` in the right half-plane (clear of the
+    branch cut on the negative real axis), differentiable in z."""
+    real = np.finfo(dtype).dtype
+    out = []
+    for sv, sz in (((2, 3), (2, 3)), ((3,), (2, 3)), ((), (2, 2))):
+        v = uniform(rng, sv, real, -2.5, 2.5)
+        z = (uniform(rng, sz, real, 0.4, 3.0) + 1j * uniform(rng, sz, real, -1.5, 1.5)).astype(
+            dtype
+        )
+        out.append(SampleInput((v, z), diff=(1,), note=f"{sv} with {sz}"))
+    z = (uniform(rng, (2, 3), real, 0.4, 3.0) + 1j * uniform(rng, (2, 3), real, -1.5, 1.5)).astype(
+        dtype
+    )
+    out.append(SampleInput((1.0, z), diff=(1,), note="number order"))
+    return out
+
+
+def _complex_order_ref(function):
+    def ref(v, z):
+        dtype = np.result_type(v, z)
+        return np.asarray(function(np.asarray(v, np.float64), z.astype(np.complex128))).astype(
+            dtype
+        )
+
+    return ref
+
+
 def _jacobi_samples(rng, dtype):
     """``(u, m)`` with ``0 <= m < 1`` a constant (no derivative), broadcast or a number."""
     out = []
@@ -130,6 +158,18 @@ OPS = [
             fn=_constant_first(getattr(special, name)),
         )
         for name in ("ive", "kve")
+    ),
+    # complex z (real orders): J, Y, I, K are holomorphic off the negative real axis
+    *(
+        _entry(
+            f"{name}_complex",
+            _complex_order_samples,
+            fn=_constant_first(getattr(special, name)),
+            ref=_complex_order_ref(getattr(sp, name)),
+            ops=(name,),
+            dtypes=("complex64", "complex128"),
+        )
+        for name in ("jv", "yv", "iv", "kv")
     ),
     # integer orders of J and I below 0 too (ive: clear of its kink at 0, the series at -60)
     _of_order("jv", 3, unary_samples(-6.0, 6.0)),
@@ -214,4 +254,11 @@ OPS = [
     _of_order("struve", 2, unary_samples(-5.0, 5.0)),
     _of_order("modstruve", 1, unary_samples(-3.0, 3.0)),
     _of_order("modstruve", 0.5, unary_samples(0.2, 3.0)),
+    # Kelvin functions: ber, bei and their derivatives through 0 (smooth; the series of
+    # berp/x and beip/x below 1, the large sample beyond); ker, kei for x > 0
+    *(
+        _entry(name, unary_samples(-3.0, 3.0, extra=((4, 5), -8.0, 8.0)))
+        for name in ("ber", "bei", "berp", "beip")
+    ),
+    *(_entry(name, unary_samples(0.3, 5.0)) for name in ("ker", "kei", "kerp", "keip")),
 ]
