@@ -244,8 +244,8 @@ from .bessel import *  # noqa: E402
 
 __all__ += _bessel_module.__all__
 
-from . import airy as _airy_module  # noqa: E402
-from .airy import *  # noqa: E402
+from . import airy_functions as _airy_module  # noqa: E402 (not .airy: the function's name)
+from .airy_functions import *  # noqa: E402
 
 __all__ += _airy_module.__all__
 
