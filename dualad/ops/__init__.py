@@ -21,6 +21,10 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     _special_calls                          scipy.special calls of the rows below
     special_gamma, incomplete_beta, elementary_special    (ops of dualad.special only)
     distributions, orthogonal_polynomials   (on incomplete_beta's densities; dualad.special)
+    bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic, hypergeometric,
+    kelvin
+                                        (scipy.special's Bessel family and friends; their
+                                        impls: ``_special_impls``)
     _reducing, indexing, smooth_activations, views
     piecewise_activations                   hardswish, hardshrink, ..., glu (nn.functional)
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes
@@ -51,9 +55,12 @@ from . import (
     _helpers,
     activations,
     adaptive_pooling,
+    airy,
     arithmetic,
     base,
     bessel,
+    bessel_cylinder,
+    bessel_modified,
     casts,
     closeness,
     comparison,
@@ -69,6 +76,7 @@ from . import (
     eigen_general,
     einsums,
     elementary_special,
+    elliptic,
     entropies,
     exp_log,
     extrema,
@@ -78,10 +86,13 @@ from . import (
     gamma_functions,
     gather_scatter,
     grid_sampling,
+    hypergeometric,
     im2col,
     incomplete_beta,
     indexing,
+    integrals,
     joining,
+    kelvin,
     least_squares,
     linalg,
     matrix_functions,
@@ -91,8 +102,8 @@ from . import (
     normal_distribution,
     norms,
     order_statistics,
-    piecewise_activations,
     orthogonal_polynomials,
+    piecewise_activations,
     pooling,
     products,
     qr,
@@ -110,6 +121,7 @@ from . import (
     solvers,
     special,
     special_gamma,
+    spherical_bessel,
     svd,
     tensor_index,
     torch_norm,

@@ -263,3 +263,37 @@ from . import polynomials  # noqa: E402
 from .polynomials import *  # noqa: E402
 
 __all__ += polynomials.__all__
+from . import bessel as _bessel_module  # noqa: E402 (the families added after the core set)
+from .bessel import *  # noqa: E402
+
+__all__ += _bessel_module.__all__
+
+from . import airy_functions as _airy_module  # noqa: E402 (not .airy: the function's name)
+from .airy_functions import *  # noqa: E402
+
+__all__ += _airy_module.__all__
+
+from . import spherical_bessel as _spherical_module  # noqa: E402
+from .spherical_bessel import *  # noqa: E402
+
+__all__ += _spherical_module.__all__
+
+from . import integrals as _integrals_module  # noqa: E402
+from .integrals import *  # noqa: E402
+
+__all__ += _integrals_module.__all__
+
+from . import elliptic as _elliptic_module  # noqa: E402
+from .elliptic import *  # noqa: E402
+
+__all__ += _elliptic_module.__all__
+
+from . import hypergeometric as _hypergeometric_module  # noqa: E402
+from .hypergeometric import *  # noqa: E402
+
+__all__ += _hypergeometric_module.__all__
+
+from . import kelvin as _kelvin_module  # noqa: E402
+from .kelvin import *  # noqa: E402
+
+__all__ += _kelvin_module.__all__

@@ -75,8 +75,10 @@ def _modules_of_ops() -> dict[int, str]:
                 found.setdefault(id(op), short)
     for short, module in modules:
         for value in vars(module).values():
-            if isinstance(value, OpDef):
-                found.setdefault(id(value), short)
+            # an OpDef, or the function of a private op (``_j0 = unary(...)``: ``_j0.op``)
+            op = value if isinstance(value, OpDef) else getattr(value, "op", None)
+            if isinstance(op, OpDef):
+                found.setdefault(id(op), short)
     for op in REGISTRY.values():
         if id(op) in found:
             continue

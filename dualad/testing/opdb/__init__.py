@@ -179,4 +179,5 @@ FAMILIES = (
     "linalg_spectral",
     "nn_primitives",
     "special_scipy",
+    "special_functions",
 )
