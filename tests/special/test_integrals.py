@@ -220,6 +220,6 @@ def test_expn_order_is_a_static_integer():
 
 
 def test_real_only_functions_reject_complex():
-    for name in ("expi", "exp1", "sici", "shichi")  # (spence takes complex z):
+    for name in ("expi", "exp1", "sici", "shichi"):  # (spence takes complex z)
         with pytest.raises(TypeError, match="not supported for complex"):
             getattr(special, name)(dualad.tensor([1.0 + 1j]))
