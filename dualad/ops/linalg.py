@@ -16,6 +16,7 @@ import numpy as np
 
 from .._creation import as_tensor, eye
 from .._dispatch import OpDef, apply, apply1, binary_caller, register
+from .._opdef import LINEAR_DENSE
 from .._tensor import Tensor
 from ._dims import normalize_dim
 from ._exports import Exports
@@ -573,6 +574,7 @@ _trace_op = linear(
     lambda xp, x: xp.trace(x, axis1=-2, axis2=-1),
     _trace_transpose,
     batch=_trace_batch,
+    sparsity=LINEAR_DENSE,
 )
 
 
