@@ -5,7 +5,9 @@
 - ``codegen``: the program as the source of one Python function, compiled;
 - ``signature``: the cache key of a call (pytree structure, shapes, dtypes, static values);
 - ``api``: ``jit`` itself, its cache, guards and eager fallbacks;
-- ``graphs``: plain backward passes compiled whole (installed into the engine here).
+- ``graphs``: plain backward passes compiled whole (installed into the engine here);
+- ``sparsity``: dependency patterns of a traced call (installed into ``dualad.func``'s
+  ``sparse_jacobian``/``sparse_hessian`` here).
 
 >>> import dualad
 >>> dualad.jit(lambda x: x * 2)(dualad.tensor([1.0]))
@@ -14,7 +16,11 @@ tensor([2.])
 
 from __future__ import annotations
 
+from ..func import _sparse
 from . import graphs  # noqa: F401 (importing it installs compiled backward passes)
+from . import sparsity
 from .api import CacheInfo, Jitted, RetraceWarning, jit
+
+_sparse.install_detector(sparsity.detect)
 
 __all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]
