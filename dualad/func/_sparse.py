@@ -49,7 +49,17 @@ def install_detector(detect) -> None:
 class _Plan:
     """What one input signature reuses: pattern, colouring, how to read the entries."""
 
-    __slots__ = ("colours", "detection", "k", "mode", "out_shape", "pattern", "reads")
+    __slots__ = (
+        "colours",
+        "detection",
+        "k",
+        "mode",
+        "out_shape",
+        "pattern",
+        "reads",
+        "seeds",
+        "takes",
+    )
 
     def __init__(self, pattern, out_shape, mode, colours, k, reads, detection) -> None:
         self.pattern = pattern
@@ -57,8 +67,30 @@ class _Plan:
         self.mode = mode  # "columns" (jvp), "rows" (vjp) or "symmetric" (hvp)
         self.colours = colours
         self.k = k
-        self.reads = reads
+        self.reads = reads  # (colour, position): the compressed product's entry per nonzero
         self.detection = detection  # None for a pattern the user gave
+        self.seeds = {}  # (dtype, array module) -> the (k, size) seed matrix
+        self.takes = {}  # (width, array module) -> flat indices of ``reads``
+
+    def seed_matrix(self, size: int, dtype, xp):
+        """The ``(k, size)`` seed matrix (row c: the indicator of colour c), made once."""
+        key = (size, dtype, xp)
+        seeds = self.seeds.get(key)
+        if seeds is None:
+            seeds = np.zeros((self.k, size), dtype=dtype)
+            seeds[self.colours, np.arange(size)] = 1
+            seeds = self.seeds[key] = xp.asarray(seeds)
+        return seeds
+
+    def entries(self, compressed, xp):
+        """The nonzeros' values, read from the ``(k, width)`` compressed product."""
+        width = compressed.shape[1]
+        key = (width, xp)
+        take = self.takes.get(key)
+        if take is None:
+            first, second = self.reads
+            take = self.takes[key] = xp.asarray(first.astype(np.int64) * width + second)
+        return compressed.reshape(-1)[take]
 
 
 class SparseDerivative:
@@ -111,8 +143,7 @@ class SparseDerivative:
                 "derivatives are real Jacobians of real functions"
             )
         xp = _xp_of(compressed)
-        data = compressed[tuple(xp.asarray(r) for r in plan.reads)]
-        return self._result(plan, data, diff, xp)
+        return self._result(plan, plan.entries(compressed, xp), diff, xp)
 
     # ------------------------------------------------------------------ the plan
     def _plan(self, restricted, diff: list) -> _Plan:
@@ -166,10 +197,10 @@ class SparseDerivative:
             out, vjp_fn = _vjp(restricted, tuple(diff), False, self.title)
             _check_output(out, plan, self.title)
             m = int(out.numel())
-            seeds = _seeds(plan.colours, plan.k, m, out, xp).reshape(plan.k, *out.shape)
+            seeds = _seeds(plan, m, out, xp).reshape(plan.k, *out.shape)
             columns = vmap(vjp_fn)(seeds)
             return _joined(columns, plan.k)._data
-        seeds = _seeds(plan.colours, plan.k, plan.colours.size, like, xp)
+        seeds = _seeds(plan, plan.colours.size, like, xp)
         blocks = _split(seeds, diff, plan.k)
         if plan.mode == "symmetric":
             gradient = grad(restricted, argnums=tuple(range(len(diff))))
@@ -260,11 +291,10 @@ def _check_output(out, plan: _Plan, title: str) -> None:
         )
 
 
-def _seeds(colours, k: int, size: int, like, xp):
-    """The ``(k, size)`` seed matrix: row c is the indicator of colour c."""
-    seeds = np.zeros((k, size), dtype=like.dtype)
-    seeds[colours, np.arange(size)] = 1
-    return wrap(xp.asarray(seeds))
+def _seeds(plan: _Plan, size: int, like, xp):
+    """The seed matrix as a fresh tensor (a copy: the function may write into its inputs'
+    tangents in place)."""
+    return wrap(plan.seed_matrix(size, like.dtype, xp).copy())
 
 
 def _split(seeds, diff: list, k: int) -> list:
