@@ -34,7 +34,8 @@ class OpDef:
         the family helpers: family "elementwise" (broadcasting), "gather" (the output's elements
         are copies of the arguments' elements, or zeros: views, slicing, joining, padding),
         "reduce" (over ``params["dims"]``), "zero" (zero derivative); curvature "affine" (no
-        second derivative), "bilinear" (none unless two arguments vary), "nonlinear". None,
+        second derivative), "bilinear" (none unless two arguments vary), "linear_in_first"
+        (none unless an argument after the first varies: ``a / b``), "nonlinear". None,
         the default, is the conservative rule: every output element depends on every element
         of every argument, nonlinearly.
     """

@@ -174,7 +174,13 @@ class SparseDerivative:
             pattern = _canonical(pattern + pattern.T)  # (a user's pattern made symmetric)
             colours, k = colour_symmetric(pattern)
             return _Plan(
-                pattern, (), "symmetric", colours, k, symmetric_reads(pattern, colours, k), detection
+                pattern,
+                (),
+                "symmetric",
+                colours,
+                k,
+                symmetric_reads(pattern, colours, k),
+                detection,
             )
         by_columns = colour_columns(pattern)
         by_rows = colour_rows(pattern)

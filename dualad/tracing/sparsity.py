@@ -235,19 +235,26 @@ class _Propagation:
     def _elementwise(self, args, out: int, curvature: str):
         shape = self.program.meta[out][0]
         total = None
-        moving = []
-        for pattern, arg_shape, _ in args:
+        varying_rows = []  # the varying arguments' patterns, broadcast to the output
+        positions = []
+        for position, (pattern, arg_shape, _) in enumerate(args):
             if pattern is None or not pattern.nnz:
                 continue
             index = _broadcast_index(arg_shape, shape)
             rows = pattern if index is None else pattern[index]
-            moving.append(rows)
+            varying_rows.append(rows)
+            positions.append(position)
             total = rows if total is None else total + rows
         if self.second and curvature != "affine":
             if curvature == "bilinear":
                 # a product adds second derivatives only where both factors vary
-                counts = sum((m.getnnz(axis=1) > 0).astype(np.int8) for m in moving)
+                counts = sum((m.getnnz(axis=1) > 0).astype(np.int8) for m in varying_rows)
                 mask = counts >= 2
+            elif curvature == "linear_in_first":  # a / b: only where b varies
+                mask = np.zeros(total.shape[0], dtype=bool)
+                for position, rows in zip(positions, varying_rows):
+                    if position > 0:
+                        mask |= rows.getnnz(axis=1) > 0
             else:
                 mask = total.getnnz(axis=1) > 0
             if mask.any():
@@ -284,9 +291,7 @@ class _Propagation:
             return None
         labels = np.broadcast_to(np.arange(count).reshape(kept), shape).ravel()
         k = labels.size
-        groups = sp.csr_matrix(
-            (np.ones(k, dtype=bool), (labels, np.arange(k))), shape=(count, k)
-        )
+        groups = sp.csr_matrix((np.ones(k, dtype=bool), (labels, np.arange(k))), shape=(count, k))
         return [_canonical(groups @ pattern)]
 
     def _gather(self, op, instr, args, outs):
