@@ -15,6 +15,7 @@ function would take another branch, the pattern is detected again.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 import scipy.sparse as sp
@@ -126,9 +127,12 @@ class SparseDerivative:
         restricted = _restricted(self.fn, args, nums)
         key = tuple((tuple(x.shape), x.dtype, type(x._data)) for x in diff)
         plan = self._plans.get(key)
-        if plan is not None and plan.detection is not None:
-            if not plan.detection.holds([x._data for x in diff]):
-                plan = None  # the function takes another branch: detect again
+        if (
+            plan is not None
+            and plan.detection is not None
+            and not plan.detection.holds([x._data for x in diff])
+        ):
+            plan = None  # the function takes another branch: detect again
         if plan is None:
             plan = self._plan(restricted, diff)
             self._plans[key] = plan
@@ -240,13 +244,10 @@ class SparseDerivative:
             )
         if isinstance(self.argnums, int):
             return matrix
-        sizes = np.cumsum([0] + [int(x.numel()) for x in diff])
+        bounds = list(itertools.pairwise(np.cumsum([0] + [int(x.numel()) for x in diff])))
         if self.hessian:
-            return tuple(
-                tuple(matrix[a:b, c:d] for c, d in zip(sizes[:-1], sizes[1:]))
-                for a, b in zip(sizes[:-1], sizes[1:])
-            )
-        return tuple(matrix[:, a:b] for a, b in zip(sizes[:-1], sizes[1:]))
+            return tuple(tuple(matrix[a:b, c:d] for c, d in bounds) for a, b in bounds)
+        return tuple(matrix[:, a:b] for a, b in bounds)
 
 
 def _xp_of(data):

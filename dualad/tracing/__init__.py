@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from ..func import _sparse
 from . import graphs  # noqa: F401 (importing it installs compiled backward passes)
-from . import sparsity
 from .api import CacheInfo, Jitted, RetraceWarning, jit
+from .sparsity import detect
 
-_sparse.install_detector(sparsity.detect)
+_sparse.install_detector(detect)
 
 __all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]

@@ -100,7 +100,7 @@ def test_ops_without_a_rule_are_dense_and_correct():
 
 def test_matmul_with_a_constant_matrix_is_dense_but_correct():
     a = np.random.default_rng(3).random((4, 5))
-    f = lambda x: dualad.tensor(a) @ x  # noqa: E731
+    f = lambda x: dualad.tensor(a) @ x
     _same_as_dense(sparse_jacobian(f), f, np.arange(5.0))
 
 
@@ -157,14 +157,14 @@ def test_user_pattern():
 def test_user_pattern_of_the_wrong_shape():
     with pytest.raises(ValueError, match=r"sparsity has shape \(6, 9\), expected"):
         sparse_jacobian(tridiagonal_residual, sparsity=sp.eye(6, 9, dtype=bool))(np.ones(8))
-    with pytest.raises(ValueError, match="sparsity has 5 rows but the function's output has 6"):
+    with pytest.raises(ValueError, match=r"sparsity has 5 rows but the function's output has 6"):
         sparse_jacobian(tridiagonal_residual, sparsity=sp.eye(5, 8, dtype=bool))(np.ones(8))
     with pytest.raises(ValueError, match=r"sparsity has shape \(3, 3\), expected \(4, 4\)"):
         sparse_hessian(lambda x: (x**3).sum(), sparsity=sp.eye(3, dtype=bool))(np.ones(4))
 
 
 def test_bad_sparsity_arguments():
-    with pytest.raises(ValueError, match="'auto' or a scipy.sparse pattern"):
+    with pytest.raises(ValueError, match=r"'auto' or a scipy\.sparse pattern"):
         sparse_jacobian(tridiagonal_residual, sparsity="dense")
     with pytest.raises(TypeError, match="got list"):
         sparse_jacobian(tridiagonal_residual, sparsity=[[1, 0]])
@@ -194,7 +194,7 @@ def test_inputs_that_are_not_real_floating():
 
 def test_closed_over_tensor_that_requires_grad():
     w = dualad.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="could not be traced.*requires grad.*sparsity="):
+    with pytest.raises(RuntimeError, match=r"could not be traced.*requires grad.*sparsity="):
         sparse_jacobian(lambda x: x * w)(np.ones(3))
 
 
