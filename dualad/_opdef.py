@@ -33,7 +33,9 @@ class OpDef:
         elements (read by ``dualad.func.sparse_jacobian``'s detection, DESIGN.md 10), set by
         the family helpers: family "elementwise" (broadcasting), "gather" (the output's elements
         are copies of the arguments' elements, or zeros: views, slicing, joining, padding),
-        "reduce" (over ``params["dims"]``), "zero" (zero derivative); curvature "affine" (no
+        "reduce" (over ``params["dims"]``), "matmul" (products of matrices and vectors: the
+        arguments' patterns combined through the other argument's nonzeros where it is
+        constant), "zero" (zero derivative); curvature "affine" (no
         second derivative), "bilinear" (none unless two arguments vary), "linear_in_first"
         (none unless an argument after the first varies: ``a / b``), "nonlinear". None,
         the default, is the conservative rule: every output element depends on every element

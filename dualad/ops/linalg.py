@@ -163,7 +163,15 @@ def _product(name, impl, *, vjp, batch, node_name, doc):
     def product(a, b):
         return caller(a, b)
 
-    op = OpDef(name, impl, vjp=vjp, jvp=product_jvp(product), batch=batch, node_name=node_name)
+    op = OpDef(
+        name,
+        impl,
+        vjp=vjp,
+        jvp=product_jvp(product),
+        batch=batch,
+        node_name=node_name,
+        sparsity=("matmul", "bilinear"),  # (of matrices and vectors; stacks: the dense rule)
+    )
     caller = binary_caller(register(op), doc=doc)
     return caller
 

@@ -215,6 +215,11 @@ class _Propagation:
             results = self._gather(op, instr, args, outs)
         elif family == "reduce" and len(outs) == 1 and len(varying) == 1:
             results = self._reduce(instr, args, outs[0])
+        elif family == "matmul" and len(outs) == 1 and len(args) == 2:
+            results = self._matmul(args, outs[0])
+            if results is not None and self.second and len(varying) == 2:
+                self.interactions.append(results[0])  # (both factors vary: curved)
+            curvature = "affine"
         elif family == "zero":
             results = [_empty(self._numel(s), self.n) for s in outs]
         if results is None:
@@ -293,6 +298,26 @@ class _Propagation:
         k = labels.size
         groups = sp.csr_matrix((np.ones(k, dtype=bool), (labels, np.arange(k))), shape=(count, k))
         return [_canonical(groups @ pattern)]
+
+    def _matmul(self, args, out: int):
+        """``a @ b`` of matrices or vectors: output ``(i, j)`` depends on ``a[i, k]`` and
+        ``b[k, j]`` for every ``k`` where the other factor is not a constant zero (a varying
+        factor counts as nonzero everywhere). None for stacks of matrices (the dense rule)."""
+        (pa, sa, va), (pb, sb, vb) = args
+        if sa is None or sb is None or not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
+            return None
+        m, inner = (1, sa[0]) if len(sa) == 1 else sa
+        inner_b, p = (sb[0], 1) if len(sb) == 1 else sb
+        if inner != inner_b or self._numel(out) != m * p:
+            return None
+        mask_a = _nonzeros(va, (m, inner), pa)
+        mask_b = _nonzeros(vb, (inner, p), pb)
+        total = _empty(m * p, self.n)
+        if pa is not None and pa.nnz:  # (i, j) reads a[i, k] where b[k, j] != 0
+            total = total + sp.kron(sp.identity(m, dtype=bool, format="csr"), mask_b.T) @ pa
+        if pb is not None and pb.nnz:  # (i, j) reads b[k, j] where a[i, k] != 0
+            total = total + sp.kron(mask_a, sp.identity(p, dtype=bool, format="csr")) @ pb
+        return [_canonical(total)]
 
     def _gather(self, op, instr, args, outs):
         """Run the impl on element ids (see the module docstring); None: use the dense rule."""
@@ -376,6 +401,14 @@ def _from_columns(columns, n: int):
     return sp.csr_matrix(
         (np.ones(columns.size, dtype=bool), columns, np.array([0, columns.size])), shape=(1, n)
     )
+
+
+def _nonzeros(value, shape: tuple, pattern):
+    """Where a factor of a product may be nonzero, as a boolean CSR matrix of ``shape``: a
+    constant's nonzeros, everywhere for a traced value (it may change) and for literals."""
+    if pattern is None and isinstance(value, np.ndarray) and value.size == shape[0] * shape[1]:
+        return sp.csr_matrix(value.reshape(shape) != 0)
+    return sp.csr_matrix(np.ones(shape, dtype=bool))
 
 
 def _numel(shape) -> int:

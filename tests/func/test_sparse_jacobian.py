@@ -98,10 +98,21 @@ def test_ops_without_a_rule_are_dense_and_correct():
     assert jac.pattern.nnz == 25
 
 
-def test_matmul_with_a_constant_matrix_is_dense_but_correct():
-    a = np.random.default_rng(3).random((4, 5))
-    f = lambda x: dualad.tensor(a) @ x
-    _same_as_dense(sparse_jacobian(f), f, np.arange(5.0))
+def test_matrix_products_follow_the_constant_factor_nonzeros():
+    banded = np.diag(np.full(6, 2.0)) + np.diag(np.full(5, -1.0), 1)
+    for f in (
+        lambda x: dualad.tensor(banded) @ x,  # matrix-vector: the band
+        lambda x: x @ dualad.tensor(banded),  # vector-matrix
+        lambda x: (x.reshape(3, 2) @ dualad.tensor(banded[:2, :3])) ** 2,
+        lambda x: x.reshape(2, 3) @ x.reshape(3, 2),  # both vary
+        lambda x: x @ x,
+    ):
+        jac = sparse_jacobian(f)
+        dense = _same_as_dense(jac, f, np.arange(1.0, 7.0)).toarray()
+        assert jac.pattern.nnz == np.count_nonzero(dense)
+    # a stack of matrices: the dense rule, still correct
+    f = lambda x: x.reshape(2, 1, 3) @ dualad.tensor(np.ones((2, 3, 1)))
+    _same_as_dense(sparse_jacobian(f), f, np.arange(1.0, 7.0))
 
 
 def test_in_place_writes():
