@@ -61,17 +61,26 @@ class Detection:
     Hessian pattern too), the output's shape, and ``replay(*arrays)``: whether a later call's
     inputs keep the trace's guards (None when the trace had none)."""
 
-    __slots__ = ("hessian", "out_shape", "pattern", "replay")
+    __slots__ = ("hessian", "out_shape", "pattern", "replay", "written")
 
-    def __init__(self, pattern, hessian, out_shape, replay) -> None:
+    def __init__(self, pattern, hessian, out_shape, replay, written=False) -> None:
         self.pattern = pattern
         self.hessian = hessian
         self.out_shape = out_shape
         self.replay = replay
+        self.written = written  # whether the program writes into its inputs
 
     def holds(self, arrays) -> bool:
-        """Whether the guards of the trace hold for these input arrays."""
-        return self.replay is None or self.replay(*arrays) is not RETRACE
+        """Whether the guards of the trace hold for these input arrays (a replay that raises
+        does not hold: detecting again gives the function's own error, or a new pattern)."""
+        if self.replay is None:
+            return True
+        if self.written:  # (the caller's arrays are never written)
+            arrays = [a.copy() for a in arrays]
+        try:
+            return self.replay(*arrays) is not RETRACE
+        except Exception:
+            return False
 
 
 def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
@@ -108,7 +117,8 @@ def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
     replay = None
     if any(instr.kind == "guard" for instr in program.instrs):
         replay = compile_program(program, _xp_of(tensors[0]._data))[0]
-    return Detection(_canonical(pattern), second, tuple(out.shape), replay)
+    written = bool(program.written_inputs())
+    return Detection(_canonical(pattern), second, tuple(out.shape), replay, written)
 
 
 def _copy(data):

@@ -228,6 +228,20 @@ def test_branch_on_values_is_detected_again():
     assert (jac.pattern != diagonal).nnz == 0
 
 
+def test_guards_checked_without_writing_the_callers_array():
+    def f(x):
+        x.mul_(1.0)  # an in-place op on the input, and a branch on its values
+        return x**2 if x[0] > 0 else x.flip(0) ** 2
+
+    x = np.arange(1.0, 5.0)
+    jac = sparse_jacobian(f)
+    _same_as_dense(jac, f, x)
+    again = np.arange(1.0, 5.0)
+    jac(again)
+    np.testing.assert_array_equal(again, np.arange(1.0, 5.0))
+    _same_as_dense(jac, f, -x)
+
+
 def test_index_computed_from_the_inputs_is_dense():
     def f(x):
         return x[dualad.argmax(x)] * x
