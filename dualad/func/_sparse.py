@@ -20,6 +20,7 @@ import itertools
 import numpy as np
 import scipy.sparse as sp
 
+from .._backend import xp_of
 from .._tensor import Tensor, wrap
 from ..ops import cat
 from ..vmap.api import vmap
@@ -146,7 +147,7 @@ class SparseDerivative:
                 f"dualad.func.{self.title}: the function's output is complex; sparse "
                 "derivatives are real Jacobians of real functions"
             )
-        xp = _xp_of(compressed)
+        xp = xp_of(compressed)
         return self._result(plan, plan.entries(compressed, xp), diff, xp)
 
     # ------------------------------------------------------------------ the plan
@@ -202,7 +203,7 @@ class SparseDerivative:
     def _compressed(self, plan: _Plan, restricted, diff: list):
         """The compressed product as an array of shape ``(k, m)`` or ``(k, n)``."""
         like = diff[0]
-        xp = _xp_of(like._data)
+        xp = xp_of(like._data)
         if plan.mode == "rows":
             out, vjp_fn = _vjp(restricted, tuple(diff), False, self.title)
             _check_output(out, plan, self.title)
@@ -250,20 +251,13 @@ class SparseDerivative:
         return tuple(matrix[:, a:b] for a, b in bounds)
 
 
-def _xp_of(data):
-    if type(data) is np.ndarray:
-        return np
-    import cupy  # (optional dependency: only for CuPy inputs)
-
-    return cupy
-
-
 def _canonical(pattern):
-    pattern = sp.csr_matrix(pattern, dtype=bool)
-    pattern.sum_duplicates()
-    pattern.eliminate_zeros()
-    pattern.sort_indices()
-    return pattern
+    """A boolean CSR copy of ``pattern``: no stored zeros, sorted indices (what the reads of
+    the colourings assume)."""
+    out = sp.csr_matrix(pattern, dtype=bool, copy=True)
+    out.eliminate_zeros()
+    out.sum_duplicates()  # (sorts the indices too)
+    return out
 
 
 def _user_pattern(sparsity, title: str):

@@ -157,21 +157,18 @@ def _matrix_product_vjp(fn):
     return vjp
 
 
+_PRODUCT = ("matmul", "bilinear")
+
+
 def _product(name, impl, *, vjp, batch, node_name, doc):
     """Register a bilinear product op and return its public function (JVP from itself)."""
 
     def product(a, b):
         return caller(a, b)
 
-    op = OpDef(
-        name,
-        impl,
-        vjp=vjp,
-        jvp=product_jvp(product),
-        batch=batch,
-        node_name=node_name,
-        sparsity=("matmul", "bilinear"),  # (of matrices and vectors; stacks: the dense rule)
-    )
+    # sparsity: of matrices and vectors (stacks of them get the dense rule)
+    rules = {"vjp": vjp, "jvp": product_jvp(product), "batch": batch, "sparsity": _PRODUCT}
+    op = OpDef(name, impl, node_name=node_name, **rules)
     caller = binary_caller(register(op), doc=doc)
     return caller
 

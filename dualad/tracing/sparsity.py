@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._backend import xp_of
 from .._state import pop_level, push_level
 from .._tensor import Tensor, wrap
 from ..ops._batching import elementwise as _elementwise_batch
@@ -116,21 +117,13 @@ def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
     second = propagation.hessian() if hessian else None
     replay = None
     if any(instr.kind == "guard" for instr in program.instrs):
-        replay = compile_program(program, _xp_of(tensors[0]._data))[0]
+        replay = compile_program(program, xp_of(tensors[0]._data))[0]
     written = bool(program.written_inputs())
     return Detection(_canonical(pattern), second, tuple(out.shape), replay, written)
 
 
 def _copy(data):
     return data.copy()
-
-
-def _xp_of(data):
-    if type(data) is np.ndarray:
-        return np
-    import cupy  # (optional dependency: only for CuPy inputs)
-
-    return cupy
 
 
 def _host(value):
