@@ -180,7 +180,10 @@ class _Propagation:
         kind, value = ref
         if kind == "s":
             shape = self.program.meta[value][0]
-            return self.pats.get(value), shape, None
+            pattern = self.pats.get(value)
+            if pattern is None:  # (a slot no rule wrote: depends on everything, conservatively)
+                pattern = self.pats[value] = self._everything(_numel(shape))
+            return pattern, shape, None
         if kind == "c":
             array = _host(self.program.consts[value])
             shape = getattr(array, "shape", None)
@@ -226,7 +229,7 @@ class _Propagation:
         elif family == "zero":
             results = [_empty(self._numel(s), self.n) for s in outs]
         if results is None:
-            results = [self._dense(op, varying, s) for s in outs]
+            results = [self._dense(op, varying, self._numel(s)) for s in outs]
             if family != "dense":
                 curvature = "nonlinear"
         for s, pattern in zip(outs, results):
@@ -269,12 +272,13 @@ class _Propagation:
                 self.interactions.append(total[np.flatnonzero(mask)])
         return total
 
-    def _dense(self, op, varying, out: int):
+    def _dense(self, op, varying, rows: int):
+        """Every one of ``rows`` output elements depending on every input that a varying
+        argument depends on (the conservative rule)."""
         columns = np.zeros(self.n, dtype=bool)
         for pattern, _, _ in varying:
             columns[pattern.indices] = True
         cols = np.flatnonzero(columns)
-        rows = self._numel(out)
         if rows * cols.size > DENSE_LIMIT:
             raise ValueError(
                 f"dualad.func.{self.title}: op '{op.name}' has no sparsity rule, so each of its "
@@ -382,8 +386,12 @@ class _Propagation:
         for slot, meta in self.program.meta.items():
             if slot in self.pats and meta[4] == root:
                 rows = self._numel(slot)
-                merged = self._dense(_WRITE, [(_from_columns(columns, self.n), None, None)], slot)
-                self.pats[slot] = _canonical(self.pats[slot] + merged[:rows])
+                merged = self._dense(_WRITE, [(_from_columns(columns, self.n), None, None)], rows)
+                self.pats[slot] = _canonical(self.pats[slot] + merged)
+
+    def _everything(self, rows: int):
+        everything = [(_from_columns(np.arange(self.n), self.n), None, None)]
+        return self._dense(_UNRECORDED, everything, rows)
 
     def hessian(self):
         """The conservative Hessian pattern ``(n, n)`` (see the module docstring)."""
@@ -393,11 +401,15 @@ class _Propagation:
         return _canonical((rows.T @ rows).tocsr())
 
 
-class _Write:
-    name = "an in-place write"
+class _Named:
+    """What a dense rule's error names when no op is to blame."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
-_WRITE = _Write()
+_WRITE = _Named("an in-place write")
+_UNRECORDED = _Named("a value without a recorded op")
 
 
 def _from_columns(columns, n: int):
