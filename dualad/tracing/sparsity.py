@@ -281,9 +281,9 @@ class _Propagation:
         cols = np.flatnonzero(columns)
         if rows * cols.size > DENSE_LIMIT:
             raise ValueError(
-                f"dualad.func.{self.title}: op '{op.name}' has no sparsity rule, so each of its "
-                f"{rows} output elements may depend on all {cols.size} inputs its arguments "
-                "depend on: too many to detect; pass the pattern as sparsity="
+                f"dualad.func.{self.title}: {_describe(op)} has the dense sparsity rule: each "
+                f"of its {rows} output elements may depend on all {cols.size} inputs its "
+                "arguments depend on: too many to detect; pass the pattern as sparsity="
             )
         indptr = np.arange(rows + 1, dtype=np.int64) * cols.size
         return sp.csr_matrix(
@@ -410,6 +410,10 @@ class _Named:
 
 _WRITE = _Named("an in-place write")
 _UNRECORDED = _Named("a value without a recorded op")
+
+
+def _describe(op) -> str:
+    return op.name if isinstance(op, _Named) else f"op '{op.name}'"
 
 
 def _from_columns(columns, n: int):

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import dualad
 from dualad.func import hessian, jacfwd, sparse_hessian, sparse_jacobian
+from dualad.tracing import sparsity
 
 
 def _plan(transformed):
@@ -96,6 +97,12 @@ def test_ops_without_a_rule_are_dense_and_correct():
     jac = sparse_jacobian(f)
     _same_as_dense(jac, f, np.arange(1.0, 6.0))
     assert jac.pattern.nnz == 25
+
+
+def test_dense_rules_past_the_limit_raise(monkeypatch):
+    monkeypatch.setattr(sparsity, "DENSE_LIMIT", 50)
+    with pytest.raises(ValueError, match=r"op 'cumsum' has the dense sparsity rule.*sparsity="):
+        sparse_jacobian(lambda x: dualad.cumsum(x, 0))(np.ones(10))
 
 
 def test_matrix_products_follow_the_constant_factor_nonzeros():
