@@ -89,6 +89,34 @@ def test_sparse_jacobian_matches_jacfwd_over_the_op_database(info, sample):
     _check(f, x)
 
 
+def _hessian_cases():
+    for info in all_ops():
+        if info.differentiable and info.twice_differentiable and "float64" in info.dtypes:
+            samples = info.sample_inputs("float64")
+            if samples:
+                yield pytest.param(info, samples[0], id=info.name)
+
+
+@pytest.mark.parametrize("info, sample", list(_hessian_cases()))
+def test_sparse_hessian_matches_hessian_over_the_op_database(info, sample):
+    f, x = _flat_function(info, sample)
+    if x is None or x.size == 0:
+        pytest.skip("no differentiable input")
+
+    def loss(v):  # a scalar through the op: its curvature and the square's
+        return (f(v) ** 2).sum()
+
+    try:
+        dense = np.asarray(dualad.func.hessian(loss)(x))
+    except Exception as error:  # (not floating, or not twice differentiable here)
+        pytest.skip(f"hessian: {type(error).__name__}: {error}")
+    h = sparse_hessian(loss)
+    result = h(x).toarray()
+    missed = (dense != 0) & ~h.pattern.toarray()
+    assert not missed.any(), f"missed nonzeros at {np.argwhere(missed)[:5].tolist()}"
+    np.testing.assert_allclose(result, dense, rtol=1e-9, atol=1e-10)
+
+
 @given(
     ds.programs(max_ops=4),
     ds.arrays(shape=ds.shapes(min_dims=1, max_dims=2, max_side=5)),
