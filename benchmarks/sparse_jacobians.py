@@ -113,7 +113,8 @@ def case(name: str, transform, fn, n: int, repeats: int) -> dict:
     }
     print(
         f"{name:<22} n={n:>8} colours={plan.k:>2} nnz={result.nnz:>8}  first {first:8.3f} s  "
-        f"later {later * 1e3:9.2f} ms  forward {forward * 1e3:8.3f} ms  ratio {later / forward:6.1f}x"
+        f"later {later * 1e3:9.2f} ms  forward {forward * 1e3:8.3f} ms  "
+        f"ratio {later / forward:6.1f}x"
         f"  peak {memory / result.nnz:6.1f} B/nnz",
         flush=True,
     )
@@ -127,7 +128,7 @@ def main() -> None:
     options = parser.parse_args()
     sizes = (10**4, 10**5) if options.quick else (10**4, 10**5, 10**6)
     for n in sizes:
-        side = int(round(n**0.5))
+        side = round(n**0.5)
         case("1-D stencil", sparse_jacobian, stencil_1d, n, options.repeats)
         case("2-D stencil", sparse_jacobian, stencil_2d(side), side * side, options.repeats)
         case("banded (Rosenbrock) H", sparse_hessian, rosenbrock, n, options.repeats)
