@@ -11,6 +11,12 @@ from collections.abc import Callable
 
 REGISTRY: dict[str, OpDef] = {}
 
+# sparsity rules the op families share (see ``OpDef``)
+GATHER = ("gather", "affine")
+ELEMENTWISE_AFFINE = ("elementwise", "affine")
+REDUCE_AFFINE = ("reduce", "affine")
+LINEAR_DENSE = ("dense", "affine")  # linear, every output element depending on every input
+
 
 class OpDef:
     """One op: its array impl and its rules, defined once.
@@ -23,6 +29,17 @@ class OpDef:
     jvp(tangents, outs, args, params) -> output tangent (tuple for several outputs); tangents
         has None for arguments without one. Written in dualad ops.
     batch(args, bdims, params) -> (outs, out_bdims) for vmap; written in dualad ops.
+    sparsity: ``(family, curvature)``, how each output element depends on the arguments'
+        elements (read by ``dualad.func.sparse_jacobian``'s detection, DESIGN.md 10), set by
+        the family helpers: family "elementwise" (broadcasting), "gather" (the output's elements
+        are copies of the arguments' elements, or zeros: views, slicing, joining, padding),
+        "reduce" (over ``params["dims"]``), "matmul" (products of matrices and vectors: the
+        arguments' patterns combined through the other argument's nonzeros where it is
+        constant), "zero" (zero derivative); curvature "affine" (no
+        second derivative), "bilinear" (none unless two arguments vary), "linear_in_first"
+        (none unless an argument after the first varies: ``a / b``), "nonlinear". None,
+        the default, is the conservative rule: every output element depends on every element
+        of every argument, nonlinearly.
     """
 
     __slots__ = (
@@ -41,6 +58,7 @@ class OpDef:
         "save_mask",
         "save_masks",
         "save_out",
+        "sparsity",
         "view",
         "vjp",
     )
@@ -62,6 +80,7 @@ class OpDef:
         view: bool | str = False,
         node_name: str | None = None,
         kernel: Callable | None = None,
+        sparsity: tuple[str, str] | None = None,
     ) -> None:
         if impl is None:  # defined by its kernel alone
             impl = _impl_of_kernel(kernel)
@@ -84,6 +103,7 @@ class OpDef:
         self.save_masks = None if save_mask is None else _MaskTable(save_mask)
         self.nout = nout
         self.nondiff_outputs = nondiff_outputs
+        self.sparsity = sparsity
         self.view = view  # False, True (always a view of argument 0) or "maybe"
         self.fast = None  # the public caller with a fast path, for ops without parameters
         # the graph node class (``AddBackward0``): the tape makes it when it first records

@@ -54,7 +54,7 @@ LAYERS = (
         "L4e level: jit",
         "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers "
         "dualad.tracing.tracer dualad.tracing.codegen dualad.tracing.signature "
-        "dualad.tracing.graphs dualad.tracing.tangents",
+        "dualad.tracing.graphs dualad.tracing.tangents dualad.tracing.sparsity",
     ),
     (
         "L5 facades",

@@ -1,5 +1,5 @@
 """Function transforms (``torch.func``-shaped): grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
-hessian, hvp, linearize and vmap.
+hessian, hvp, linearize and vmap; sparse_jacobian and sparse_hessian (``scipy.sparse`` results).
 
 Each takes NumPy/CuPy arrays and Python numbers wherever it takes tensors, and returns arrays
 when no argument is a Tensor (``_arrays.py``).
@@ -22,6 +22,7 @@ from ._forward import jvp
 from ._jacobians import hessian, jacfwd, jacrev
 from ._products import hvp, linearize
 from ._reverse import grad, grad_and_value, vjp
+from ._sparse import sparse_hessian, sparse_jacobian
 from ._vmap import vmap
 
 __all__ = [
@@ -33,6 +34,8 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "sparse_hessian",
+    "sparse_jacobian",
     "vjp",
     "vmap",
 ]

@@ -23,6 +23,7 @@ import numpy as np
 from .._backend import to_device
 from .._creation import as_tensor, zeros_like
 from .._dispatch import EMPTY, OpDef, binary_caller, dispatch, register, unary_caller
+from .._opdef import ELEMENTWISE_AFFINE
 from .._tensor import Tensor
 from . import _batching as batching
 from ._exports import Exports
@@ -62,6 +63,7 @@ _conj_op = register(
         batch=batching.elementwise,
         save_args=False,
         node_name="ConjBackward0",
+        sparsity=ELEMENTWISE_AFFINE,
     )
 )
 
@@ -96,6 +98,7 @@ _clone_op = register(
         jvp=lambda tangents, outs, args, params: clone(tangents[0]),
         batch=batching.elementwise,
         save_args=False,
+        sparsity=ELEMENTWISE_AFFINE,
     )
 )
 
@@ -105,9 +108,15 @@ clone = public.method(
 )
 
 
-def _elementwise_op(name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask=None):
+def _elementwise_op(
+    name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask=None, curvature=None
+):
     """Register the OpDef of an elementwise op (``unary_op``, ``binary``): batched elementwise,
-    saving the output where ``uses`` has ``"y"``."""
+    saving the output where ``uses`` has ``"y"``. ``curvature`` (its sparsity rule's): "affine"
+    when the derivative reads neither the arguments nor the output (``uses=""``: neg, add),
+    else "nonlinear" unless the caller knows better (``bilinear``)."""
+    if curvature is None:
+        curvature = "affine" if uses == "" else "nonlinear"
     return register(
         OpDef(
             name,
@@ -120,6 +129,7 @@ def _elementwise_op(name, impl, vjp, jvp, save_args, uses, node_name, kernel, sa
             node_name=node_name,
             save_mask=save_mask,
             kernel=kernel,
+            sparsity=("elementwise", curvature),
         )
     )
 
@@ -259,7 +269,12 @@ def binary(
         vjp, jvp = rules
 
     save_args = "a" in uses or "b" in uses
-    op = _elementwise_op(name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask)
+    # constant partials (add, sub) or none: no second derivative
+    affine = all(p is None or type(p) is int for p in partials)
+    curvature = "affine" if affine else ("bilinear" if rules is _BILINEAR_RULES else None)
+    op = _elementwise_op(
+        name, impl, vjp, jvp, save_args, uses, node_name, kernel, save_mask, curvature
+    )
     return binary_caller(op, doc=doc)
 
 
@@ -314,7 +329,7 @@ def bilinear(
         node_name=node_name,
         save_mask=_bilinear_saves,  # a is read only for b's gradient and vice versa
         kernel=kernel,
-        rules=(_bilinear_vjp, _bilinear_jvp),
+        rules=_BILINEAR_RULES,
     )
 
 
@@ -356,6 +371,9 @@ def _bilinear_jvp(tangents, outs, args, params):
     return _broadcast_to_output(total, outs[0])
 
 
+_BILINEAR_RULES = (_bilinear_vjp, _bilinear_jvp)
+
+
 def _bilinear_saves(needs):
     return needs[1], needs[0]
 
@@ -386,6 +404,7 @@ def piecewise_constant_op(name: str, impl: Callable) -> OpDef:
             jvp=zero_jvp,
             batch=batching.elementwise,
             save_args=False,
+            sparsity=("zero", "affine"),
         )
     )
 

@@ -97,6 +97,7 @@ _div_op = register(
         jvp=_div_jvp,
         batch=batching.elementwise,
         save_mask=lambda needs: (needs[1], True),  # the dividend only for the divisor's grad
+        sparsity=("elementwise", "linear_in_first"),  # a / b: curved only where b varies
     )
 )
 div = public.inplace(binary_caller(_div_op, doc="``a / b`` (true division) with broadcasting."))

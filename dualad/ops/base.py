@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, dispatch, register
+from .._opdef import GATHER, REDUCE_AFFINE
 from ._dims import normalize_dim, size_args
 from ._exports import Exports
 
@@ -29,8 +30,11 @@ def linear(
     batch: Callable | None = None,
     view: bool | str = False,
     node_name: str | None = None,
+    sparsity: tuple[str, str] = GATHER,
 ):
     """An op linear in its single tensor argument: JVP applies the op, VJP its transpose.
+    ``sparsity``: most of these move elements (views, slicing, flips; ``OpDef.sparsity``);
+    the others say so (``LINEAR_DENSE``, ``REDUCE_AFFINE``).
 
     ``transpose(ct, x, **params)`` gets the cotangent and an ``ArgMeta`` (shape and dtype) of x.
     Returns the OpDef; the caller builds the public function (these ops take parameters).
@@ -52,6 +56,7 @@ def linear(
             save_args=False,
             view=view,
             node_name=node_name,
+            sparsity=sparsity,
         )
     )
     return op
@@ -303,6 +308,7 @@ _sum_op = linear(
     lambda xp, x, *, dims, keepdim: x.sum(axis=dims, keepdims=keepdim),
     lambda ct, x, *, dims, keepdim: expand_reduced(ct, x.shape, dims, keepdim),
     batch=_reduction_batch,
+    sparsity=REDUCE_AFFINE,
 )
 
 

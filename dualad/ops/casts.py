@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import _dtypes
 from .._backend import to_device
 from .._dispatch import OpDef, apply, apply1, register
+from .._opdef import ELEMENTWISE_AFFINE
 from .._state import GRAD
 from ._exports import Exports
 from .complex_parts import real
@@ -30,6 +31,7 @@ _astype_op = register(
         batch=lambda op, args, bdims, params: (apply(op, args[0], **params), bdims[0]),
         save_args=False,
         node_name="ToCopyBackward0",
+        sparsity=ELEMENTWISE_AFFINE,
     )
 )
 

@@ -44,6 +44,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .._creation import as_tensor
 from .._dispatch import apply, dispatch
+from .._opdef import LINEAR_DENSE
 from ._exports import Exports
 from ._keys import IndexKey
 from .base import linear, move_bdim_to_front
@@ -98,7 +99,14 @@ def _c2c_transpose(ct, x, *, axes, forward, norm):
     return _real_if_real(_c2c_raw(ct, axes, not forward, _SWAP[norm]), x)
 
 
-_c2c_op = linear("fft_c2c", _c2c_impl, _c2c_transpose, batch=_batch, node_name="FftC2CBackward0")
+_c2c_op = linear(
+    "fft_c2c",
+    _c2c_impl,
+    _c2c_transpose,
+    batch=_batch,
+    node_name="FftC2CBackward0",
+    sparsity=LINEAR_DENSE,
+)
 
 
 def _c2c_raw(x, axes, forward, norm):
@@ -119,7 +127,14 @@ def _r2c_transpose(ct, x, *, axes, norm):
     return _c2r_raw(ct, axes, last_size, _SWAP[norm])
 
 
-_r2c_op = linear("fft_r2c", _r2c_impl, _r2c_transpose, batch=_batch, node_name="FftR2CBackward0")
+_r2c_op = linear(
+    "fft_r2c",
+    _r2c_impl,
+    _r2c_transpose,
+    batch=_batch,
+    node_name="FftR2CBackward0",
+    sparsity=LINEAR_DENSE,
+)
 
 
 def _r2c_raw(x, axes, norm):
@@ -145,7 +160,14 @@ def _c2r_transpose(ct, x, *, axes, last_size, norm):
     return _real_if_real(grad, x)
 
 
-_c2r_op = linear("fft_c2r", _c2r_impl, _c2r_transpose, batch=_batch, node_name="FftC2RBackward0")
+_c2r_op = linear(
+    "fft_c2r",
+    _c2r_impl,
+    _c2r_transpose,
+    batch=_batch,
+    node_name="FftC2RBackward0",
+    sparsity=LINEAR_DENSE,
+)
 
 
 def _c2r_raw(x, axes, last_size, norm):

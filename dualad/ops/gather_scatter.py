@@ -14,6 +14,7 @@ import numpy as np
 
 from .._creation import as_tensor, zeros_for
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
+from .._opdef import GATHER
 from .._tensor import Tensor
 from ._batching import batched_front
 from ._dims import normalize_dim
@@ -123,7 +124,14 @@ def _gather_jvp(tangents, outs, args, params):
 
 
 _gather_op = register(
-    OpDef("gather", _gather_impl, vjp=_gather_vjp, jvp=_gather_jvp, batch=_along_batch)
+    OpDef(
+        "gather",
+        _gather_impl,
+        vjp=_gather_vjp,
+        jvp=_gather_jvp,
+        batch=_along_batch,
+        sparsity=GATHER,
+    )
 )
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._creation import as_tensor
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
+from .._opdef import GATHER
 from .._tensor import Tensor
 from ._batching import batch_size, batched_front, front
 from ._batching import elementwise as elementwise_batch
@@ -58,6 +59,7 @@ _index_select_op = register(
         vjp=_index_select_vjp,
         jvp=lambda tangents, outs, args, params: index_select(tangents[0], params["dim"], args[1]),
         batch=_index_select_batch,
+        sparsity=GATHER,
     )
 )
 

@@ -8,6 +8,7 @@ import itertools
 
 from .._creation import zeros_like
 from .._dispatch import OpDef, apply, as_arg, dispatch, register
+from .._opdef import GATHER
 from .._tensor import Tensor
 from ._batching import batched_front
 from ._dims import normalize_dim, pick_dim
@@ -32,7 +33,13 @@ def _multi_output_batch(op, args, bdims, params):
 def _pieces_op(name, impl, vjp, jvp, node_name=None):
     """Register an op whose outputs are views of the pieces of ``x`` along ``params["dim"]``
     (unbind, split): any number of them, batched by moving the batch dim in front."""
-    views = {"save_args": False, "view": True, "nout": -1, "node_name": node_name}
+    views = {
+        "save_args": False,
+        "view": True,
+        "nout": -1,
+        "node_name": node_name,
+        "sparsity": GATHER,
+    }
     return register(OpDef(name, impl, vjp=vjp, jvp=jvp, batch=_multi_output_batch, **views))
 
 
@@ -219,6 +226,7 @@ _stack_op = register(
         jvp=_stack_jvp,
         batch=_join_batch,
         save_args=False,
+        sparsity=GATHER,
     )
 )
 
@@ -278,6 +286,7 @@ _cat_op = register(
         jvp=_cat_jvp,
         batch=_join_batch,
         save_args=False,
+        sparsity=GATHER,
     )
 )
 

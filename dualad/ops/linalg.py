@@ -16,6 +16,7 @@ import numpy as np
 
 from .._creation import as_tensor, eye
 from .._dispatch import OpDef, apply, apply1, binary_caller, register
+from .._opdef import LINEAR_DENSE
 from .._tensor import Tensor
 from ._dims import normalize_dim
 from ._exports import Exports
@@ -156,13 +157,18 @@ def _matrix_product_vjp(fn):
     return vjp
 
 
+_PRODUCT = ("matmul", "bilinear")
+
+
 def _product(name, impl, *, vjp, batch, node_name, doc):
     """Register a bilinear product op and return its public function (JVP from itself)."""
 
     def product(a, b):
         return caller(a, b)
 
-    op = OpDef(name, impl, vjp=vjp, jvp=product_jvp(product), batch=batch, node_name=node_name)
+    # sparsity: of matrices and vectors (stacks of them get the dense rule)
+    rules = {"vjp": vjp, "jvp": product_jvp(product), "batch": batch, "sparsity": _PRODUCT}
+    op = OpDef(name, impl, node_name=node_name, **rules)
     caller = binary_caller(register(op), doc=doc)
     return caller
 
@@ -573,6 +579,7 @@ _trace_op = linear(
     lambda xp, x: xp.trace(x, axis1=-2, axis2=-1),
     _trace_transpose,
     batch=_trace_batch,
+    sparsity=LINEAR_DENSE,
 )
 
 

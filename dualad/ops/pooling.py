@@ -27,6 +27,7 @@ import numpy as np
 
 from .._creation import zeros_for
 from .._dispatch import OpDef, apply, register
+from .._opdef import LINEAR_DENSE
 from .base import linear, move_bdim_to_front, reshape
 from .convolution import offset_slices, windows
 from .gather_scatter import gather, scatter_add
@@ -236,12 +237,14 @@ _avg_pool_op = linear(
     _avg_pool_transpose,
     batch=lead_batch,
     node_name="AvgPoolBackward0",
+    sparsity=LINEAR_DENSE,
 )
 _avg_pool_backward_op = linear(
     "avg_pool_backward",
     _avg_pool_backward_impl,
     _avg_pool_backward_transpose,
     batch=lead_batch,
+    sparsity=LINEAR_DENSE,
 )
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._creation import as_tensor
 from .._dispatch import OpDef, apply1, register
 from .._dtypes import real_dtype
+from .._opdef import REDUCE_AFFINE
 from .._tensor import Tensor
 from ._dims import normalize_dims, pick_dim, pick_keepdim
 from ._exports import Exports
@@ -60,6 +61,7 @@ _mean_op = linear(
         expand_reduced(ct, x.shape, dims, keepdim) / _numel(x.shape, dims)
     ),
     batch=_reduction_batch,
+    sparsity=REDUCE_AFFINE,
 )
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._creation import arange, zeros_like
 from .._dispatch import OpDef, dispatch, register
+from .._opdef import GATHER
 from .._tensor import Tensor
 from ._batching import batch_size
 from ._helpers import clone
@@ -334,6 +335,7 @@ _index_op = register(
         batch=_index_batch,
         save_mask=_save_indices,
         node_name="IndexBackward0",
+        sparsity=GATHER,
     )
 )
 _accumulate_op = register(

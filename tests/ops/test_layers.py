@@ -10,7 +10,17 @@ import dualad.ops
 
 OPS = pathlib.Path(dualad.ops.__file__).parent
 # what ops/ may import outside itself: the layers below it
-BELOW = {"_backend", "_creation", "_dispatch", "_dtypes", "_state", "_tensor", "_tracked_values"}
+# (``_opdef``: the op record's shared sparsity rules, ``GATHER`` and the like)
+BELOW = {
+    "_backend",
+    "_creation",
+    "_dispatch",
+    "_dtypes",
+    "_opdef",
+    "_state",
+    "_tensor",
+    "_tracked_values",
+}
 
 
 def _imports(path: pathlib.Path):

@@ -1,0 +1,167 @@
+"""``sparse_jacobian`` against dense ``jacfwd`` over the op database and random programs:
+equal values, and a detected pattern holding every nonzero (the detection is conservative)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dualad
+from dualad.func import jacfwd, sparse_hessian, sparse_jacobian
+from dualad.testing import strategies as ds
+from dualad.testing._numeric import flatten_outputs, sample_to_tensors
+from dualad.testing.opdb import all_ops
+
+# samples per op checked (the first ones: every op's basic shapes)
+_SAMPLES = 2
+
+
+def _substitute(value, mapping: dict):
+    if id(value) in mapping:
+        return mapping[id(value)]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_substitute(v, mapping) for v in value)
+    if isinstance(value, dict):
+        return {k: _substitute(v, mapping) for k, v in value.items()}
+    return value
+
+
+def _flat_function(info, sample):
+    """``(f, x)``: the op on the sample, as a function of one vector holding its
+    differentiable leaves, returning its floating outputs flattened into one vector."""
+    args, kwargs, leaves = sample_to_tensors(sample, requires_grad=False)
+    shapes = [tuple(t.shape) for t in leaves]
+    sizes = [int(np.prod(s)) for s in shapes]
+    x = np.concatenate([np.asarray(t._data).ravel() for t in leaves]) if leaves else None
+
+    def f(vector):
+        pieces = []
+        offset = 0
+        for shape, size in zip(shapes, sizes):
+            pieces.append(vector[offset : offset + size].reshape(shape))
+            offset += size
+        mapping = {id(t): p for t, p in zip(leaves, pieces)}
+        out = info.fn(*_substitute(args, mapping), **_substitute(kwargs, mapping))
+        outs = [
+            o.reshape(-1)
+            for o in flatten_outputs(out)
+            if isinstance(o, dualad.Tensor) and o.dtype.kind == "f"
+        ]
+        return dualad.cat(outs) if len(outs) > 1 else outs[0]
+
+    return f, x
+
+
+def _cases():
+    for info in all_ops():
+        if not info.differentiable or "float64" not in info.dtypes:
+            continue
+        for i, sample in enumerate(info.sample_inputs("float64")[:_SAMPLES]):
+            yield pytest.param(info, sample, id=f"{info.name}-{i}")
+
+
+def _check(f, x):
+    try:
+        dense = np.asarray(jacfwd(f)(x))
+    except Exception as error:  # an op jacfwd cannot run here: nothing to compare with
+        pytest.skip(f"jacfwd: {type(error).__name__}: {error}")
+    dense = dense.reshape(-1, x.size)
+    jac = sparse_jacobian(f)
+    result = jac(x)
+    assert result.shape == dense.shape
+    pattern = jac.pattern.toarray()
+    missed = (dense != 0) & ~pattern
+    assert not missed.any(), f"missed nonzeros at {np.argwhere(missed)[:5].tolist()}"
+    np.testing.assert_allclose(result.toarray(), dense, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("info, sample", list(_cases()))
+def test_sparse_jacobian_matches_jacfwd_over_the_op_database(info, sample):
+    f, x = _flat_function(info, sample)
+    if x is None or x.size == 0:
+        pytest.skip("no differentiable input")
+    try:
+        f(dualad.tensor(x))
+    except (IndexError, TypeError) as error:  # (outputs that are not floating)
+        pytest.skip(f"no floating output: {error}")
+    _check(f, x)
+
+
+def _hessian_cases():
+    for info in all_ops():
+        if info.differentiable and info.twice_differentiable and "float64" in info.dtypes:
+            samples = info.sample_inputs("float64")
+            if samples:
+                yield pytest.param(info, samples[0], id=info.name)
+
+
+@pytest.mark.parametrize("info, sample", list(_hessian_cases()))
+def test_sparse_hessian_matches_hessian_over_the_op_database(info, sample):
+    f, x = _flat_function(info, sample)
+    if x is None or x.size == 0:
+        pytest.skip("no differentiable input")
+
+    def loss(v):  # a scalar through the op: its curvature and the square's
+        return (f(v) ** 2).sum()
+
+    try:
+        dense = np.asarray(dualad.func.hessian(loss)(x))
+    except Exception as error:  # (not floating, or not twice differentiable here)
+        pytest.skip(f"hessian: {type(error).__name__}: {error}")
+    h = sparse_hessian(loss)
+    result = h(x).toarray()
+    missed = (dense != 0) & ~h.pattern.toarray()
+    assert not missed.any(), f"missed nonzeros at {np.argwhere(missed)[:5].tolist()}"
+    np.testing.assert_allclose(result, dense, rtol=1e-9, atol=1e-10)
+
+
+@given(
+    ds.programs(max_ops=4),
+    ds.arrays(shape=ds.shapes(min_dims=1, max_dims=2, max_side=5)),
+    st.sampled_from(["stencil", "reverse", "pairs", "sum"]),
+)
+def test_random_programs_around_moving_ops(program, x, wrap):
+    """Random elementwise programs composed with ops that move elements and reduce."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if wrap == "stencil":
+
+        def f(v):
+            y = program(v)
+            return y[1:] * program(v[:-1]) + v[:-1]
+
+    elif wrap == "reverse":
+
+        def f(v):
+            return program(v.flip(0)) * v
+
+    elif wrap == "pairs":
+
+        def f(v):
+            return program(dualad.cat([v[::2], v[1::2]]))
+
+    else:
+
+        def f(v):
+            return program(v).sum(0, keepdim=True) * v
+
+    if x.size < 2:
+        x = np.array([0.3, -0.7])
+    _check(f, x)
+
+
+@given(ds.programs(max_ops=3), ds.arrays(shape=ds.shapes(min_dims=1, max_dims=1, max_side=6)))
+def test_random_programs_hessian(program, x):
+    x = np.asarray(x, dtype=np.float64).ravel()
+
+    def f(v):
+        return (program(v[1:]) * v[:-1]).sum() + program(v).sum()
+
+    if x.size < 2:
+        x = np.array([0.3, -0.7])
+    dense = np.asarray(dualad.func.hessian(f)(x))
+    h = sparse_hessian(f)
+    result = h(x).toarray()
+    assert not ((dense != 0) & ~h.pattern.toarray()).any()
+    np.testing.assert_allclose(result, dense, rtol=1e-9, atol=1e-11)
