@@ -32,6 +32,8 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     pooling                                 max/avg pooling (with convolution's windows)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
+    matrix_equations                        Sylvester and Lyapunov equations (scipy.linalg)
+    analytic_functions                      logm, sqrtm, signm, cosm, ... (on the two above)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
     least_squares                           (its residuals and singular values: svdvals)
 """
@@ -44,6 +46,7 @@ from .. import _tracked_values
 from . import (
     _helpers,
     activations,
+    analytic_functions,
     arithmetic,
     base,
     bessel,
@@ -72,6 +75,7 @@ from . import (
     joining,
     least_squares,
     linalg,
+    matrix_equations,
     matrix_functions,
     minmax,
     moments,
@@ -104,6 +108,7 @@ from . import (
 )
 from ._helpers import *
 from .activations import *
+from .analytic_functions import *
 from .arithmetic import *
 from .base import *
 from .bessel import *
@@ -126,6 +131,7 @@ from .indexing import *
 from .joining import *
 from .least_squares import *
 from .linalg import *
+from .matrix_equations import *
 from .matrix_functions import *
 from .minmax import *
 from .moments import *

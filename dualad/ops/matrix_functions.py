@@ -39,16 +39,23 @@ def _matrix_exp_impl(xp, a):
     return _expm_module(xp).expm(a).astype(a.dtype, copy=False)
 
 
-def frechet_exp(a, e):
-    """The Frechet derivative of ``exp`` at ``a`` in the direction ``e``: the upper right
-    block of ``matrix_exp([[a, e], [0, a]])``."""
+def frechet_block(fn, a, e):
+    """The Frechet derivative of the matrix function ``fn`` (a tensor function with a real
+    power series, such as ``matrix_exp``) at ``a`` in the direction ``e``: the upper right block
+    of ``fn([[a, e], [0, a]])``. Written with ``fn`` itself, so it composes at every order."""
     n = a.shape[-1]
     zeros = a * 0  # (shaped like a under every transform; its derivative is 0)
     if e.dtype.kind == "c" and a.dtype.kind != "c":
         a = a + 0j
         zeros = zeros + 0j
     block = cat([cat([a, e], -1), cat([zeros, a], -1)], -2)
-    return narrow(narrow(matrix_exp(block), -2, 0, n), -1, n, n)
+    return narrow(narrow(fn(block), -2, 0, n), -1, n, n)
+
+
+def frechet_exp(a, e):
+    """The Frechet derivative of ``exp`` at ``a`` in the direction ``e``: the upper right
+    block of ``matrix_exp([[a, e], [0, a]])``."""
+    return frechet_block(matrix_exp, a, e)
 
 
 def _matrix_exp_vjp(cts, outs, args, params, needs):
