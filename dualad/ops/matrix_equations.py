@@ -71,9 +71,16 @@ def _sylvester_one(a, b, q, singular: str, where: str):
 
 
 def _batched(fn, q, *coefficients):
-    """``fn(*coefficients_i, q_i)`` over the (equal) batch dims of every argument."""
+    """``fn(*coefficients_i, q_i)`` over the batch dims of every argument, broadcast (a
+    batching rule passes unbatched arguments without a batch dim)."""
+    present = [c for c in coefficients if c is not None]
+    batch = np.broadcast_shapes(*(x.shape[:-2] for x in (*present, q)))
+    q = np.broadcast_to(q, batch + q.shape[-2:])
+    coefficients = [
+        None if c is None else np.broadcast_to(c, batch + c.shape[-2:]) for c in coefficients
+    ]
     out = np.empty(q.shape, q.dtype)
-    for index in np.ndindex(*q.shape[:-2]):
+    for index in np.ndindex(*batch):
         out[index] = fn(*(c[index] if c is not None else None for c in coefficients), q[index])
     return out
 

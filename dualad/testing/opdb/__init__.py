@@ -177,4 +177,5 @@ FAMILIES = (
     "special",
     "linalg_solvers",
     "linalg_spectral",
+    "linalg_functions",
 )

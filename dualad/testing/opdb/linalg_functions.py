@@ -1,0 +1,170 @@
+"""Op database entries for ``scipy.linalg``'s matrix functions and matrix equations in
+``dualad.linalg`` (``dualad/ops/analytic_functions.py``, ``matrix_equations.py``).
+
+Samples keep clear of the singular points: ``logm``, ``sqrtm`` and fractional powers get
+matrices near the identity (eigenvalues far from the branch cut on the negative real axis and
+from 0), ``signm`` gets ``X diag(values) X^{-1}`` with eigenvalues far from the imaginary axis
+(both signs, so the derivative is not zero), ``tanm``/``tanhm`` small matrices (far from the
+poles), and the equations coefficients whose eigenvalues keep the equation well conditioned.
+The references are SciPy's functions in the input's dtype (dualad keeps float32 where SciPy's
+``logm`` and ``fractional_matrix_power`` return float64). ``tests/linalg`` test the singular
+points and repeated eigenvalues.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+import dualad
+
+from . import SampleInput, entry, uniform
+
+_SHAPES = ((3, 3), (2, 3, 3), (1, 1))
+
+
+def _same_dtype(fn):
+    """``fn`` of SciPy with the result in the input's dtype."""
+    return lambda a, *args: np.asarray(fn(_double(a), *args)).astype(a.dtype)
+
+
+def _double(a):
+    return a.astype(np.result_type(a.dtype, np.float64))
+
+
+def _near_identity(rng, dtype):
+    return [
+        SampleInput((np.eye(s[-1], dtype=dtype) + uniform(rng, s, dtype, -0.3, 0.3),), note=str(s))
+        for s in _SHAPES
+    ]
+
+
+def _small(rng, dtype):
+    return [SampleInput((uniform(rng, s, dtype, -0.6, 0.6),), note=str(s)) for s in _SHAPES]
+
+
+def _sign_samples(rng, dtype):
+    """Eigenvalues -1.5, 0.8, 1.2 (times ``1 + 0.5j`` for complex): both signs."""
+    values = np.array([-1.5, 0.8, 1.2]) * (1 + 0.5j if dtype.kind == "c" else 1)
+    out = []
+    for batch in ((), (2,)):
+        a = np.empty((*batch, 3, 3), dtype)
+        for index in np.ndindex(*batch):
+            x = np.eye(3) + 0.3 * uniform(rng, (3, 3), dtype)
+            a[index] = (x * values) @ np.linalg.inv(x)
+        out.append(SampleInput((a,), note=str(batch)))
+    return out
+
+
+def _power_samples(rng, dtype):
+    out = []
+    for t in (0.5, -0.7, 2.0):
+        (sample,) = _near_identity(rng, dtype)[:1]
+        out.append(SampleInput(sample.args, {"t": t}, note=f"t={t}"))
+    batch = np.eye(3, dtype=dtype) + uniform(rng, (2, 3, 3), dtype, -0.3, 0.3)
+    out.append(SampleInput((batch,), {"t": 1.5}, note="batch, t=1.5"))
+    return out
+
+
+def _dominant(rng, shape, dtype, shift):
+    """``shift I`` plus a small random matrix (eigenvalues near ``shift``)."""
+    n = shape[-1]
+    return (shift * np.eye(n) + uniform(rng, shape, dtype, -0.4, 0.4)).astype(dtype)
+
+
+def _sylvester_samples(rng, dtype):
+    return [
+        SampleInput(
+            (
+                _dominant(rng, (3, 3), dtype, 2.0),
+                _dominant(rng, (2, 2), dtype, 1.0),
+                uniform(rng, (3, 2), dtype),
+            ),
+            diff=(0, 1, 2),
+            note="3x2",
+        ),
+        SampleInput(
+            (
+                _dominant(rng, (2, 3, 3), dtype, 1.5),
+                _dominant(rng, (2, 2), dtype, 1.0),
+                uniform(rng, (2, 3, 2), dtype),
+            ),
+            diff=(0, 1, 2),
+            note="batch, b broadcast",
+        ),
+    ]
+
+
+def _lyapunov_samples(shift):
+    def samples(rng, dtype):
+        return [
+            SampleInput(
+                (_dominant(rng, (*batch, 3, 3), dtype, shift), uniform(rng, (*batch, 3, 3), dtype)),
+                diff=(0, 1),
+                note=str(batch),
+            )
+            for batch in ((), (2,))
+        ]
+
+    return samples
+
+
+def _linalg(name):
+    return getattr(dualad.linalg, name)
+
+
+OPS = [
+    entry(
+        f"linalg.{name}",
+        samples,
+        _same_dtype(getattr(scipy.linalg, name)),
+        f"linalg_{name}",
+        fn=_linalg(name),
+    )
+    for name, samples in (
+        ("logm", _near_identity),
+        ("sqrtm", _near_identity),
+        ("signm", _sign_samples),
+        ("cosm", _small),
+        ("sinm", _small),
+        ("tanm", _small),
+        ("coshm", _small),
+        ("sinhm", _small),
+        ("tanhm", _small),
+    )
+] + [
+    entry(
+        "linalg.fractional_matrix_power",
+        _power_samples,
+        lambda a, t: (
+            np.asarray(
+                [scipy.linalg.fractional_matrix_power(m, t) for m in _double(a).reshape(-1, 3, 3)]
+            )
+            .reshape(a.shape)
+            .astype(a.dtype)
+        ),
+        "linalg_fractional_matrix_power",
+        fn=dualad.linalg.fractional_matrix_power,
+    ),
+    entry(
+        "linalg.solve_sylvester",
+        _sylvester_samples,
+        _same_dtype(scipy.linalg.solve_sylvester),
+        "linalg_solve_sylvester",
+        fn=dualad.linalg.solve_sylvester,
+    ),
+    entry(
+        "linalg.solve_continuous_lyapunov",
+        _lyapunov_samples(-1.5),
+        _same_dtype(scipy.linalg.solve_continuous_lyapunov),
+        "linalg_solve_continuous_lyapunov",
+        fn=dualad.linalg.solve_continuous_lyapunov,
+    ),
+    entry(
+        "linalg.solve_discrete_lyapunov",
+        _lyapunov_samples(0.3),
+        _same_dtype(scipy.linalg.solve_discrete_lyapunov),
+        "linalg_solve_discrete_lyapunov",
+        fn=dualad.linalg.solve_discrete_lyapunov,
+    ),
+]
