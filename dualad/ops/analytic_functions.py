@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from .._creation import _is_tracked
 from .._tensor import Tensor
 from ._exports import Exports
 from ._lapack import LinAlgError, per_matrix
@@ -141,7 +142,7 @@ def linalg_logm(A) -> Tensor:
     tensor([[0., 1.],
             [0., 0.]], grad_fn=<LinalgLogmBackward0>)
     >>> dualad.autograd.grad(dualad.linalg_logm(a).trace(), a)[0]
-    tensor([[ 1., -0.],
+    tensor([[ 1.,  0.],
             [-1.,  1.]])
     """
     return _logm(A)
@@ -229,10 +230,10 @@ def linalg_fractional_matrix_power(A, t) -> Tensor:
             [0., 3.]], grad_fn=<LinalgFractionalMatrixPowerBackward0>)
     """
     if isinstance(t, Tensor):
-        if t.requires_grad or t.ndim:
+        if t.requires_grad or _is_tracked(t) or t.ndim:
             raise TypeError(
                 "dualad.linalg.fractional_matrix_power: t is a static number (no derivative "
-                f"in t), got a tensor of shape {tuple(t.shape)} (requires_grad={t.requires_grad})"
+                f"in t), got a tensor of shape {tuple(t.shape)} that is differentiated or not 0-d"
             )
         t = t.item()
     if not isinstance(t, (int, float)) or isinstance(t, bool):
