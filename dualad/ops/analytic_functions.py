@@ -154,11 +154,11 @@ def _sqrtm_impl(xp, a):
 
 def _sqrtm_vjp(cts, outs, args, params, needs):
     x = mH(outs[0])  # the adjoint of dX -> X dX + dX X
-    return (sylvester(x, x, cts[0], "nan"),)
+    return (sylvester(x, x, cts[0], "nan", same=True),)
 
 
 def _sqrtm_jvp(tangents, outs, args, params):
-    return sylvester(outs[0], outs[0], tangents[0], "nan")
+    return sylvester(outs[0], outs[0], tangents[0], "nan", same=True)
 
 
 _sqrtm_op = linalg_op("linalg_sqrtm", _sqrtm_impl, _sqrtm_vjp, _sqrtm_jvp, save_out=True)

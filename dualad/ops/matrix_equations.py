@@ -50,14 +50,19 @@ def _schur(a):
     return scipy.linalg.schur(a, output="complex" if a.dtype.kind == "c" else "real")
 
 
-def _sylvester_one(a, b, q, singular: str, where: str):
-    """Bartels-Stewart for one equation ``A X + X B = Q`` (``b is None``: ``B = A^H``, one
-    Schur factorisation); ``*TRSYL``'s ``info = 1`` means a singular equation."""
+def _sylvester_one(a, b, q, singular: str, where: str, same: bool = False):
+    """Bartels-Stewart for one equation ``A X + X B = Q``: ``b is None`` means ``B = A^H``,
+    ``same`` means ``B = A`` (one Schur factorisation ``A = U T U^H`` serves both sides:
+    ``T Y + Y T = U^H Q U``); ``*TRSYL``'s ``info = 1`` means a singular equation."""
     r, u = _schur(a)
-    s, v = (r, u) if b is None else _schur(b.conj().T)
+    if same:
+        s, v, transposed = r, u, "N"
+    else:
+        s, v = (r, u) if b is None else _schur(b.conj().T)
+        transposed = "C"
     f = u.conj().T @ q @ v
     (trsyl,) = scipy.linalg.get_lapack_funcs(("trsyl",), (r, s, f))
-    y, scale, info = trsyl(r, s, f, tranb="C")
+    y, scale, info = trsyl(r, s, f, tranb=transposed)
     if info < 0:  # pragma: no cover - LAPACK's argument checks; the shapes are checked before
         raise LinAlgError(f"{where}: illegal value in argument {-info} of trsyl")
     if info == 1:
@@ -90,26 +95,28 @@ def _dtype_of(*arrays):
     return np.float64 if dtype.kind in "biu" else dtype
 
 
-def _sylvester_impl(xp, a, b, q, *, singular):
+def _sylvester_impl(xp, a, b, q, *, singular, same):
     dtype = _dtype_of(a, b, q)
     where = f"dualad.linalg.solve_sylvester (a {a.shape}, b {b.shape}, q {q.shape})"
 
     def solve(a, b, q):
-        one = lambda a, b, q: _sylvester_one(a, b, q, singular, where)
+        one = lambda a, b, q: _sylvester_one(a, b, q, singular, where, same)
         return _batched(one, q.astype(dtype), a.astype(dtype), b.astype(dtype))
 
     return on_host(xp, solve, a, b, q)
 
 
-def sylvester(a, b, q, singular: str = "raise"):
-    """``X`` with ``A X + X B = Q`` on tensors of equal batch dims (the op; no checks)."""
-    return apply(_sylvester_op, a, b, q, singular=singular)
+def sylvester(a, b, q, singular: str = "raise", same: bool = False):
+    """``X`` with ``A X + X B = Q`` on tensors of broadcastable batch dims (the op; no checks).
+    ``singular="nan"``: NaN where the equation is singular; ``same``: ``b`` is ``a`` (one Schur
+    factorisation)."""
+    return apply(_sylvester_op, a, b, q, singular=singular, same=same)
 
 
 def _sylvester_vjp(cts, outs, args, params, needs):
     a, b, _ = args
     x = outs[0]
-    y = sylvester(mH(a), mH(b), cts[0], params["singular"])
+    y = sylvester(mH(a), mH(b), cts[0], params["singular"], params["same"])
     return (
         -matmul(y, mH(x)) if needs[0] else None,
         -matmul(mH(x), y) if needs[1] else None,
@@ -128,7 +135,7 @@ def _sylvester_jvp(tangents, outs, args, params):
         rhs = _moved(rhs, matmul(t_a, x))
     if t_b is not None:
         rhs = _moved(rhs, matmul(x, t_b))
-    return sylvester(args[0], args[1], rhs, params["singular"])
+    return sylvester(args[0], args[1], rhs, params["singular"], params["same"])
 
 
 _sylvester_op = register(
@@ -189,8 +196,9 @@ def linalg_solve_sylvester(a, b, q) -> Tensor:
     tensor([[1.],
             [2.]])
     """
+    same = a is b  # solve_sylvester(a, a, q): one Schur factorisation
     a, b, q = _prepared("solve_sylvester", "a b q", a, b, q)
-    return sylvester(a, b, q)
+    return sylvester(a, b, q, same=same)
 
 
 # ---------------------------------------------------------------------------------------------

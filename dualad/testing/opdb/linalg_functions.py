@@ -154,6 +154,13 @@ OPS = [
         fn=dualad.linalg.solve_sylvester,
     ),
     entry(
+        "linalg.solve_sylvester(a, a, q)",
+        _lyapunov_samples(1.5),
+        _same_dtype(lambda a, q: scipy.linalg.solve_sylvester(a, a, q)),
+        "linalg_solve_sylvester",
+        fn=lambda a, q: dualad.linalg.solve_sylvester(a, a, q),
+    ),
+    entry(
         "linalg.solve_continuous_lyapunov",
         _lyapunov_samples(-1.5),
         _same_dtype(scipy.linalg.solve_continuous_lyapunov),
