@@ -39,17 +39,23 @@ def _matrix_exp_impl(xp, a):
     return _expm_module(xp).expm(a).astype(a.dtype, copy=False)
 
 
-def frechet_block(fn, a, e):
-    """The Frechet derivative of the matrix function ``fn`` (a tensor function with a real
-    power series, such as ``matrix_exp``) at ``a`` in the direction ``e``: the upper right block
-    of ``fn([[a, e], [0, a]])``. Written with ``fn`` itself, so it composes at every order."""
-    n = a.shape[-1]
+def block_function(fn, a, e):
+    """``fn([[a, e], [0, a]])``: the matrix function ``fn`` (a tensor function with a real
+    power series, such as ``matrix_exp``) of the block matrix whose diagonal blocks are
+    ``f(a)`` and whose upper right block is the Frechet derivative ``L_f(a, e)``."""
     zeros = a * 0  # (shaped like a under every transform; its derivative is 0)
     if e.dtype.kind == "c" and a.dtype.kind != "c":
         a = a + 0j
         zeros = zeros + 0j
-    block = cat([cat([a, e], -1), cat([zeros, a], -1)], -2)
-    return narrow(narrow(fn(block), -2, 0, n), -1, n, n)
+    return fn(cat([cat([a, e], -1), cat([zeros, a], -1)], -2))
+
+
+def frechet_block(fn, a, e):
+    """The Frechet derivative of the matrix function ``fn`` at ``a`` in the direction ``e``:
+    the upper right block of ``block_function(fn, a, e)``. Written with ``fn`` itself, so it
+    composes at every order."""
+    n = a.shape[-1]
+    return narrow(narrow(block_function(fn, a, e), -2, 0, n), -1, n, n)
 
 
 def frechet_exp(a, e):

@@ -212,3 +212,39 @@ def test_inputs_are_not_mutated():
     for name in NAMES:
         getattr(linalg, name)(t(a) if name != "signm" else t(SIGN_INPUT))
     np.testing.assert_array_equal(a, NEAR_I)
+
+
+# ---------------------------------------------------------------------------------------------
+# expm_frechet
+
+
+def test_expm_frechet_matches_scipy_and_is_differentiable_in_both_arguments():
+    a, e = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+    value, frechet = linalg.expm_frechet(t(a), t(e))
+    expected = scipy.linalg.expm_frechet(a, e)
+    np.testing.assert_allclose(value.numpy(), expected[0], atol=1e-12)
+    np.testing.assert_allclose(frechet.numpy(), expected[1], atol=1e-12)
+    only = linalg.expm_frechet(t(a), t(e + 0j), compute_expm=False)
+    np.testing.assert_allclose(only.numpy(), scipy.linalg.expm_frechet(a, e + 0j)[1], atol=1e-12)
+
+    def loss_np(x, y):
+        return (scipy.linalg.expm_frechet(x, y, compute_expm=False) * C).sum()
+
+    for k in range(2):
+        grad = func.grad(
+            lambda x, k=k: (
+                linalg.expm_frechet(*((x, t(e)) if k == 0 else (t(a), x)), compute_expm=False)
+                * t(C)
+            ).sum()
+        )(t((a, e)[k])).numpy()
+        fd = fd_grad(lambda m, k=k: loss_np(*((m, e) if k == 0 else (a, m))), (a, e)[k])
+        np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_expm_frechet_bad_input():
+    with pytest.raises(ValueError, match=r"expected A to be a square matrix \(A \(2, 3\)"):
+        linalg.expm_frechet(t(np.ones((2, 3))), t(np.ones((2, 3))))
+    with pytest.raises(ValueError, match=r"same shape \(A \(2, 2\), E \(3, 3\)\)"):
+        linalg.expm_frechet(t(np.eye(2)), t(np.eye(3)))
+    with pytest.raises(ValueError, match="unknown implementation"):
+        linalg.expm_frechet(t(np.eye(2)), t(np.eye(2)), method="magic")
