@@ -1,5 +1,6 @@
 """``dualad.linalg``'s functions of square matrices under ``scipy.linalg``'s names: ``expm logm
-sqrtm fractional_matrix_power signm cosm sinm tanm coshm sinhm tanhm expm_frechet``.
+sqrtm fractional_matrix_power signm cosm sinm tanm coshm sinhm tanhm expm_frechet``, and
+``polar`` (``dualad/ops/polar.py``).
 
 The ops and their rules are in ``dualad/ops/analytic_functions.py`` (``expm`` is
 ``matrix_exp``, ``dualad/ops/matrix_functions.py``), whose docstrings give the derivative
@@ -12,7 +13,7 @@ not real raises ``ValueError``; float32 stays float32; ``logm`` of a singular ma
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..ops import analytic_functions, astype, matrix_functions, narrow
+from ..ops import analytic_functions, astype, matrix_functions, narrow, polar
 from ..ops._lapack import linalg_dtype
 from ..ops._reducing import _as_tensor
 
@@ -29,6 +30,7 @@ __all__ = [
     "sinhm",
     "tanhm",
     "expm_frechet",
+    "polar",
 ]
 
 expm = matrix_functions.matrix_exp
@@ -42,6 +44,7 @@ tanm = analytic_functions.linalg_tanm
 coshm = analytic_functions.linalg_coshm
 sinhm = analytic_functions.linalg_sinhm
 tanhm = analytic_functions.linalg_tanhm
+polar = polar.linalg_polar
 
 
 def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: bool = True):

@@ -34,6 +34,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     eigen_general                           (eig, eigvals: on qr's solves)
     matrix_equations                        Sylvester and Lyapunov equations (scipy.linalg)
     analytic_functions                      logm, sqrtm, signm, cosm, ... (on the two above)
+    polar                                   the polar decomposition (on matrix_equations)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
     least_squares                           (its residuals and singular values: svdvals)
 """
@@ -83,6 +84,7 @@ from . import (
     normal_distribution,
     norms,
     order_statistics,
+    polar,
     pooling,
     products,
     qr,
@@ -138,6 +140,7 @@ from .moments import *
 from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
+from .polar import *
 from .products import *
 from .quantiles import *
 from .reductions import *

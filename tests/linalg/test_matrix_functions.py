@@ -248,3 +248,51 @@ def test_expm_frechet_bad_input():
         linalg.expm_frechet(t(np.eye(2)), t(np.eye(3)))
     with pytest.raises(ValueError, match="unknown implementation"):
         linalg.expm_frechet(t(np.eye(2)), t(np.eye(2)), method="magic")
+
+
+# ---------------------------------------------------------------------------------------------
+# polar
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
+def test_polar_matches_scipy(side, dtype):
+    a = (
+        RNG.standard_normal((2, 4, 3))
+        + (1j * RNG.standard_normal((2, 4, 3)) if dtype[0] == "c" else 0)
+    ).astype(dtype)
+    u, p = linalg.polar(t(a), side)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for k in range(2):
+        expected = scipy.linalg.polar(a[k], side)
+        np.testing.assert_allclose(u.numpy()[k], expected[0], atol=tol)
+        np.testing.assert_allclose(p.numpy()[k], expected[1], atol=tol)
+
+
+def test_polar_derivative_at_a_repeated_singular_value_is_exact():
+    a = np.eye(3) * 2.0  # P = 2 I: every singular value repeated
+    w = RNG.standard_normal((2, 3, 3))
+
+    def loss(x):
+        u, p = linalg.polar(x)
+        return (u * t(w[0])).sum() + (p * t(w[1])).sum()
+
+    def loss_np(x):
+        u, p = scipy.linalg.polar(x)
+        return (u * w[0]).sum() + (p * w[1]).sum()
+
+    np.testing.assert_allclose(func.grad(loss)(t(a)).numpy(), fd_grad(loss_np, a), atol=1e-7)
+
+
+def test_polar_bad_input_and_points_without_a_derivative():
+    with pytest.raises(ValueError, match="side must be"):
+        linalg.polar(t(np.eye(2)), "up")
+    with pytest.raises(np.linalg.LinAlgError, match=r"polar.*\(3,\)"):
+        linalg.polar(t(np.ones(3)))
+    wide = t(RNG.standard_normal((2, 3)))
+    u, p = linalg.polar(wide)  # the value exists
+    np.testing.assert_allclose((u @ p).numpy(), wide.numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match=r"polar decomposition of a 2x3 matrix does not exist"):
+        func.grad(lambda x: linalg.polar(x)[0].sum())(wide)
+    with pytest.raises(np.linalg.LinAlgError):
+        func.grad(lambda x: linalg.polar(x)[0].sum())(t(np.diag([1.0, 0.0])))

@@ -109,6 +109,19 @@ def _lyapunov_samples(shift):
     return samples
 
 
+def _polar_samples(rng, dtype):
+    """Full rank (the derivative needs an invertible P): tall, square, a batch, and wide
+    matrices with side="left"."""
+    out = [
+        SampleInput((_dominant(rng, (*batch, n, n), dtype, 1.5)[..., :m, :],), note=f"{m}x{n}")
+        for m, n, batch in ((3, 3, ()), (2, 2, (2,)))
+    ]
+    tall = uniform(rng, (4, 3), dtype) + 1.5 * np.eye(4, 3, dtype=dtype)
+    out.append(SampleInput((tall,), note="4x3"))
+    out.append(SampleInput((np.conj(tall.T).copy(),), {"side": "left"}, note="3x4 left"))
+    return out
+
+
 def _linalg(name):
     return getattr(dualad.linalg, name)
 
@@ -145,6 +158,13 @@ OPS = [
         ),
         "linalg_fractional_matrix_power",
         fn=dualad.linalg.fractional_matrix_power,
+    ),
+    entry(
+        "linalg.polar",
+        _polar_samples,
+        lambda a, side="right": scipy.linalg.polar(a, side),
+        "linalg_polar",
+        fn=dualad.linalg.polar,
     ),
     entry(
         "linalg.solve_sylvester",
