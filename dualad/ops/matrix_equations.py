@@ -95,6 +95,11 @@ def _dtype_of(*arrays):
     return np.float64 if dtype.kind in "biu" else dtype
 
 
+def _equation_op(name: str, impl, vjp, jvp) -> OpDef:
+    """A matrix equation's op: rules on the solution, batch dims broadcast (``stack_batch``)."""
+    return register(OpDef(name, impl, vjp=vjp, jvp=jvp, batch=stack_batch(2), save_out=True))
+
+
 def _sylvester_impl(xp, a, b, q, *, singular, same):
     dtype = _dtype_of(a, b, q)
     where = f"dualad.linalg.solve_sylvester (a {a.shape}, b {b.shape}, q {q.shape})"
@@ -138,15 +143,8 @@ def _sylvester_jvp(tangents, outs, args, params):
     return sylvester(args[0], args[1], rhs, params["singular"], params["same"])
 
 
-_sylvester_op = register(
-    OpDef(
-        "linalg_solve_sylvester",
-        _sylvester_impl,
-        vjp=_sylvester_vjp,
-        jvp=_sylvester_jvp,
-        batch=stack_batch(2),
-        save_out=True,
-    )
+_sylvester_op = _equation_op(
+    "linalg_solve_sylvester", _sylvester_impl, _sylvester_vjp, _sylvester_jvp
 )
 
 
@@ -235,15 +233,8 @@ def _continuous_jvp(tangents, outs, args, params):
     return continuous_lyapunov(args[0], rhs)
 
 
-_continuous_op = register(
-    OpDef(
-        "linalg_solve_continuous_lyapunov",
-        _continuous_impl,
-        vjp=_continuous_vjp,
-        jvp=_continuous_jvp,
-        batch=stack_batch(2),
-        save_out=True,
-    )
+_continuous_op = _equation_op(
+    "linalg_solve_continuous_lyapunov", _continuous_impl, _continuous_vjp, _continuous_jvp
 )
 
 
@@ -310,15 +301,8 @@ def _discrete_jvp(tangents, outs, args, params):
     return discrete_lyapunov(args[0], rhs)
 
 
-_discrete_op = register(
-    OpDef(
-        "linalg_solve_discrete_lyapunov",
-        _discrete_impl,
-        vjp=_discrete_vjp,
-        jvp=_discrete_jvp,
-        batch=stack_batch(2),
-        save_out=True,
-    )
+_discrete_op = _equation_op(
+    "linalg_solve_discrete_lyapunov", _discrete_impl, _discrete_vjp, _discrete_jvp
 )
 
 

@@ -126,72 +126,80 @@ def _linalg(name):
     return getattr(dualad.linalg, name)
 
 
-OPS = [
-    entry(
-        f"linalg.{name}",
-        samples,
-        _same_dtype(getattr(scipy.linalg, name)),
-        f"linalg_{name}",
-        fn=_linalg(name),
-    )
-    for name, samples in (
-        ("logm", _near_identity),
-        ("sqrtm", _near_identity),
-        ("signm", _sign_samples),
-        ("cosm", _small),
-        ("sinm", _small),
-        ("tanm", _small),
-        ("coshm", _small),
-        ("sinhm", _small),
-        ("tanhm", _small),
-    )
-] + [
-    entry(
-        "linalg.fractional_matrix_power",
-        _power_samples,
-        lambda a, t: (
-            np.asarray(
-                [scipy.linalg.fractional_matrix_power(m, t) for m in _double(a).reshape(-1, 3, 3)]
-            )
-            .reshape(a.shape)
-            .astype(a.dtype)
+OPS = (
+    [
+        entry(
+            f"linalg.{name}",
+            samples,
+            _same_dtype(getattr(scipy.linalg, name)),
+            f"linalg_{name}",
+            fn=_linalg(name),
+        )
+        for name, samples in (
+            ("logm", _near_identity),
+            ("sqrtm", _near_identity),
+            ("signm", _sign_samples),
+            ("cosm", _small),
+            ("sinm", _small),
+            ("tanm", _small),
+            ("coshm", _small),
+            ("sinhm", _small),
+            ("tanhm", _small),
+        )
+    ]
+    + [
+        entry(
+            "linalg.fractional_matrix_power",
+            _power_samples,
+            lambda a, t: (
+                np.asarray(
+                    [
+                        np.real_if_close(scipy.linalg.fractional_matrix_power(m, t), tol=1e6)
+                        for m in _double(a).reshape(-1, 3, 3)
+                    ]
+                )
+                .reshape(a.shape)
+                .astype(a.dtype)
+            ),
+            "linalg_fractional_matrix_power",
+            fn=dualad.linalg.fractional_matrix_power,
         ),
-        "linalg_fractional_matrix_power",
-        fn=dualad.linalg.fractional_matrix_power,
-    ),
-    entry(
-        "linalg.polar",
-        _polar_samples,
-        lambda a, side="right": scipy.linalg.polar(a, side),
-        "linalg_polar",
-        fn=dualad.linalg.polar,
-    ),
-    entry(
-        "linalg.solve_sylvester",
-        _sylvester_samples,
-        _same_dtype(scipy.linalg.solve_sylvester),
-        "linalg_solve_sylvester",
-        fn=dualad.linalg.solve_sylvester,
-    ),
-    entry(
-        "linalg.solve_sylvester(a, a, q)",
-        _lyapunov_samples(1.5),
-        _same_dtype(lambda a, q: scipy.linalg.solve_sylvester(a, a, q)),
-        "linalg_solve_sylvester",
-        fn=lambda a, q: dualad.linalg.solve_sylvester(a, a, q),
-    ),
-    entry(
-        "linalg.solve_continuous_lyapunov",
-        _lyapunov_samples(-1.5),
-        _same_dtype(scipy.linalg.solve_continuous_lyapunov),
-        "linalg_solve_continuous_lyapunov",
-        fn=dualad.linalg.solve_continuous_lyapunov,
-    ),
-    entry(
-        "linalg.solve_discrete_lyapunov",
-        _lyapunov_samples(0.3),
-        _same_dtype(scipy.linalg.solve_discrete_lyapunov),
-        "linalg_solve_discrete_lyapunov",
-        fn=dualad.linalg.solve_discrete_lyapunov,
-    ),
-]
+        entry(
+            "linalg.polar",
+            _polar_samples,
+            lambda a, side="right": scipy.linalg.polar(a, side),
+            "linalg_polar",
+            fn=dualad.linalg.polar,
+        ),
+    ]
+    + [
+        entry(
+            f"linalg.{name}",
+            samples,
+            _same_dtype(ref),
+            f"linalg_{name.split('(')[0]}",
+            fn=fn or _linalg(name),
+        )
+        for name, samples, ref, fn in (
+            ("solve_sylvester", _sylvester_samples, scipy.linalg.solve_sylvester, None),
+            (
+                "solve_sylvester(a, a, q)",
+                _lyapunov_samples(1.5),
+                lambda a, q: scipy.linalg.solve_sylvester(a, a, q),
+                lambda a, q: dualad.linalg.solve_sylvester(a, a, q),
+            ),
+            (
+                "solve_continuous_lyapunov",
+                _lyapunov_samples(-1.5),
+                scipy.linalg.solve_continuous_lyapunov,
+                None,
+            ),
+            (
+                "solve_discrete_lyapunov",
+                _lyapunov_samples(0.3),
+                scipy.linalg.solve_discrete_lyapunov,
+                None,
+            ),
+        )
+    ]
+)
