@@ -1,5 +1,5 @@
 """``dualad.linalg``'s linear matrix equations under ``scipy.linalg``'s names:
-``solve_sylvester solve_continuous_lyapunov solve_discrete_lyapunov``.
+``solve_sylvester solve_continuous_lyapunov solve_discrete_lyapunov solve_continuous_are``.
 
 The ops and their rules are in ``dualad/ops/matrix_equations.py``: derivatives in every
 argument solve the same equation again (the adjoint one for the VJP). A singular equation raises
@@ -12,8 +12,14 @@ from __future__ import annotations
 
 from ..ops import matrix_equations
 
-__all__ = ["solve_sylvester", "solve_continuous_lyapunov", "solve_discrete_lyapunov"]
+__all__ = [
+    "solve_sylvester",
+    "solve_continuous_lyapunov",
+    "solve_discrete_lyapunov",
+    "solve_continuous_are",
+]
 
 solve_sylvester = matrix_equations.linalg_solve_sylvester
 solve_continuous_lyapunov = matrix_equations.linalg_solve_continuous_lyapunov
 solve_discrete_lyapunov = matrix_equations.linalg_solve_discrete_lyapunov
+solve_continuous_are = matrix_equations.linalg_solve_continuous_are

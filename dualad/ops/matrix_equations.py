@@ -1,7 +1,8 @@
 """Linear matrix equations: ``linalg_solve_sylvester`` (``A X + X B = Q``),
 ``linalg_solve_continuous_lyapunov`` (``A X + X A^H = Q``) and
-``linalg_solve_discrete_lyapunov`` (``A X A^H - X + Q = 0``), SciPy's ``scipy.linalg`` solvers
-as ops.
+``linalg_solve_discrete_lyapunov`` (``A X A^H - X + Q = 0``) and ``linalg_solve_continuous_are``
+(the Riccati equation ``A^H X + X A - X B R^{-1} B^H X + Q = 0``, whose derivative is a Lyapunov
+equation with the closed-loop matrix), SciPy's ``scipy.linalg`` solvers as ops.
 
 Each equation is linear in ``X``, ``L(X) = Q``, so its derivatives solve the same equation
 again: the JVP moves the tangents of the coefficients to the right-hand side
@@ -32,6 +33,7 @@ from ._reducing import _as_tensor
 from .base import broadcast_to
 from .casts import astype
 from .linalg import matmul
+from .solvers import linalg_solve
 from .triangular import mH
 
 public = Exports()
@@ -165,6 +167,12 @@ def _prepared(op: str, names: str, *args) -> list[Tensor]:
     cols = args[1].shape[-1] if len(args) == 3 else rows
     if q.ndim < 2 or tuple(q.shape[-2:]) != (rows, cols):
         raise ValueError(f"dualad.linalg.{op}: q must be a {rows}x{cols} matrix ({shapes})")
+    return _common(op, args, shapes)
+
+
+def _common(op: str, args, shapes: str) -> list[Tensor]:
+    """``args`` in one linalg dtype, broadcast to one batch shape (so the rules' gradients have
+    the inputs' shapes: broadcast_to's VJP sums them down)."""
     try:
         batch = np.broadcast_shapes(*(tuple(x.shape[:-2]) for x in args))
     except ValueError:
@@ -323,3 +331,104 @@ def linalg_solve_discrete_lyapunov(a, q) -> Tensor:
     """
     a, q = _prepared("solve_discrete_lyapunov", "a q", a, q)
     return discrete_lyapunov(a, q)
+
+
+# ---------------------------------------------------------------------------------------------
+# the continuous algebraic Riccati equation
+
+
+def _care_one(a, b, r, q, where):
+    try:
+        return scipy.linalg.solve_continuous_are(a, b, q, r)
+    except (LinAlgError, ValueError) as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+
+
+def _care_impl(xp, a, b, q, r):
+    dtype = _dtype_of(a, b, q, r)
+    where = (
+        f"dualad.linalg.solve_continuous_are (a {a.shape}, b {b.shape}, q {q.shape}, r {r.shape})"
+    )
+
+    def solve(a, b, q, r):
+        one = lambda a, b, r, q: _care_one(a, b, r, q, where)
+        return _batched(one, q.astype(dtype), a.astype(dtype), b.astype(dtype), r.astype(dtype))
+
+    return on_host(xp, solve, a, b, q, r)
+
+
+def _closed_loop(a, b, r, x):
+    """``(A - B K, W B^H)`` with ``W = R^{-1}``, ``K = W B^H X``: the closed-loop matrix whose
+    Lyapunov equation the derivatives solve."""
+    wbh = linalg_solve(r, mH(b))
+    return a - matmul(b, matmul(wbh, x)), wbh
+
+
+def _care_vjp(cts, outs, args, params, needs):
+    a, b, _, r = args
+    x = outs[0]
+    closed, wbh = _closed_loop(a, b, r, x)
+    y = continuous_lyapunov(closed, cts[0])  # the adjoint of dX -> Acl^H dX + dX Acl
+    g_a = -(matmul(x, mH(y)) + matmul(mH(x), y)) if needs[0] else None
+    g_b = g_r = None
+    if needs[1] or needs[3]:
+        g_s = matmul(matmul(mH(x), y), mH(x))  # dX carries + X dS X, S = B W B^H
+        if needs[1]:
+            g_b = matmul(g_s, mH(wbh)) + matmul(mH(g_s), mH(wbh))
+        if needs[3]:
+            g_r = -matmul(matmul(wbh, g_s), mH(wbh))
+    return g_a, g_b, -y, g_r
+
+
+def _care_jvp(tangents, outs, args, params):
+    a, b, _, r = args
+    t_a, t_b, t_q, t_r = tangents
+    x = outs[0]
+    closed, wbh = _closed_loop(a, b, r, x)
+    rhs = None if t_q is None else -t_q
+    if t_a is not None:
+        rhs = _moved(rhs, matmul(mH(t_a), x) + matmul(x, t_a))
+    d_s = None
+    if t_b is not None:
+        term = matmul(t_b, wbh)
+        d_s = term + mH(term)
+    if t_r is not None:
+        term = -matmul(matmul(mH(wbh), t_r), wbh)
+        d_s = term if d_s is None else d_s + term
+    if d_s is not None:
+        moved = matmul(matmul(x, d_s), x)
+        rhs = moved if rhs is None else rhs + moved
+    return continuous_lyapunov(mH(closed), rhs)
+
+
+_care_op = _equation_op("linalg_solve_continuous_are", _care_impl, _care_vjp, _care_jvp)
+
+
+@public.function
+def linalg_solve_continuous_are(a, b, q, r) -> Tensor:
+    """``X`` with ``A^H X + X A - X B R^{-1} B^H X + Q = 0``, the stabilising solution, for
+    ``A`` (..., n, n), ``B`` (..., n, m), Hermitian ``Q`` (..., n, n) and ``R`` (..., m, m)
+    (``dualad.linalg.solve_continuous_are``: SciPy's values; its ``e``, ``s`` and ``balanced``
+    are not offered).
+
+    Derivatives solve one Lyapunov equation with the closed-loop matrix
+    ``A - B R^{-1} B^H X``; as for ``eigh``, they are taken along Hermitian ``Q`` and ``R``.
+    Where SciPy finds no stabilising solution (eigenvalues of the Hamiltonian on the imaginary
+    axis) it raises ``LinAlgError``, naming the op and the shapes.
+
+    >>> import dualad
+    >>> one = dualad.tensor([[1.0]])
+    >>> dualad.linalg_solve_continuous_are(one * 0, one, one, one)
+    tensor([[1.]])
+    """
+    a, b, q, r = (_as_tensor(x) for x in (a, b, q, r))
+    shapes = f"a {tuple(a.shape)}, b {tuple(b.shape)}, q {tuple(q.shape)}, r {tuple(r.shape)}"
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"dualad.linalg.solve_continuous_are: b must be n x m ({shapes})")
+    for name, x, size in (("a", a, a.shape[-1]), ("q", q, a.shape[-1]), ("r", r, b.shape[-1])):
+        _check_square("solve_continuous_are", name, x, shapes)
+        if x.shape[-1] != size:
+            raise ValueError(
+                f"dualad.linalg.solve_continuous_are: {name} must be {size}x{size} ({shapes})"
+            )
+    return apply(_care_op, *_common("solve_continuous_are", (a, b, q, r), shapes))

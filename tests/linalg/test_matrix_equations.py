@@ -157,3 +157,36 @@ def test_integer_inputs_promote_and_inputs_are_not_mutated():
     assert out.dtype == np.float64
     np.testing.assert_allclose(out.numpy(), scipy.linalg.solve_continuous_lyapunov(a, q))
     np.testing.assert_array_equal(a, [[-2, 0], [1, -3]])
+
+
+# ---------------------------------------------------------------------------------------------
+# the continuous algebraic Riccati equation
+
+
+def _riccati(dtype):
+    a, b = _matrix(3, dtype), _matrix(3, dtype, m=2)
+    q = a @ np.conj(a.T) + np.eye(3)
+    r = np.eye(2, dtype=dtype) * 2
+    return a, b, q.astype(dtype), r
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float32"])
+def test_riccati_matches_scipy(dtype):
+    args = _riccati(dtype)
+    out = linalg.solve_continuous_are(*map(t, args))
+    assert out.dtype == np.dtype(dtype)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(out.numpy(), scipy.linalg.solve_continuous_are(*args), atol=tol)
+
+
+def test_riccati_without_a_stabilising_solution_and_bad_input_raise():
+    zero, one = t(np.zeros((1, 1))), t(np.ones((1, 1)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"solve_continuous_are \(a \(1, 1\)"):
+        linalg.solve_continuous_are(zero, zero, one, one)  # uncontrollable, marginal mode
+    a, b, q, r = (t(x) for x in _riccati("float64"))
+    with pytest.raises(ValueError, match=r"b must be n x m \(a \(3, 3\), b \(2, 3\)"):
+        linalg.solve_continuous_are(a, b.mT, q, r)
+    with pytest.raises(ValueError, match=r"r must be 2x2"):
+        linalg.solve_continuous_are(a, b, q, q)
+    with pytest.raises(ValueError, match=r"solve_continuous_are.*symmetric"):
+        linalg.solve_continuous_are(a, b, q + t(np.triu(np.ones((3, 3)))), r)

@@ -122,6 +122,46 @@ def _polar_samples(rng, dtype):
     return out
 
 
+def _positive(rng, shape, dtype):
+    m = uniform(rng, shape, dtype, -0.5, 0.5)
+    return (m @ np.conj(np.swapaxes(m, -1, -2)) + np.eye(shape[-1])).astype(dtype)
+
+
+def _riccati_samples(rng, dtype):
+    return [
+        SampleInput(
+            (
+                uniform(rng, (*batch, 3, 3), dtype),
+                uniform(rng, (*batch, 3, 2), dtype),
+                _positive(rng, (*batch, 3, 3), dtype),
+                _positive(rng, (2, 2), dtype),
+            ),
+            diff=(0, 1, 2, 3),
+            note=str(batch),
+        )
+        for batch in ((), (2,))
+    ]
+
+
+def _hermitian(x):
+    return (x + dualad.conj(x.mT)) * 0.5
+
+
+def _riccati_fn(a, b, q, r):
+    """Q and R made Hermitian inside (SciPy's domain): differences move along Hermitian
+    directions."""
+    return dualad.linalg.solve_continuous_are(a, b, _hermitian(q), _hermitian(r))
+
+
+def _riccati_ref(a, b, q, r):
+    herm = lambda x: (x + np.conj(np.swapaxes(x, -1, -2))) / 2
+    if a.ndim == 2:
+        return scipy.linalg.solve_continuous_are(a, b, herm(q), herm(r)).astype(a.dtype)
+    return np.stack(
+        [scipy.linalg.solve_continuous_are(a[k], b[k], herm(q[k]), herm(r)) for k in range(len(a))]
+    ).astype(a.dtype)
+
+
 def _linalg(name):
     return getattr(dualad.linalg, name)
 
@@ -170,6 +210,13 @@ OPS = (
             lambda a, side="right": scipy.linalg.polar(a, side),
             "linalg_polar",
             fn=dualad.linalg.polar,
+        ),
+        entry(
+            "linalg.solve_continuous_are",
+            _riccati_samples,
+            _riccati_ref,
+            "linalg_solve_continuous_are",
+            fn=_riccati_fn,
         ),
     ]
     + [
