@@ -10,7 +10,9 @@ does at singular points. The functions come from four modules of one subject eac
 - ``spectral``: eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, matrix_exp;
 - ``norms``: norm, vector_norm, matrix_norm, cond;
 - ``products``: multi_dot, cross, vecdot, outer, trace, diagonal, matmul, tensordot,
-  matrix_transpose.
+  matrix_transpose;
+- ``matrix_functions``, ``equations``: scipy.linalg's expm, logm, sqrtm, signm, cosm, ...,
+  solve_sylvester and the Lyapunov solvers.
 
 ``dualad.numpy.linalg`` is built on these with NumPy's signatures and results.
 """
@@ -24,3 +26,9 @@ from .solvers import *
 from .spectral import *
 
 __all__ = [*solvers.__all__, *spectral.__all__, *norms.__all__, *products.__all__]
+
+from . import equations, matrix_functions  # scipy.linalg's names
+from .equations import *
+from .matrix_functions import *
+
+__all__ += [*matrix_functions.__all__, *equations.__all__]

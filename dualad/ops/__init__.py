@@ -42,6 +42,9 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     grid_sampling                           grid_sample and its transpose (nn)
     _spectral, eigen, svd, qr, matrix_functions  spectral linear algebra (dualad.linalg)
     eigen_general                           (eig, eigvals: on qr's solves)
+    matrix_equations                        Sylvester and Lyapunov equations (scipy.linalg)
+    analytic_functions                      logm, sqrtm, signm, cosm, ... (on the two above)
+    polar                                   the polar decomposition (on matrix_equations)
     torch_norm                              torch.norm: vector norms and 'nuc' (svdvals)
     least_squares                           (its residuals and singular values: svdvals)
 """
@@ -56,6 +59,7 @@ from . import (
     activations,
     adaptive_pooling,
     airy,
+    analytic_functions,
     arithmetic,
     base,
     bessel,
@@ -95,6 +99,7 @@ from . import (
     kelvin,
     least_squares,
     linalg,
+    matrix_equations,
     matrix_functions,
     minmax,
     moments,
@@ -104,6 +109,7 @@ from . import (
     order_statistics,
     orthogonal_polynomials,
     piecewise_activations,
+    polar,
     pooling,
     products,
     qr,
@@ -132,6 +138,7 @@ from . import (
 )
 from ._helpers import *
 from .activations import *
+from .analytic_functions import *
 from .arithmetic import *
 from .base import *
 from .bessel import *
@@ -154,6 +161,7 @@ from .indexing import *
 from .joining import *
 from .least_squares import *
 from .linalg import *
+from .matrix_equations import *
 from .matrix_functions import *
 from .minmax import *
 from .moments import *
@@ -161,6 +169,7 @@ from .normal_distribution import *
 from .norms import *
 from .order_statistics import *
 from .piecewise_activations import *
+from .polar import *
 from .products import *
 from .quantiles import *
 from .reductions import *

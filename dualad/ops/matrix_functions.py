@@ -17,7 +17,12 @@ import scipy.linalg
 from .._tensor import Tensor
 from ._exports import Exports
 from ._spectral import call, floating_array, linalg_op, mH
+from .comparison import gt, where
+from .complex_parts import abs
+from .exp_log import exp2, log2
+from .extrema import amax
 from .joining import cat
+from .rounding import round
 from .slicing import narrow
 
 public = Exports()
@@ -39,16 +44,45 @@ def _matrix_exp_impl(xp, a):
     return _expm_module(xp).expm(a).astype(a.dtype, copy=False)
 
 
-def frechet_exp(a, e):
-    """The Frechet derivative of ``exp`` at ``a`` in the direction ``e``: the upper right
-    block of ``matrix_exp([[a, e], [0, a]])``."""
-    n = a.shape[-1]
+def block_function(fn, a, e):
+    """``fn([[a, e], [0, a]])``: the matrix function ``fn`` (a tensor function with a real
+    power series, such as ``matrix_exp``) of the block matrix whose diagonal blocks are
+    ``f(a)`` and whose upper right block is the Frechet derivative ``L_f(a, e)``."""
     zeros = a * 0  # (shaped like a under every transform; its derivative is 0)
     if e.dtype.kind == "c" and a.dtype.kind != "c":
         a = a + 0j
         zeros = zeros + 0j
-    block = cat([cat([a, e], -1), cat([zeros, a], -1)], -2)
-    return narrow(narrow(matrix_exp(block), -2, 0, n), -1, n, n)
+    return fn(cat([cat([a, e], -1), cat([zeros, a], -1)], -2))
+
+
+def _largest(x):
+    """The largest entry's magnitude of each matrix (..., 1, 1); 1 for a zero matrix."""
+    largest = amax(abs(x), dim=(-2, -1), keepdim=True)
+    return where(gt(largest, 0.0), largest, 1.0)
+
+
+def _power_of_two_scale(a, e):
+    """``2**k`` (..., 1, 1) with ``e * 2**k`` about as large as ``a``: the block matrix of
+    ``frechet_block`` then has ``a``'s size, so ``fn``'s scaling (squarings for ``exp``, square
+    roots for ``log`` and powers) is ``a``'s, not the direction's. A power of two scales
+    exactly, and through ``round`` the scale is piecewise constant: its derivative is 0, which
+    is exact because ``L(a, s e) / s = L(a, e)`` for every ``s``."""
+    return exp2(round(log2(_largest(a) / _largest(e))))
+
+
+def frechet_block(fn, a, e):
+    """The Frechet derivative of the matrix function ``fn`` at ``a`` in the direction ``e``:
+    the upper right block of ``block_function(fn, a, e)`` (``e`` scaled to ``a``'s size and
+    back). Written with ``fn`` itself, so it composes at every order."""
+    n = a.shape[-1]
+    scale = _power_of_two_scale(a, e)
+    return narrow(narrow(block_function(fn, a, e * scale), -2, 0, n), -1, n, n) / scale
+
+
+def frechet_exp(a, e):
+    """The Frechet derivative of ``exp`` at ``a`` in the direction ``e``: the upper right
+    block of ``matrix_exp([[a, e], [0, a]])``."""
+    return frechet_block(matrix_exp, a, e)
 
 
 def _matrix_exp_vjp(cts, outs, args, params, needs):

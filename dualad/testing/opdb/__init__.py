@@ -180,4 +180,5 @@ FAMILIES = (
     "nn_primitives",
     "special_scipy",
     "special_functions",
+    "linalg_functions",
 )
