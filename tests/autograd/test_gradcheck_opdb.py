@@ -65,7 +65,16 @@ def _cases(*, first_only=False, twice=False, seeds=(None,)) -> list:
 
 ALL_CASES = _cases()
 TWICE_CASES = _cases(twice=True)
-SLOW_TWICE_CASES = TWICE_CASES if DEV else _cases(twice=True, first_only=True)
+# slow-mode second derivatives that take 10-80 s each (matrix functions through nested block
+# matrices, LU's rules of rules in complex): marked slow, so the default run stays short; the
+# fast mode and every other check still run them by default
+_SLOW_SECOND_ORDER = {"linalg.fractional_matrix_power", "lu", "lu_solve"}
+SLOW_TWICE_CASES = [
+    pytest.param(*case.values, id=case.id, marks=pytest.mark.slow)
+    if case.values[0].name in _SLOW_SECOND_ORDER
+    else case
+    for case in (TWICE_CASES if DEV else _cases(twice=True, first_only=True))
+]
 FIRST_CASES = _cases(first_only=True)
 DEV_CASES = (
     _cases(seeds=range(1, DEV_SEEDS + 1))
