@@ -66,9 +66,24 @@ def _compare(case: Case, pairs, rtol: float, atol_of, report=None) -> bool:
     for i, j, a, n in pairs:
         a, n = np.asarray(a), np.asarray(n)
         if not _allclose(a, n, rtol, atol_of(i, j)):
-            msg = _notallclose_msg(a, n, j, i, case)
+            msg = _notallclose_msg(a, n, j, i, case) + _nan_inputs_note(case)
             raise GradcheckError(msg if report is None else msg + report(i, j))
     return True
+
+
+def _nan_inputs_note(case: Case) -> str:
+    """A line per tensor input holding NaN (the usual cause of a NaN numerical Jacobian: the
+    finite differences there are NaN), naming the input and its first NaN's index."""
+    notes = []
+    for k, x in enumerate(case.inputs):
+        if isinstance(x, Tensor) and x.dtype.kind in "fc":
+            bad = np.argwhere(np.isnan(x._data))  # (NumPy or, by its protocols, CuPy)
+            if len(bad):
+                notes.append(
+                    f"input {k} contains NaN (first at index {tuple(int(v) for v in bad[0])}); "
+                    "finite differences there are NaN: check the inputs, or pass finite values"
+                )
+    return "".join(note + "\n" for note in notes)
 
 
 def _all_pairs(analytical: list, numerical: list):

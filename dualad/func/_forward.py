@@ -69,8 +69,9 @@ def _jvp(
         primal_out, tangent_out = [], []
         for leaf in out_leaves:
             if not isinstance(leaf, Tensor):
+                where = "jvp(f, primals, tangents)" if name == "jvp" else name
                 raise RuntimeError(
-                    "dualad.func.jvp(f, primals, tangents): expected f(*primals) to return only "
+                    f"dualad.func.{where}: expected f(*primals) to return only "
                     f"tensors, got unsupported type {type(leaf).__name__}"
                 )
             p, t = fwd.unpack_dual(leaf, level=level)

@@ -145,16 +145,16 @@ def _vjp(func, primals: tuple, has_aux: bool, name: str):
     level = enter(f"dualad.func.{name}")
     try:
         leaves, rebuild = flatten(primals)
-        wrapped = [track(leaf, level, "vjp") for leaf in leaves]
+        wrapped = [track(leaf, level, name) for leaf in leaves]
         nodes = [w._gnode for w in wrapped]
         result = func(*rebuild(wrapped))
         aux = None
         if has_aux:
-            result, aux = _split_aux(result, "vjp")
+            result, aux = _split_aux(result, name)
         out_leaves, rebuild_out = flatten(result)
         _check_tensors(
             out_leaves,
-            "dualad.func.vjp: expected f(*primals) to return only Tensors (or pytrees of "
+            f"dualad.func.{name}: expected f(*primals) to return only Tensors (or pytrees of "
             "Tensors), got ",
         )
     finally:

@@ -103,7 +103,21 @@ def _resolve(level: int | None, what: str) -> DualLevel | None:
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
-    """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost)."""
+    """A view of ``tensor`` that carries ``tangent`` at ``level`` (default: innermost).
+
+    The tangent has the primal's shape. A tangent of another floating dtype is cast to the
+    primal's (the rules then run in the primal's precision; PyTorch keeps the tangent as
+    given); a complex tangent for a real primal raises ValueError (the rules of real ops
+    assume real directions: make one dual per part instead). Outside a dual level, or with
+    an integer primal or tangent, it raises.
+
+    >>> import dualad
+    >>> import dualad.fwd as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(dualad.tensor([0.0, 1.0]), dualad.tensor([1.0, 1.0]))
+    ...     fwAD.unpack_dual(dualad.sin(x)).tangent
+    tensor([1.        , 0.54030231])
+    """
     return _make_dual(tensor, tangent, level, copy_tangent=True)
 
 
@@ -125,6 +139,12 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
     if tangent.dtype.kind not in "fc":
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
+    if tangent.dtype.kind == "c" and tensor.dtype.kind != "c":
+        raise ValueError(
+            f"dualad.fwd.make_dual: the primal is real ({tensor.dtype}) but the tangent is "
+            f"complex ({tangent.dtype}); a real primal takes a real tangent (for a complex "
+            "direction, make one dual with its real part and one with its imaginary part)"
         )
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(

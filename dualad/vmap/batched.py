@@ -548,7 +548,8 @@ def inplace_batched_into_unbatched(name: str, target, result) -> RuntimeError:
 
 RANDOM_MESSAGE = (
     "vmap: We do not yet support calling random operations inside of vmap. Please perform random "
-    "operations outside of vmap as a workaround"
+    "operations outside of vmap as a workaround, or pass randomness='different' (independent "
+    "draws per example) or randomness='same' (one draw shared by the batch) to dualad.vmap"
 )
 
 
