@@ -14,7 +14,17 @@ from ._checks import _check_callable
 
 
 def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
-    """``(func(*primals), J·tangents)`` by forward mode (one dual level)."""
+    """``(func(*primals), J·tangents)`` by forward mode (one dual level).
+
+    ``primals`` and ``tangents`` are tuples (pytrees) of the same structure and shapes; arrays
+    and numbers work too (arrays come back when no argument was a Tensor). ``has_aux``:
+    ``func`` returns ``(output, aux)`` and ``jvp`` returns ``(output, tangent, aux)``.
+
+    >>> import dualad
+    >>> from dualad.func import jvp
+    >>> jvp(dualad.sin, (dualad.tensor([0.0, 1.0]),), (dualad.tensor([1.0, 2.0]),))
+    (tensor([0.        , 0.84147098]), tensor([1.        , 1.08060461]))
+    """
     _check_callable(func, "jvp")
     primals, saw_p = tree_to_tensors(primals, "jvp")
     tangents, saw_t = tree_to_tensors(tangents, "jvp")

@@ -64,7 +64,13 @@ def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
 def grad_and_value(func, argnums=0, has_aux: bool = False):
     """``(gradient, value)`` of a scalar-valued ``func`` (``(gradient, (value, aux))`` with
     ``has_aux``). The gradient is with respect to ``argnums`` (an int: that argument's pytree;
-    a tuple: a tuple of them)."""
+    a tuple: a tuple of them).
+
+    >>> import dualad
+    >>> from dualad.func import grad_and_value
+    >>> grad_and_value(lambda x: (x**2).sum())(dualad.tensor([1.0, 3.0]))
+    (tensor([2., 6.]), tensor(10.))
+    """
     return _grad_transform(func, argnums, has_aux, "grad_and_value", with_value=True)
 
 
