@@ -7,22 +7,27 @@ written with.
 cases), with ``M = Q^H dA R^{-1}`` and ``Omega = tril(M, -1) - tril(M, -1)^H + i Im diag(M)``:
 ``dR = (M - Omega) R`` and ``dQ = dA R^{-1} - Q (M - Omega)``; the VJP is the adjoint,
 ``gA = (gQ + Q phi(gR R^H - Q^H gQ)) R^{-H}`` with ``phi(G) = triu(G, 1) + tril(G^H, -1) +
-Re diag(G)`` (PyTorch's ``linalg_qr_backward``).
+Re diag(G)`` (PyTorch's ``linalg_qr_backward``). A wide ``A = [X | Y]`` (``m < n``, ``X``
+square) has ``Q, U = qr(X)`` and ``R = [U | V]`` with ``V = Q^H Y``: the square rules on
+``X``, with ``dV = dQ^H Y + Q^H dY`` forward and, backward, ``gY = Q gV`` and ``Y gV^H``
+added to ``gQ`` (every mode: for ``m < n`` the complete ``Q`` is the reduced one).
 
 Not differentiable (a clear error when a derivative is asked for): ``mode='complete'`` with
-``m > n`` (the last ``m - n`` columns of ``Q`` are any basis of a complement) and ``m < n``
-(wide matrices). Rank-deficient ``A`` (a zero on ``R``'s diagonal): the derivative does not
-exist; the solve with ``R`` raises ``LinAlgError``.
+``m > n`` (the last ``m - n`` columns of ``Q`` are any basis of a complement). Rank-deficient
+leading columns (a zero on ``R``'s diagonal): the derivative does not exist; the solve with
+``R`` raises ``LinAlgError``.
 """
 
 from __future__ import annotations
 
+from .._creation import zeros_like
 from .._dispatch import apply
 from .._tensor import Tensor
 from ._reducing import _as_tensor
 from ._spectral import call, floating_array, linalg_op, mH
 from .complex_parts import real
 from .diagonals import diag_embed, diagonal, tril, triu
+from .joining import cat
 from .linalg import matmul
 from .triangular import linalg_solve_triangular
 from .views import matrix_transpose
@@ -53,11 +58,6 @@ def _qr_impl(xp, a, *, mode):
 
 def _check_differentiable(shape, mode):
     m, n = shape[-2], shape[-1]
-    if m < n:
-        raise NotImplementedError(
-            f"dualad.linalg.qr: the derivative of the QR decomposition of a wide matrix (shape "
-            f"{tuple(shape)}, m < n) is not implemented"
-        )
     if mode == "complete" and m > n:
         raise RuntimeError(
             f"dualad.linalg.qr: mode='complete' of a tall matrix (shape {tuple(shape)}) is not "
@@ -78,36 +78,64 @@ def _skew_part(M):
 
 def _qr_jvp(tangents, outs, args, params):
     _check_differentiable(args[0].shape, params["mode"])
-    dA = tangents[0]
+    A, dA = args[0], tangents[0]
     if params["mode"] == "r":
-        Q, R = apply(qr_op, args[0], mode="reduced")
+        Q, R = apply(qr_op, A, mode="reduced")
     else:
         Q, R = outs
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:  # the square rule on X = A[..., :m]; V = Q^H Y follows Q and Y
+        dQ, dU = _square_jvp(Q, R[..., :m], dA[..., :m])
+        dV = matmul(mH(dQ), A[..., m:]) + matmul(mH(Q), dA[..., m:])
+        dR = cat([dU, dV], -1)
+    else:
+        dQ, dR = _square_jvp(Q, R, dA)
+    return dR if params["mode"] == "r" else (dQ, dR)
+
+
+def _square_jvp(Q, R, dA):
+    """``(dQ, dR)`` for ``A = Q R`` with ``R`` square (``m >= n``)."""
     AR = triangular_right_solve(dA, R)  # dA R^{-1}
     N = matmul(mH(Q), AR)
     N = N - _skew_part(N)  # M - Omega: upper triangular
-    dR = matmul(N, R)
-    if params["mode"] == "r":
-        return dR
-    return AR - matmul(Q, N), dR
+    return AR - matmul(Q, N), matmul(N, R)
 
 
 def _qr_vjp(cts, outs, args, params, needs):
     _check_differentiable(args[0].shape, params["mode"])
+    A = args[0]
     if params["mode"] == "r":
-        Q, R = apply(qr_op, args[0], mode="reduced")
+        Q, R = apply(qr_op, A, mode="reduced")
         gQ, gR = None, cts[0]
     else:
         (Q, R), (gQ, gR) = outs, cts
-    G = matmul(gR, mH(R))
-    if gQ is not None:
-        G = G - matmul(mH(Q), gQ)
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:  # R = [U | V], V = Q^H Y: gY = Q gV, and gQ gains Y gV^H
+        gV = gR[..., m:] if gR is not None else None
+        if gV is not None:
+            extra = matmul(A[..., m:], mH(gV))
+            gQ = extra if gQ is None else gQ + extra
+        gU = gR[..., :m] if gR is not None else None
+        gX = _square_vjp(Q, R[..., :m], gQ, gU)
+        gY = matmul(Q, gV) if gV is not None else zeros_like(A[..., m:])
+        return (cat([gX, gY], -1),)
+    return (_square_vjp(Q, R, gQ, gR),)
+
+
+def _square_vjp(Q, R, gQ, gR):
+    """``gA`` for ``A = Q R`` with ``R`` square (``m >= n``); ``gQ``/``gR`` may be None."""
+    if gR is None:
+        G = -matmul(mH(Q), gQ)
+    else:
+        G = matmul(gR, mH(R))
+        if gQ is not None:
+            G = G - matmul(mH(Q), gQ)
     d = diagonal(G, 0, -2, -1)
     phi = triu(G, 1) + tril(mH(G), -1) + diag_embed(real(d) if d.dtype.kind == "c" else d)
     total = matmul(Q, phi)
     if gQ is not None:
         total = total + gQ
-    return (triangular_right_solve(total, mH(R), lower=True),)
+    return triangular_right_solve(total, mH(R), lower=True)
 
 
 qr_op = linalg_op("linalg_qr", _qr_impl, _qr_vjp, _qr_jvp, save_out=True, nout=2)

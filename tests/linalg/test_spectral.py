@@ -168,12 +168,32 @@ def test_bad_arguments():
         dnp.linalg.qr(dualad.eye(2), mode="raw")
 
 
-def test_qr_complete_tall_and_wide_raise_when_differentiated():
+def test_qr_complete_tall_raises_when_differentiated():
     a = t(RNG.standard_normal((4, 3)))
     with pytest.raises(RuntimeError, match="complete"):
         func.grad(lambda x: qr(x, mode="complete").R.sum())(a)
-    with pytest.raises(NotImplementedError, match="wide"):
-        func.grad(lambda x: qr(x).R.sum())(t(RNG.standard_normal((2, 3))))
+
+
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_of_a_wide_matrix_differentiates_as_finite_differences(mode):
+    # A = [X | Y]: Q and R's square block come from X alone, R's last columns are Q^H Y
+    a = RNG.standard_normal((3, 5))
+    w = RNG.standard_normal((3, 5))
+    wq = RNG.standard_normal((3, 3))
+
+    def loss(x):
+        out = qr(x, mode)
+        value = (out.R * t(w)).sum()
+        return value if mode == "r" else value + (out.Q * t(wq)).sum()
+
+    g = func.grad(loss)(t(a))
+    eps = 1e-6
+    numeric = np.zeros_like(a)
+    for index in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[index] = eps
+        numeric[index] = (loss(t(a + e)).item() - loss(t(a - e)).item()) / (2 * eps)
+    np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-6, atol=1e-8)
 
 
 def test_inputs_are_not_mutated():

@@ -175,6 +175,15 @@ def _qr_samples(rng, dtype):
         out.append(SampleInput((a,), note=f"{(*batch, m, n)}"))
     out.append(SampleInput((out[1].args[0],), {"mode": "complete"}, note="complete, square"))
     out.append(SampleInput((out[0].args[0],), {"mode": "r"}, note="r"))
+    # wide (m < n): the leading m x m block of full rank, every mode
+    wide = _with_singular_values(rng, dtype, (), 3, 3, _SINGULAR_VALUES)
+    wide = np.concatenate([wide, uniform(rng, (3, 2), dtype)], axis=-1)
+    batched = _with_singular_values(rng, dtype, (2,), 2, 2, _SINGULAR_VALUES)
+    batched = np.concatenate([batched, uniform(rng, (2, 2, 3), dtype)], axis=-1)
+    out.append(SampleInput((wide,), note="wide (3, 5)"))
+    out.append(SampleInput((batched,), note="wide (2, 2, 5)"))
+    out.append(SampleInput((wide,), {"mode": "complete"}, note="complete, wide"))
+    out.append(SampleInput((wide,), {"mode": "r"}, note="r, wide"))
     return out
 
 
