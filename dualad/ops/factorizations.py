@@ -42,6 +42,7 @@ from .comparison import where
 from .complex_parts import real
 from .diagonals import tril, triu
 from .gather_scatter import take_along_dim
+from .joining import cat
 from .linalg import matmul
 from .triangular import _solve, mH
 
@@ -211,8 +212,12 @@ LUResult = namedtuple("linalg_lu", ("P", "L", "U"))
 
 @public.function
 def linalg_lu(A, *, pivot: bool = True):
-    """PyTorch's ``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U`` for square matrices
-    (SciPy's ``scipy.linalg.lu`` order too), differentiable in ``L`` and ``U``.
+    """PyTorch's ``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U`` for square and wide
+    (m < n) matrices (SciPy's ``scipy.linalg.lu`` order too), differentiable in ``L`` and
+    ``U``. A wide ``A = [A1 | A2]`` factors as LAPACK factors it: partial pivoting picks its
+    pivots in the first m columns, so ``P, L, U1`` are ``A1``'s and ``U2 = L^{-1} P^T A2``
+    (a composition of differentiable ops). Tall matrices (m > n) raise
+    ``NotImplementedError``.
 
     >>> import dualad
     >>> P, L, U = dualad.linalg_lu(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
@@ -223,7 +228,18 @@ def linalg_lu(A, *, pivot: bool = True):
     A = as_linalg_input("lu", A)
     if not pivot:
         raise NotImplementedError("dualad.linalg.lu: pivot=False is not supported on CPU")
-    check_square("lu", A.shape)
+    if A.ndim < 2:
+        check_square("lu", A.shape)  # (its error for fewer than two dims)
+    m, n = A.shape[-2], A.shape[-1]
+    if m > n:
+        raise NotImplementedError(
+            f"dualad.linalg.lu: tall matrices (m > n, shape {tuple(A.shape)}) are not supported; "
+            "square and wide ones are (factor A^H, or use qr for a tall least-squares problem)"
+        )
+    if m < n:
+        P, lower, upper = linalg_lu(A[..., :m])
+        rest = _solve(lower, matmul(mH(P), A[..., m:]), False, True)  # L^{-1} P^T A2
+        return LUResult(P, lower, cat([upper, rest], -1))
     lu, piv = lu_factor_raw(A)
     lower, upper = unpack_lu(lu)
     # P = I[inverse]: rows of the identity, one permutation per matrix; a constant, with a

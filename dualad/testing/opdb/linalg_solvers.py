@@ -119,6 +119,17 @@ def _square_samples(shapes):
     return samples
 
 
+def _lu_samples(rng, dtype):
+    """Square stacks, and wide matrices whose leading square block is well conditioned (its
+    pivots are the whole factorisation's)."""
+    out = _square_samples([(3, 3), (2, 3, 3)])(rng, dtype)
+    for batch, m, extra in (((), 3, 2), ((2,), 2, 3)):
+        a = _well_conditioned(rng, (*batch, m, m), dtype)
+        wide = np.concatenate([a, uniform(rng, (*batch, m, extra), dtype)], axis=-1)
+        out.append(SampleInput((wide,), note=f"wide {wide.shape}"))
+    return out
+
+
 def _det_samples(rng, dtype):
     out = [SampleInput((uniform(rng, s, dtype),), note=str(s)) for s in ((3, 3), (2, 4, 4))]
     u, v = uniform(rng, (3, 2), dtype), uniform(rng, (2, 3), dtype)
@@ -346,7 +357,7 @@ OPS = [
     ),
     entry(
         "lu",
-        _square_samples([(3, 3), (2, 3, 3)]),
+        _lu_samples,
         lambda a: tuple(f.astype(a.dtype) for f in scipy.linalg.lu(a)),
         "linalg_lu_factor",
         "linalg_lu_permutation",
