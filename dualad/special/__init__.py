@@ -1,18 +1,23 @@
 """``dualad.special``: special functions (values from ``scipy.special``), differentiable.
 
 scipy.special's names and signatures (PyTorch's ``torch.special`` uses the same names; ``psi``
-is ``digamma``). Every function is an op of ``dualad.ops`` (also exported as ``dualad.<name>``)
-with VJP, JVP and batching rules (``kl_div`` only here, not as ``dualad.kl_div``), except
-``logsumexp`` with ``b=``/``return_sign=`` and scipy's ``softmax``/``log_softmax`` (every
-axis by default), composed of ops here. Real inputs only, except
-``expit``, ``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
+is ``digamma``). Every function is an op of ``dualad.ops`` with VJP, JVP and batching rules,
+except ``logsumexp`` with ``b=``/``return_sign=`` and scipy's ``softmax``/``log_softmax``
+(every axis by default), composed of ops here. The core set below is also exported as
+``dualad.<name>`` (``kl_div`` only here); of it, real inputs only, except ``expit``,
+``logit``, ``logsumexp`` without ``b``/``return_sign``, and ``sinc``.
 
 The modules ``gamma_family`` (gamma, loggamma, rgamma, poch, beta, betainc, the incomplete
 gamma and beta inverses, ...), ``elementary`` (exprel, powm1, boxcox, huber, owens_t, ...),
 ``distributions`` (stdtr, chdtr, gdtr, fdtr, pdtr, bdtr, nbdtr, ... and their inverses) and
 ``polynomials`` (eval_chebyt, eval_legendre, eval_jacobi, ...) add ops exported here only (no
 ``dualad.<name>``: ``dualad.gamma`` or ``dualad.beta`` would read as distributions); gamma,
-loggamma, rgamma and the polynomials (not the Hermite ones) take complex inputs too.
+loggamma, rgamma and the polynomials (not the Hermite ones) take complex inputs too. The
+modules ``bessel`` (j0 ... kve; complex for jv, yv, iv, kv), ``airy_functions``,
+``spherical_bessel``, ``integrals`` (expi, exp1, expn, sici, shichi, fresnel, dawsn, erfi),
+``elliptic``, ``hypergeometric`` (hyp0f1, hyp1f1, hyp2f1, hyperu, struve, modstruve) and
+``kelvin`` add ops exported here only as well; each function's docstring says which inputs may be complex and where its
+singular points are.
 
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
 ``NotImplementedError`` when their derivative is needed; integer orders are static Python ints.
