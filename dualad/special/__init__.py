@@ -16,8 +16,8 @@ loggamma, rgamma and the polynomials (not the Hermite ones) take complex inputs 
 modules ``bessel`` (j0 ... kve; complex for jv, yv, iv, kv), ``airy_functions``,
 ``spherical_bessel``, ``integrals`` (expi, exp1, expn, sici, shichi, fresnel, dawsn, erfi),
 ``elliptic``, ``hypergeometric`` (hyp0f1, hyp1f1, hyp2f1, hyperu, struve, modstruve) and
-``kelvin`` add ops exported here only as well; each function's docstring says which inputs may be complex and where its
-singular points are.
+``kelvin`` add ops exported here only as well; each function's docstring says which
+inputs may be complex and where its singular points are.
 
 Arguments without a derivative (gammainc's ``a``, zeta's ``x``, polygamma's ``n``) raise
 ``NotImplementedError`` when their derivative is needed; integer orders are static Python ints.
