@@ -26,6 +26,20 @@ def test_readme_examples_run_and_are_right():
     np.testing.assert_allclose(namespace["tangent"].item(), 2 * np.exp(1.0))
     assert tuple(namespace["norms"].shape) == (5,)
     assert tuple(namespace["out"].shape) == (5, 2)
+    # the Jacobians-at-scale block
+    grid = np.linspace(0.0, 1.0, 10_000)
+    J = namespace["J"]
+    assert J.shape == (9998, 10000) and J.nnz == 3 * 9998
+    np.testing.assert_allclose(J.diagonal(0), np.ones(9998))
+    np.testing.assert_allclose(J.diagonal(1), -2 + 0.3 * grid[1:-1] ** 2)
+    np.testing.assert_allclose(J.diagonal(2), np.ones(9998))
+    assert namespace["stencil"].pattern.shape == (9998, 10000)
+    x = np.ones(300)
+    expected = np.diag((1 - np.tanh(x) ** 2) * x.sum()) + np.tanh(x)[:, None]
+    np.testing.assert_allclose(namespace["bounded"], expected, rtol=1e-12)
+    y = np.ones(200)
+    expected = np.diag(np.cos(y) * y.sum()) + np.sin(y)[:, None]
+    np.testing.assert_allclose(namespace["on_workers"], expected, rtol=1e-12)
     # the linear algebra / FFT / nn block
     S = np.array([[2.0, 0.5], [0.5, 1.0]])
     r = np.array([1.0, -1.0])
