@@ -43,7 +43,17 @@ def __getattr__(name: str):
 
 def enter_dual_level() -> int:
     """Enter a new (innermost) dual level of this thread and return its number (levels and
-    their numbers are per thread)."""
+    their numbers are per thread). ``dual_level()`` is the context manager that pairs it
+    with ``exit_dual_level``.
+
+    >>> import dualad
+    >>> import dualad.fwd as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> x = fwAD.make_dual(dualad.tensor(2.0), dualad.tensor(1.0), level=level)
+    >>> fwAD.unpack_dual(x * x, level=level).tangent
+    tensor(4.)
+    >>> fwAD.exit_dual_level(level=level)
+    """
     duals = GRAD.duals
     level = DualLevel(len(duals))
     duals.append(level)
@@ -54,7 +64,16 @@ def enter_dual_level() -> int:
 
 def exit_dual_level(*, level: int | None = None) -> None:
     """Exit this thread's innermost dual level (``level`` must name it); its tangents are
-    cleared."""
+    cleared: a dual tensor made in it is a plain tensor afterwards (as in PyTorch).
+
+    >>> import dualad
+    >>> import dualad.fwd as fwAD
+    >>> level = fwAD.enter_dual_level()
+    >>> x = fwAD.make_dual(dualad.tensor(2.0), dualad.tensor(1.0))
+    >>> fwAD.exit_dual_level()
+    >>> fwAD.unpack_dual(x).tangent is None
+    True
+    """
     duals = GRAD.duals
     if not duals:
         raise RuntimeError("Dual level must be a positive number.")

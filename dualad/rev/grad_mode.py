@@ -118,7 +118,16 @@ class no_grad(_FixedGradMode):
 
 
 class enable_grad(_FixedGradMode):
-    """Context manager and decorator that turns graph recording back on."""
+    """Context manager and decorator that turns graph recording back on.
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> with dualad.no_grad():
+    ...     with dualad.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     _enabled = True
 
@@ -179,6 +188,13 @@ class inference_mode(_DecoratorContext):
     """Like ``no_grad``, and marks tensors made inside as inference tensors.
 
     ``inference_mode(False)`` is a no-op scope (grad mode unchanged).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> with dualad.inference_mode():
+    ...     y = x * 2
+    >>> (y.requires_grad, dualad.is_inference_mode_enabled())
+    (False, False)
     """
 
     def __new__(cls, mode=True):
