@@ -18,13 +18,12 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
     activations, complex_parts, exp_log, floating, minmax, rounding, slicing, trigonometric
     casts, gather_scatter, joining, special
     bessel, entropies, gamma_functions, normal_distribution    (special functions)
-    _special_calls                          scipy.special calls of the rows below
+    _special_impls, _special_calls          scipy.special calls of the rows below
     special_gamma, incomplete_beta, elementary_special    (ops of dualad.special only)
     distributions, orthogonal_polynomials   (on incomplete_beta's densities; dualad.special)
     bessel_cylinder, bessel_modified, airy, spherical_bessel, integrals, elliptic, hypergeometric,
     kelvin
-                                        (scipy.special's Bessel family and friends; their
-                                        impls: ``_special_impls``)
+                                        (scipy.special's Bessel family and friends)
     _reducing, indexing, smooth_activations, views
     piecewise_activations                   hardswish, hardshrink, ..., glu (nn.functional)
     extrema, fft, linalg, norms, order_statistics, reductions, scans, selection, softmaxes

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.special
 
 from .. import _dtypes
 from .._dispatch import EMPTY, OpDef, dispatch, register
 from . import _batching as batching
 from ._helpers import _cotangent_term, _sum_tangents
 from ._promotion import _PY_SCALARS, _floating, _reject_complex
+from ._special_impls import special_function
 
 
 def result_dtype(args, *, complex_ok: bool = False):
@@ -40,15 +40,7 @@ def result_dtype(args, *, complex_ok: bool = False):
 def scipy_call(xp, name: str, *wide):
     """``scipy.special.<name>`` (``cupyx.scipy.special`` on CuPy where it has ``name``; the host
     otherwise) of float64/complex128 arrays."""
-    if xp is np:
-        return np.asarray(getattr(scipy.special, name)(*wide))
-    from cupyx.scipy import special  # CuPy's SciPy functions: imported on first GPU use
-
-    function = getattr(special, name, None)
-    if function is not None:
-        return function(*wide)
-    host = [xp.asnumpy(w) if isinstance(w, xp.ndarray) else w for w in wide]
-    return xp.asarray(getattr(scipy.special, name)(*host))
+    return xp.asarray(special_function(xp, name)(*wide))
 
 
 def scipy_impl(
