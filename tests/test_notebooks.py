@@ -52,9 +52,8 @@ def execute(path: pathlib.Path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path):
-    pytest.importorskip("nbclient", reason="the `notebooks` extra (nbclient, ipykernel) is missing")
-    pytest.importorskip("ipykernel", reason="the `notebooks` extra (nbclient, ipykernel) is missing")
-    pytest.importorskip("matplotlib", reason="the `notebooks` extra (matplotlib) is missing")
+    for module in ("nbclient", "ipykernel", "matplotlib"):
+        pytest.importorskip(module, reason=f"{module} is missing: pip install -e '.[notebooks]'")
     execute(path)
 
 
