@@ -1,6 +1,7 @@
 """Every notebook runs top to bottom in a real Jupyter kernel (its code cells assert their
 results), and is stored executed: every cell has an id and every code cell its outputs, so a
-reader sees the results and figures without running anything.
+reader sees the results and figures without running anything, and the outputs are those of the
+code as it stands (a digest of the code cells is stored with them).
 
 The kernel is ipykernel on THIS interpreter (a kernelspec written to a temporary folder), so
 the notebooks run in the environment that runs the tests, whatever kernels the machine has
@@ -8,6 +9,7 @@ installed. ``python tests/test_notebooks.py [NAME ...]`` executes the notebooks 
 whose file name contains a NAME) and stores them with their outputs.
 """
 
+import hashlib
 import json
 import pathlib
 import sys
@@ -20,6 +22,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 KERNEL = "dualad-notebooks"
 TIMEOUT_PER_CELL = 120  # seconds: far above what any cell needs, below a hung kernel
+
+
+def sources_digest(notebook) -> str:
+    """A digest of the code cells' sources: stored when a notebook is executed, so a cell edited
+    afterwards (its stored outputs stale) is caught without running anything."""
+    code = [cell["source"] for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    code = ["".join(source) if isinstance(source, list) else source for source in code]
+    return hashlib.sha256(json.dumps(code).encode()).hexdigest()
 
 
 def execute(path: pathlib.Path):
@@ -78,6 +88,11 @@ def test_notebook_is_stored_executed(path):
     assert sum(len(cell["outputs"]) for cell in code) >= len(code) // 2, (
         f"{path.name}: most code cells show nothing; print or plot what they compute"
     )
+    stored = notebook["metadata"].get("dualad", {}).get("executed_sources")
+    assert stored == sources_digest(notebook), (
+        f"{path.name}: code edited since its outputs were stored; "
+        f"run `python tests/test_notebooks.py {path.stem}`"
+    )
 
 
 def test_plots_are_embedded():
@@ -108,6 +123,7 @@ def main(names: list[str]) -> None:
             continue
         start = time.perf_counter()
         notebook = execute(path)
+        notebook.metadata["dualad"] = {"executed_sources": sources_digest(notebook)}
         nbformat.validate(notebook)
         nbformat.write(notebook, path)
         print(f"{path.name}: {time.perf_counter() - start:.1f} s")
