@@ -70,6 +70,18 @@ def xp_of(array: Any) -> ModuleType:
         return _resolve(type(array))
 
 
+def is_writeable(array: Any) -> bool:
+    """Whether writing into ``array`` is safe: no two of its elements share memory.
+
+    NumPy marks broadcast views (and other shared-memory views) read-only; CuPy has no such
+    flag and lets a write into a zero-stride view race, so there a zero stride over an axis
+    of length > 1 counts as read-only.
+    """
+    if isinstance(array, np.ndarray):
+        return bool(array.flags.writeable)
+    return not any(stride == 0 and length > 1 for stride, length in zip(array.strides, array.shape))
+
+
 def _resolve(array_type: type) -> ModuleType:
     module = getattr(array_type, "__module__", "")
     if module.startswith("cupy"):

@@ -164,7 +164,10 @@ def eager(op: OpDef, args: tuple, params: dict):
             if xp is None:
                 xp = _xp(data)
             elif _xp(data) is not xp:
-                raise _device_error(op, args)
+                moved = _host_scalars_to_device(args)
+                if moved is None:
+                    raise _device_error(op, args)
+                return eager(op, moved, params)
             if a._rg:
                 requires_grad = True
             datas.append(data)
@@ -300,6 +303,32 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     if add_note is not None:
         add_note(text)
     return exc
+
+
+def _host_scalars_to_device(args: tuple) -> tuple | None:
+    """``args`` with each 0-d host tensor that needs no gradient (a scalar: ``tensor(2.0)``,
+    a NumPy scalar, a constant a rule made from a Python number) copied to the device of the
+    other tensors, as PyTorch lets CPU scalars join CUDA tensors; ``None`` when the mismatch is
+    anything else (an array on the host, a scalar that requires grad, two devices), which
+    stays an error: arrays move only where asked."""
+    device_xp = None
+    for a in args:
+        if isinstance(a, Tensor):
+            xp = _xp(a._data)
+            if xp is not np:
+                if device_xp is not None and xp is not device_xp:
+                    return None
+                device_xp = xp
+    if device_xp is None:
+        return None
+    moved = []
+    for a in args:
+        if isinstance(a, Tensor) and _xp(a._data) is np:
+            if a._data.ndim or a._rg:
+                return None
+            a = wrap(device_xp.asarray(a._data))
+        moved.append(a)
+    return tuple(moved)
 
 
 def _device_error(op: OpDef, args: tuple) -> RuntimeError:

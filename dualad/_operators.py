@@ -10,7 +10,7 @@ map to the same functions, so a method, an operator and the top-level function a
 from __future__ import annotations
 
 from . import _dtypes, ops
-from ._backend import Device, xp_of
+from ._backend import Device, is_writeable, xp_of
 from ._state import ACTIVE, GRAD, MUTATION_WATCH
 from ._tensor import Tensor, attach_members
 from .ops import astype, mutation, permute, to_device_op, unbind
@@ -118,7 +118,7 @@ def _write_direct(x, key, value) -> bool:
             value = value.copy()
     elif type(value) not in (float, int, bool, complex):
         return False
-    if not data.flags.writeable:
+    if not is_writeable(data):
         return False
     if MUTATION_WATCH:  # allow_mutation_on_saved_tensors: copy what was saved from x first
         before_mutation(x)

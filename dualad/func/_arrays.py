@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import xp_of
+from .._backend import is_writeable, xp_of
 from .._state import GRAD
 from .._tensor import Tensor, tracking_level, wrap
 from .._tree import flatten
@@ -138,7 +138,7 @@ def _leaf_to_array(leaf, copy: bool):
     data = leaf._data
     if type(data) is np.ndarray:
         # (read-only arrays are the broadcast views that vmap and reductions' VJPs return)
-        if copy or not data.flags.writeable:
+        if copy or not is_writeable(data):
             data = data.copy()
         return data[()] if data.ndim == 0 else data
     if copy or (data.size > 1 and 0 in data.strides):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._backend import is_writeable
 from .._dispatch import _aliases, _xp, dispatch
 from .._state import GRAD
 from .._tensor import Tensor, _new, wrap
@@ -138,7 +139,7 @@ def _write_view(base: LevelTensor, chain: tuple, value):
     for op, params, _ in chain:
         shapes.append(tuple(region.shape))
         region = op.impl(xp, region, **params)
-    if not region.flags.writeable or not _aliases(region, stand_in):
+    if not is_writeable(region) or not _aliases(region, stand_in):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."

@@ -9,7 +9,8 @@ Inside ``ops/`` the modules form layers: a module imports only from the rows abo
 from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creation``,
 ``_tracked_values``)::
 
-    _dims, _exports, _keys, _promotion      no ops: dims, export lists, index keys, dtypes
+    _dims, _exports, _keys, _promotion      no ops: dims, export lists, index keys, dtypes,
+    _xp_compat                              the NumPy calls CuPy lacks
     base                                    reshape/view, permute/movedim/unsqueeze,
                                             broadcast_to/sum_to, the ``linear`` helper
     _batching                               the shared batching rules

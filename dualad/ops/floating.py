@@ -10,6 +10,7 @@ aside). ``nextafter`` and ``spacing`` give the neighbouring floats: no derivativ
 from __future__ import annotations
 
 from .._creation import ones_like
+from . import _xp_compat
 from ._exports import Exports
 from ._helpers import binary, nondiff_binary, nondiff_unary, unary
 from ._promotion import _floating, _reject_complex
@@ -91,7 +92,7 @@ nextafter = public.method(
 spacing = public.method(
     nondiff_unary(
         "spacing",
-        lambda xp, x: xp.spacing(x),
+        lambda xp, x: _xp_compat.spacing(xp, x),
         doc="The distance from ``x`` to the next float away from 0 (no derivative).",
     )
 )

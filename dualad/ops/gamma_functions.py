@@ -108,7 +108,8 @@ def _polygamma_impl(xp, x, *, n):
     if xp is np and n == 1:
         out = _trigamma(wide)
     else:
-        out = _special_module(xp).polygamma(n, wide)
+        # (n as an array: cupyx's polygamma compares it as one, and a Python int breaks it)
+        out = _special_module(xp).polygamma(xp.asarray(n), wide)
     return xp.asarray(out).astype(x.dtype, copy=False)
 
 

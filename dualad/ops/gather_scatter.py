@@ -16,6 +16,7 @@ from .._creation import as_tensor, zeros_for
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
 from .._opdef import GATHER
 from .._tensor import Tensor
+from . import _xp_compat
 from ._batching import batched_front
 from ._dims import normalize_dim
 from ._exports import Exports
@@ -230,7 +231,7 @@ def scatter(x, dim: int, index, src=None, *, value=None, reduce=None):
 
 def _scatter_add_impl(xp, x, index, src, *, dim):
     out = x.copy()
-    xp.add.at(out, _along_key(xp, index, dim), _leading_block(src, index.shape))
+    _xp_compat.add_at(xp, out, _along_key(xp, index, dim), _leading_block(src, index.shape))
     return out
 
 

@@ -9,6 +9,7 @@ from .._creation import as_tensor
 from .._dispatch import SCALAR_TYPES, OpDef, apply, dispatch, register
 from .._opdef import GATHER
 from .._tensor import Tensor
+from . import _xp_compat
 from ._batching import batch_size, batched_front, front
 from ._batching import elementwise as elementwise_batch
 from ._dims import normalize_dim
@@ -91,7 +92,7 @@ def _index_add_impl(xp, x, index, source, *, dim, alpha):
     out = x.copy()
     if alpha != 1:
         source = source * alpha
-    xp.add.at(out, (slice(None),) * dim + (index,), source)
+    _xp_compat.add_at(xp, out, (slice(None),) * dim + (index,), source)
     return out
 
 

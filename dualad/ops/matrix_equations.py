@@ -45,7 +45,10 @@ def on_host(xp, fn, *arrays):
     Schur-based solvers have no CuPy version); NumPy arrays pass straight through."""
     if xp is np:
         return fn(*arrays)
-    return xp.asarray(fn(*(xp.asnumpy(a) for a in arrays)))
+    out = fn(*(xp.asnumpy(a) for a in arrays))
+    if isinstance(out, tuple):  # (several results, e.g. polar's U and P)
+        return tuple(xp.asarray(o) for o in out)
+    return xp.asarray(out)
 
 
 def _schur(a):

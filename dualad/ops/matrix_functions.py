@@ -16,6 +16,7 @@ import scipy.linalg
 
 from .._tensor import Tensor
 from ._exports import Exports
+from ._lapack import per_matrix
 from ._spectral import call, floating_array, linalg_op, mH
 from .comparison import gt, where
 from .complex_parts import abs
@@ -41,7 +42,10 @@ def _matrix_exp_impl(xp, a):
     a = floating_array(xp, a)
     if a.shape[-1] == 0:
         return a.copy()
-    return _expm_module(xp).expm(a).astype(a.dtype, copy=False)
+    expm = _expm_module(xp).expm
+    if xp is not np:  # cupyx's expm takes one matrix; SciPy's takes stacks
+        return per_matrix(expm, a.shape[:-2], (2,), a).astype(a.dtype, copy=False)
+    return expm(a).astype(a.dtype, copy=False)
 
 
 def block_function(fn, a, e):

@@ -7,6 +7,7 @@ import math
 
 from .._dispatch import OpDef, apply1, register
 from .._opdef import LINEAR_DENSE
+from . import _xp_compat
 from ._dims import normalize_dim, pick_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _check_ordered, _dim_batch, _promote_integral, _to_floating
@@ -120,14 +121,7 @@ def _shift(x, dim, reverse, fill):
 def _logcumsumexp_impl(xp, x, *, dim, reverse):
     if reverse:
         return xp.flip(_logcumsumexp_impl(xp, xp.flip(x, axis=dim), dim=dim, reverse=False), dim)
-    accumulate = getattr(xp.logaddexp, "accumulate", None)
-    if accumulate is not None:
-        return accumulate(x, axis=dim)
-    # (an array module without ufunc.accumulate: shift by the maximum; only the elements far
-    # below the maximum of their slice lose precision)
-    top = xp.max(x, axis=dim, keepdims=True)
-    top = xp.where(xp.isfinite(top), top, 0)
-    return xp.log(xp.cumsum(xp.exp(x - top), axis=dim)) + top
+    return _xp_compat.accumulate(xp, "logaddexp", x, dim)
 
 
 def _signed_scan(v, z, shift, dim, reverse):

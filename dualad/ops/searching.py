@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .._dispatch import OpDef, dispatch, register
 from . import _batching as batching
+from . import _xp_compat
 from .base import move_bdim_to_front
 
 # ---------------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def nondiff_op(name: str, impl, batch, *, nout: int = 1) -> OpDef:
 
 
 def _argsort_impl(xp, x, *, axis, kind, stable):
-    return xp.argsort(x, axis=axis, **options(kind=kind, stable=stable))
+    return _xp_compat.argsort(xp, x, axis=axis, **options(kind=kind, stable=stable))
 
 
 def _argpartition_impl(xp, x, *, kth, axis, kind):
@@ -99,7 +100,7 @@ def _argpartition_impl(xp, x, *, kth, axis, kind):
 
 
 def _lexsort_impl(xp, *keys, axis):
-    return xp.lexsort(keys, axis=axis)
+    return _xp_compat.lexsort(xp, keys, axis=axis)
 
 
 def _unravel_batch(op, args, bdims, params):
@@ -122,13 +123,13 @@ unravel_index_op = nondiff_op(
 )
 packbits_op = nondiff_op(
     "packbits",
-    lambda xp, x, *, axis, bitorder: xp.packbits(x, axis=axis, bitorder=bitorder),
+    lambda xp, x, *, axis, bitorder: _xp_compat.packbits(xp, x, axis=axis, bitorder=bitorder),
     axis_batch,
 )
 unpackbits_op = nondiff_op(
     "unpackbits",
-    lambda xp, x, *, axis, count, bitorder: xp.unpackbits(
-        x, axis=axis, count=count, bitorder=bitorder
+    lambda xp, x, *, axis, count, bitorder: _xp_compat.unpackbits(
+        xp, x, axis=axis, count=count, bitorder=bitorder
     ),
     axis_batch,
 )

@@ -19,6 +19,7 @@ from collections import namedtuple
 from functools import partial
 
 from .._dispatch import OpDef, apply1, register
+from . import _xp_compat
 from ._dims import normalize_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _check_ordered, _dim_batch
@@ -180,13 +181,13 @@ def msort(x):
 
 def _running_impl(largest):
     def impl(xp, x, *, dim):
-        values = (xp.maximum if largest else xp.minimum).accumulate(x, axis=dim)
+        values = _xp_compat.accumulate(xp, "maximum" if largest else "minimum", x, dim)
         shape = [1] * x.ndim
         shape[dim] = x.shape[dim]
         positions = xp.arange(x.shape[dim]).reshape(shape)
         reached = (x == values) | (xp.isnan(x) & xp.isnan(values))
         # the last position up to here where the running extremum was reached
-        index = xp.maximum.accumulate(xp.where(reached, positions, 0), axis=dim)
+        index = _xp_compat.accumulate(xp, "maximum", xp.where(reached, positions, 0), dim)
         return values, index.astype(xp.int64, copy=False)
 
     return impl

@@ -10,6 +10,7 @@ and has a batching rule.
 
 from __future__ import annotations
 
+from . import _xp_compat
 from .searching import nondiff_op, options, per_row, rowwise_batch
 
 
@@ -28,7 +29,7 @@ def _unique_impl(xp, x, *, axis, equal_nan):
 
 
 def _unique_values_impl(xp, x, *, equal_nan, sorted):
-    return xp.unique(x, **options(equal_nan=(equal_nan, True), sorted=(sorted, True)))
+    return _xp_compat.unique(xp, x, **options(equal_nan=(equal_nan, True), sorted=(sorted, True)))
 
 
 def _isin_impl(xp, element, test_elements, *, assume_unique, invert, kind, rows=0):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import apply, dispatch
+from . import _xp_compat
 from ._dims import normalize_dim
 from ._exports import Exports
 from ._keys import IndexKey, _advanced_layout, _device_key, resolve_key
@@ -44,7 +45,7 @@ def _index_put_zeros_impl(xp, ct, *, index, shape):
     if index.basic:
         out[key] = ct
     else:
-        xp.add.at(out, key, ct)  # repeated indices accumulate
+        _xp_compat.add_at(xp, out, key, ct)  # repeated indices accumulate
     return out
 
 

@@ -31,6 +31,7 @@ from .._creation import arange, zeros_like
 from .._dispatch import OpDef, dispatch, register
 from .._opdef import GATHER
 from .._tensor import Tensor
+from . import _xp_compat
 from ._batching import batch_size
 from ._helpers import clone
 from ._keys import SLOT, TensorKey
@@ -60,7 +61,7 @@ def _index_impl(xp, x, *indices, key):
 
 def _accumulate_impl(xp, ct, *indices, key, shape):
     out = xp.zeros(shape, dtype=ct.dtype)
-    xp.add.at(out, key.fill(xp, indices), ct)  # repeated positions accumulate
+    _xp_compat.add_at(xp, out, key.fill(xp, indices), ct)  # repeated positions accumulate
     return out
 
 

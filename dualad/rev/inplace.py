@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import allocate_on, xp_of
+from .._backend import allocate_on, is_writeable, xp_of
 from .._meta import _version_box
 from .._state import ACTIVE, GRAD, MUTATION_WATCH
 from .._tensor import Tensor, _new, wrap
@@ -222,7 +222,7 @@ def write_into(x: Tensor, result: Tensor) -> None:
             f"dualad: in-place op mixes devices: the tensor is on {x.device}, the result on "
             f"{result.device}"
         )
-    if not dst.flags.writeable:
+    if not is_writeable(dst):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation."
