@@ -20,6 +20,7 @@ from ..ops import amax, amin, movedim, reshape, sum, unsqueeze, where
 from ..ops._dims import normalize_dim, pick_dim, pick_keepdim
 from ..ops._reducing import _as_tensor, _floating_input
 from ..ops.norms import vector_norm as _vector_norm
+from .products import LinalgShapeError
 from .solvers import inv, matrix_rank
 from .spectral import svdvals
 
@@ -88,8 +89,8 @@ def matrix_norm(
     A = _floating_input(A, dtype, message)
     dim = pick_dim(dim, axis)
     keepdim = pick_keepdim(keepdim, keepdims)
-    if A.ndim < 2:
-        raise RuntimeError(
+    if A.ndim < 2:  # (NumPy's ValueError, PyTorch's RuntimeError)
+        raise LinalgShapeError(
             f"dualad.linalg.matrix_norm: The input tensor A must have at least 2 dimensions "
             f"(shape {tuple(A.shape)})"
         )
@@ -177,6 +178,10 @@ def cond(A, p=None):
         raise np.linalg.LinAlgError(
             f"dualad.linalg.cond: {A.ndim}-dimensional array given. Array must be at least "
             f"two-dimensional"
+        )
+    if A.shape[-1] == 0 or A.shape[-2] == 0:  # (NumPy's error)
+        raise np.linalg.LinAlgError(
+            f"dualad.linalg.cond: cond is not defined on empty arrays (shape {tuple(A.shape)})"
         )
     if p is None or (not isinstance(p, str) and p in (2, -2)):
         s = svdvals(A)

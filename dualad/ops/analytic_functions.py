@@ -146,6 +146,19 @@ def _power_triangular(t, p):
     return u
 
 
+def _triangular_form(a):
+    """``(T, Z)``: ``a = Z T Z^H`` with ``T`` upper triangular, complex: SciPy's way (the real
+    Schur form of a real matrix, made complex where it has 2 x 2 blocks), so that an exactly
+    zero eigenvalue is found where SciPy finds it."""
+    if a.dtype.kind == "c":
+        t, z = scipy.linalg.schur(a, output="complex")
+    else:
+        t, z = scipy.linalg.schur(a)
+        if not np.array_equal(t, np.triu(t)):
+            t, z = scipy.linalg.rsf2csf(t, z)
+    return t.astype(np.result_type(t.dtype, np.complex64)), z
+
+
 def _fractional_power_one(a, p):
     """SciPy's ``fractional_matrix_power(a, p)`` (its choices of floor and ceiling, its
     fallbacks), with the remainder power computed by ``_power_triangular``."""
@@ -160,7 +173,7 @@ def _fractional_power_one(a, p):
             if low * cond ** (1 - low) <= -high * cond
             else (int(np.ceil(p)), high)
         )
-        schur, z = scipy.linalg.schur(a.astype(np.result_type(a.dtype, np.complex64)), "complex")
+        schur, z = _triangular_form(a)
         if np.count_nonzero(np.diagonal(schur)) == a.shape[-1]:
             remainder = z @ _power_triangular(schur, rest) @ z.conj().T
             return np.linalg.matrix_power(a, whole) @ remainder
@@ -212,7 +225,7 @@ def _analytic(name: str, impl):
 
 
 def _logm_one(a):
-    schur, z = scipy.linalg.schur(a.astype(np.result_type(a.dtype, np.complex64)), "complex")
+    schur, z = _triangular_form(a)
     if bool(np.any(np.diagonal(schur) == 0)):
         raise LinAlgError(
             f"dualad.linalg.logm: the matrix of shape {a.shape} is singular (its logarithm "
