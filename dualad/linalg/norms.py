@@ -34,7 +34,8 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None, axis=N
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default, flattened).
 
     ``ord``: any number, ``inf``, ``-inf``, 0 (the count of non-zeros). Real for complex
-    input. The gradient of the 2-norm at 0 is 0 (PyTorch's subgradient).
+    input. Singular point: the gradient and tangent of the 2-norm at 0 are 0 (PyTorch's
+    subgradient, not NaN), and so is its second derivative there (PyTorch's convention too).
 
     >>> import dualad
     >>> x = dualad.tensor([0.0, 0.0], requires_grad=True)
@@ -119,6 +120,10 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None, axis=None,
     """``torch.linalg.norm``: a vector norm when ``dim`` is an int (or ``A`` is 1-D), a matrix
     norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and ``ord`` is given); with neither
     ``dim`` nor ``ord``, the 2-norm of the flattened ``A``.
+
+    Singular points: at ``A = 0`` the 2-norm and the Frobenius norm have gradient and tangent 0
+    (PyTorch's subgradient, not NaN) and second derivative 0 (the derivative of that
+    convention, PyTorch's); the matrix norms through singular values as ``matrix_norm`` says.
 
     >>> import dualad
     >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
