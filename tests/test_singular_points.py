@@ -13,10 +13,9 @@ and says where the others are:
   repeated values, gradient and jvp of grad against finite differences:
   ``tests/linalg/test_spectral.py`` (``test_eigenvalue_losses_are_exact_at_repeated_eigenvalues``,
   ``test_singular_value_losses_are_exact_at_repeated_singular_values``,
-  ``test_hessian_of_*``), ``tests/linalg/test_norms.py`` (nuclear norm at I); the forward mode of
-  ``svdvals``, and of the projector onto a whole eigenspace (exact along tangents that keep
-  the eigenspace, inf/NaN along ones that split it: forward mode cannot see that the loss
-  ignores the basis, as reverse mode does): here.
+  ``test_hessian_of_*``, and the forward mode of the projector onto a whole eigenspace:
+  ``test_projector_forward_mode_*``), ``tests/linalg/test_norms.py`` (nuclear norm at I); the
+  forward mode of ``svdvals``: here.
 - a loss of an undefined eigenvector basis: inf/NaN in reverse and forward mode,
   ``tests/linalg/test_spectral.py::test_a_loss_of_an_undefined_eigenvector_basis_is_not_finite``.
 - ``matrix_exp`` at ``I``, nilpotent and defective matrices: gradient, jvp of grad, grad of grad
@@ -99,46 +98,6 @@ def test_where_untaken_branch_and_the_double_where():
         np.testing.assert_allclose(
             func.hessian(double)(x).numpy(), [[0.0, 0.0], [0.0, -1 / 32]], atol=1e-15
         )
-
-
-def _sym(a):
-    return (a + a.T) / 2
-
-
-C = RNG.standard_normal((3, 3))
-
-
-def _projector_np(a):
-    _, v = np.linalg.eigh(_sym(a))
-    return ((v[:, :2] @ v[:, :2].T) * C).sum()
-
-
-def test_forward_mode_of_the_projector_onto_a_whole_repeated_eigenspace():
-    # reverse mode sees that the loss ignores the basis of the eigenspace (its cotangent has no
-    # part inside the block) and is exact (tests/linalg/test_spectral.py); forward mode cannot
-    # see the loss: along a tangent that splits the repeated eigenvalue the eigenvector tangent
-    # does not exist, so it is inf/NaN (never a finite number that is wrong for a loss of the
-    # basis), and along one that leaves the eigenspace alone it is exact
-    a = np.diag([1.0, 1.0, 2.0])
-
-    def projector(x):
-        _, V = linalg.eigh(x)
-        return ((V[:, :2] @ V[:, :2].mT) * _t(C)).sum()
-
-    splitting = _sym(RNG.standard_normal((3, 3)))
-    with np.errstate(invalid="ignore"):
-        _, tangent = func.jvp(projector, (_t(a),), (_t(splitting),))
-    assert not np.isfinite(tangent.item())
-    preserving = splitting.copy()
-    preserving[0, 1] = preserving[1, 0] = 0.0
-    preserving[1, 1] = preserving[0, 0]  # (the block of the tangent a multiple of I)
-    _, tangent = func.jvp(projector, (_t(a),), (_t(preserving),))
-    expected = _directional_fd(_projector_np, a, preserving)
-    np.testing.assert_allclose(tangent.item(), expected, rtol=1e-6, atol=1e-8)
-    g = func.grad(projector)(_t(a)).numpy()
-    np.testing.assert_allclose(
-        (g * splitting).sum(), _directional_fd(_projector_np, a, splitting), rtol=1e-6
-    )
 
 
 @pytest.mark.parametrize("a", [np.eye(3), np.diag([2.0, 2.0, 1.0])], ids=["I", "2,2,1"])
