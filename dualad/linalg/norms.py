@@ -20,6 +20,7 @@ from ..ops import amax, amin, movedim, reshape, sum, unsqueeze, where
 from ..ops._dims import normalize_dim, pick_dim, pick_keepdim
 from ..ops._reducing import _as_tensor, _floating_input
 from ..ops.norms import vector_norm as _vector_norm
+from .products import LinalgShapeError
 from .solvers import inv, matrix_rank
 from .spectral import svdvals
 
@@ -33,7 +34,8 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None, axis=N
     """The vector ``ord``-norm of ``x`` over ``dim`` (all elements by default, flattened).
 
     ``ord``: any number, ``inf``, ``-inf``, 0 (the count of non-zeros). Real for complex
-    input. The gradient of the 2-norm at 0 is 0 (PyTorch's subgradient).
+    input. Singular point: the gradient and tangent of the 2-norm at 0 are 0 (PyTorch's
+    subgradient, not NaN), and so is its second derivative there (PyTorch's convention too).
 
     >>> import dualad
     >>> x = dualad.tensor([0.0, 0.0], requires_grad=True)
@@ -88,8 +90,8 @@ def matrix_norm(
     A = _floating_input(A, dtype, message)
     dim = pick_dim(dim, axis)
     keepdim = pick_keepdim(keepdim, keepdims)
-    if A.ndim < 2:
-        raise RuntimeError(
+    if A.ndim < 2:  # (NumPy's ValueError, PyTorch's RuntimeError)
+        raise LinalgShapeError(
             f"dualad.linalg.matrix_norm: The input tensor A must have at least 2 dimensions "
             f"(shape {tuple(A.shape)})"
         )
@@ -118,6 +120,10 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None, axis=None,
     """``torch.linalg.norm``: a vector norm when ``dim`` is an int (or ``A`` is 1-D), a matrix
     norm when ``dim`` is a 2-tuple (or ``A`` is 2-D and ``ord`` is given); with neither
     ``dim`` nor ``ord``, the 2-norm of the flattened ``A``.
+
+    Singular points: at ``A = 0`` the 2-norm and the Frobenius norm have gradient and tangent 0
+    (PyTorch's subgradient, not NaN) and second derivative 0 (the derivative of that
+    convention, PyTorch's); the matrix norms through singular values as ``matrix_norm`` says.
 
     >>> import dualad
     >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -177,6 +183,10 @@ def cond(A, p=None):
         raise np.linalg.LinAlgError(
             f"dualad.linalg.cond: {A.ndim}-dimensional array given. Array must be at least "
             f"two-dimensional"
+        )
+    if A.shape[-1] == 0 or A.shape[-2] == 0:  # (NumPy's error)
+        raise np.linalg.LinAlgError(
+            f"dualad.linalg.cond: cond is not defined on empty arrays (shape {tuple(A.shape)})"
         )
     if p is None or (not isinstance(p, str) and p in (2, -2)):
         s = svdvals(A)

@@ -30,6 +30,32 @@ __all__ = [
 ]
 
 
+class LinalgShapeError(ValueError, RuntimeError):
+    """Arguments of shapes the op does not take: NumPy raises ValueError there, PyTorch
+    RuntimeError; this error is both."""
+
+
+def _matrices(op: str, x):
+    """``x`` as a tensor, or LinalgShapeError naming the op and the shape for fewer than 2
+    dims."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise LinalgShapeError(
+            f"dualad.linalg.{op}: expected a matrix or a stack of matrices (at least 2 dims), "
+            f"got shape {tuple(x.shape)}"
+        )
+    return x
+
+
+def _broadcast(op: str, a, b) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except ValueError:
+        raise LinalgShapeError(
+            f"dualad.linalg.{op}: the shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast"
+        ) from None
+
+
 def _dim(dim, axis, default=-1):
     if dim is not None and axis is not None and dim != axis:
         raise TypeError("dualad.linalg: dim= and axis= name the same argument; give one")
@@ -95,7 +121,7 @@ def cross(input, other, *, dim=None, axis=None):
     tensor([0., 0., 1.])
     """
     a, b = _pair(input, other)
-    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))  # (PyTorch broadcasts first)
+    shape = _broadcast("cross", a, b)  # (PyTorch broadcasts first)
     a, b = ops.broadcast_to(a, shape), ops.broadcast_to(b, shape)
     d = _dim(dim, axis)
     if not -len(shape) <= d < len(shape):
@@ -119,6 +145,7 @@ def vecdot(x, y, *, dim=None, axis=None):
     tensor(3.+0.j)
     """
     a, b = _pair(x, y)
+    _broadcast("vecdot", a, b)
     if a.dtype.kind == "c":
         a = ops.conj(a)
     return ops.sum(a * b, _dim(dim, axis))
@@ -148,7 +175,7 @@ def trace(x, *, offset: int = 0, dtype=None):
     >>> dualad.linalg.trace(dualad.ones(2, 3, 3))
     tensor([3., 3.])
     """
-    return ops.sum(ops.diagonal(as_tensor(x), offset, -2, -1), -1, dtype=dtype)
+    return ops.sum(ops.diagonal(_matrices("trace", x), offset, -2, -1), -1, dtype=dtype)
 
 
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
@@ -159,7 +186,7 @@ def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
     >>> dualad.linalg.diagonal(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
     tensor([1., 4.])
     """
-    return ops.diagonal(A, offset, dim1, dim2)
+    return ops.diagonal(_matrices("diagonal", A), offset, dim1, dim2)
 
 
 def tensordot(a, b, dims=2, *, axes=None):
@@ -180,4 +207,4 @@ def matrix_transpose(x):
     >>> dualad.linalg.matrix_transpose(dualad.ones(2, 3)).shape
     (3, 2)
     """
-    return ops.matrix_transpose(x)
+    return ops.matrix_transpose(_matrices("matrix_transpose", x))

@@ -114,6 +114,8 @@ def lu_solve(xp, lu, piv, b, adjoint: bool):
 def lu_inverse(xp, lu, piv):
     """``A^{-1}`` from A's LU factors: LAPACK's getri (4/3 n^3 flops, a third less than
     solving against the identity)."""
+    if lu.shape[-1] == 0:  # the inverse of a 0 x 0 matrix is 0 x 0 (NumPy's; getri rejects it)
+        return lu.copy()
     if xp is not np:
         eye = xp.eye(lu.shape[-1], dtype=lu.dtype)
         return lu_solve(xp, lu, piv, xp.broadcast_to(eye, lu.shape), False)

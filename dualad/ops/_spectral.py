@@ -134,6 +134,19 @@ def off_diagonal(values):
     return logical_not(_eye_like(values))
 
 
+def gaps(values):
+    """``E[..., i, j] = values[j] - values[i]``: the denominators of the eigenvector terms."""
+    return values.unsqueeze(-2) - values.unsqueeze(-1)
+
+
+def eigen_quotient(numerator, values, reference, *, conjugate=False):
+    """``numerator / E`` (``/ conj(E)`` with ``conjugate``) with ``E = gaps(values)``, masked
+    as ``masked_quotient`` masks it where two ``values`` are equal: the coupling term of the
+    eigenvector derivatives that ``eigh``, ``eig`` and ``svd`` share."""
+    denominator = conj(gaps(values)) if conjugate else gaps(values)
+    return masked_quotient(numerator, denominator, degenerate_pairs(values), reference)
+
+
 def masked_quotient(numerator, denominator, degenerate, reference):
     """``numerator / denominator`` off the diagonal, 0 on it; where ``degenerate`` (the
     denominator is a difference of equal values) 0 if the numerator is negligible (relative to

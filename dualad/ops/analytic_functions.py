@@ -12,9 +12,11 @@ eigendecomposition). The cost is ``f`` on a matrix twice the size (about 8 times
 the forward). ``sqrtm`` has a cheaper exact rule: ``X dX + dX X = dA`` is one Sylvester
 equation with ``X = sqrtm(A)`` (``matrix_equations``; its adjoint ``X^H Y + Y X^H = G``).
 
-Values are SciPy's (``logm``, ``sqrtm``, ``fractional_matrix_power`` call it: on CuPy arrays
-through the host; the trigonometric and hyperbolic functions use SciPy's formulas on ``expm``,
-``cupyx.scipy.linalg.expm`` on CuPy). ``signm`` is the scaled Newton iteration
+Values are SciPy's (``sqrtm`` calls it; ``logm`` and ``fractional_matrix_power`` are SciPy's
+algorithms, inverse scaling and squaring on the Schur form, with exact norms where SciPy draws
+random numbers for a norm estimate: deterministic, thread-safe, equal to SciPy's to rounding;
+on CuPy arrays through the host; the trigonometric and hyperbolic functions use SciPy's formulas
+on ``expm``, ``cupyx.scipy.linalg.expm`` on CuPy). ``signm`` is the scaled Newton iteration
 ``X <- (mu X + (mu X)^{-1}) / 2`` (Higham, Functions of Matrices, 5.3), whose limit SciPy's
 ``signm`` approximates: SciPy's fallback for defective matrices shifts the matrix, which would
 give the derivative of the shifted matrix. Two differences from SciPy, both for types: a real
@@ -67,20 +69,117 @@ def _not_real(name: str, a) -> ValueError:
     )
 
 
-def _deterministic(fn):
-    """``fn`` with NumPy's global generator seeded and restored: SciPy's ``logm`` and powers
-    pick their scaling with ``onenormest``, which draws from it, and a derivative must not
-    change from one call to the next (the same input gives bitwise the same result)."""
+# ---------------------------------------------------------------------------------------------
+# inverse scaling and squaring, deterministic: SciPy's logm and fractional powers choose their
+# parameters with a randomised norm estimate (onenormest) that draws from NumPy's global
+# generator, so their results could change from one call to the next and seeding that
+# generator is not thread-safe; these use exact 1-norms and no random numbers (Higham,
+# Functions of Matrices, 11.5; Higham and Lin 2011), on the complex Schur form.
 
-    def run(*arrays):
-        state = np.random.get_state()
-        np.random.seed(0)
-        try:
-            return fn(*arrays)
-        finally:
-            np.random.set_state(state)
+_PADE_NODES = 8  # Gauss-Legendre nodes: the [8/8] Pade approximant of log(1 + x)
+_SQRT_UNTIL = 0.25  # ||R - I||_1 from which the approximant is used (error < 1e-18 there)
 
-    return run
+
+def _from_above(d):
+    """Eigenvalues with a -0.0 imaginary part made +0.0: on the negative real axis, the
+    branch continuous from above (``log(-1) = i pi``), SciPy's."""
+    return d.real + 1j * (d.imag + 0.0)
+
+
+def _sqrt_triangular(t):
+    """The principal square root of a nonsingular upper triangular ``t`` (Bjorck and
+    Hammarling's recurrence, one superdiagonal at a time)."""
+    n = t.shape[-1]
+    u = np.zeros_like(t)
+    idx = np.arange(n)
+    u[idx, idx] = np.sqrt(_from_above(np.diagonal(t)))
+    for d in range(1, n):
+        i = np.arange(n - d)
+        j = i + d
+        k = i[:, None] + np.arange(1, d)[None, :]
+        inner = np.sum(u[i[:, None], k] * u[k, j[:, None]], axis=1)
+        u[i, j] = (t[i, j] - inner) / (u[i, i] + u[j, j])
+    return u
+
+
+def _inverse_scaling(t):
+    """``(R, k)``: ``R = t^(1 / 2^k)``, the fewest square roots with ``||R - I||_1`` at most
+    ``_SQRT_UNTIL``."""
+    eye = np.eye(t.shape[-1])
+    k = 0
+    while np.abs(t - eye).sum(axis=0).max(initial=0.0) > _SQRT_UNTIL and k < 64:
+        t = _sqrt_triangular(t)
+        k += 1
+    return t, k
+
+
+def _log_pade(x):
+    """``log(I + X)`` for upper triangular ``X`` of 1-norm at most ``_SQRT_UNTIL``: the Pade
+    approximant as Gauss-Legendre quadrature, ``sum_j w_j X (I + x_j X)^{-1}``."""
+    nodes, weights = np.polynomial.legendre.leggauss(_PADE_NODES)
+    eye = np.eye(x.shape[-1])
+    out = np.zeros_like(x)
+    for node, weight in zip((nodes + 1) / 2, weights / 2):
+        out += weight * scipy.linalg.solve_triangular(eye + node * x, x, check_finite=False)
+    return out
+
+
+def _logm_triangular(t):
+    r, k = _inverse_scaling(t)
+    out = 2.0**k * _log_pade(r - np.eye(t.shape[-1]))
+    idx = np.arange(t.shape[-1])
+    out[idx, idx] = np.log(_from_above(np.diagonal(t)))  # the diagonal exactly
+    return out
+
+
+def _power_triangular(t, p):
+    """``t^p`` for ``-1 < p < 1``: ``exp(p log R)`` squared back k times, each stage's
+    diagonal set exactly (``t_ii^(p / 2^i)``)."""
+    r, k = _inverse_scaling(t)
+    u = np.triu(scipy.linalg.expm(p * _log_pade(r - np.eye(t.shape[-1]))))
+    idx = np.arange(t.shape[-1])
+    diagonal = _from_above(np.diagonal(t))
+    for i in range(k, -1, -1):
+        if i < k:
+            u = u @ u
+        u[idx, idx] = diagonal ** (p / 2.0**i)
+    return u
+
+
+def _triangular_form(a):
+    """``(T, Z)``: ``a = Z T Z^H`` with ``T`` upper triangular, complex: SciPy's way (the real
+    Schur form of a real matrix, made complex where it has 2 x 2 blocks), so that an exactly
+    zero eigenvalue is found where SciPy finds it."""
+    if a.dtype.kind == "c":
+        t, z = scipy.linalg.schur(a, output="complex")
+    else:
+        t, z = scipy.linalg.schur(a)
+        if not np.array_equal(t, np.triu(t)):
+            t, z = scipy.linalg.rsf2csf(t, z)
+    return t.astype(np.result_type(t.dtype, np.complex64)), z
+
+
+def _fractional_power_one(a, p):
+    """SciPy's ``fractional_matrix_power(a, p)`` (its choices of floor and ceiling, its
+    fallbacks), with the remainder power computed by ``_power_triangular``."""
+    if p == int(p):
+        return np.linalg.matrix_power(a, int(p))
+    s = scipy.linalg.svdvals(a)
+    if s[-1]:
+        cond = s[0] / s[-1]
+        low, high = p - np.floor(p), p - np.ceil(p)
+        whole, rest = (
+            (int(np.floor(p)), low)
+            if low * cond ** (1 - low) <= -high * cond
+            else (int(np.ceil(p)), high)
+        )
+        schur, z = _triangular_form(a)
+        if np.count_nonzero(np.diagonal(schur)) == a.shape[-1]:
+            remainder = z @ _power_triangular(schur, rest) @ z.conj().T
+            return np.linalg.matrix_power(a, whole) @ remainder
+    # singular: SciPy's own fallbacks (NaN for p < 0, funm otherwise), which draw no random
+    # numbers (its norm estimates are on the path above only)
+    return scipy.linalg.fractional_matrix_power(a, p)
 
 
 def _scipy_value(name: str, fn, xp, a):
@@ -90,7 +189,7 @@ def _scipy_value(name: str, fn, xp, a):
         return a.copy()
     # single precision is computed in double (SciPy's logm of float32 is float64 anyway, and its
     # float32 results can carry rounding-level imaginary parts that its own real test misses)
-    out = on_host(xp, _deterministic(fn), a.astype(np.result_type(a.dtype, np.float64), copy=False))
+    out = on_host(xp, fn, a.astype(np.result_type(a.dtype, np.float64), copy=False))
     if a.dtype.kind != "c" and out.dtype.kind == "c":
         # SciPy's rule for a real result (its _maybe_real): an imaginary part at rounding level
         tol = 1e6 * float(np.finfo(out.real.dtype).eps)
@@ -126,24 +225,27 @@ def _analytic(name: str, impl):
 
 
 def _logm_one(a):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = scipy.linalg.logm(a)
-    if any("singular" in str(w.message) for w in caught):
+    schur, z = _triangular_form(a)
+    if bool(np.any(np.diagonal(schur) == 0)):
         raise LinAlgError(
             f"dualad.linalg.logm: the matrix of shape {a.shape} is singular (its logarithm "
             "does not exist)"
         )
-    return out
+    return z @ _logm_triangular(schur) @ z.conj().T
 
 
-_logm = _analytic("logm", lambda xp, a: _scipy_value("logm", _logm_one, xp, a))
+def _logm_impl(xp, a):
+    return _scipy_value("logm", lambda m: per_matrix(_logm_one, m.shape[:-2], (2,), m), xp, a)
+
+
+_logm = _analytic("logm", _logm_impl)
 
 
 @public.function
 def linalg_logm(A) -> Tensor:
     """The principal matrix logarithm of the square matrices ``A`` (..., n, n)
-    (``dualad.linalg.logm``: SciPy's values, inverse scaling and squaring).
+    (``dualad.linalg.logm``: SciPy's algorithm, inverse scaling and squaring, deterministic:
+    no random norm estimate; equal to SciPy's values to rounding).
 
     Derivatives are the Frechet derivative (the logarithm of a 2n x 2n block matrix), exact at
     repeated eigenvalues (``A = I``) and defective matrices. A singular ``A`` raises
@@ -214,9 +316,7 @@ def _singular_pivot(xp, a) -> np.ndarray:
 
 def _power_impl(xp, a, *, t, derivative):
     def power(m):
-        return per_matrix(
-            lambda x: scipy.linalg.fractional_matrix_power(x, t), m.shape[:-2], (2,), m
-        )
+        return per_matrix(lambda x: _fractional_power_one(x, t), m.shape[:-2], (2,), m)
 
     out = _scipy_value("fractional_matrix_power", power, xp, a)
     if derivative and t != math.floor(t):
@@ -231,8 +331,8 @@ _power = _analytic("fractional_matrix_power", _power_impl)
 @public.function
 def linalg_fractional_matrix_power(A, t) -> Tensor:
     """``A`` to the real power ``t`` (a Python number, not differentiated), principal branch
-    (``dualad.linalg.fractional_matrix_power``: SciPy's values; integer ``t`` is a matrix
-    power, negative ones of the inverse).
+    (``dualad.linalg.fractional_matrix_power``: SciPy's algorithm, deterministic; integer ``t``
+    is a matrix power, negative ones of the inverse).
 
     Derivatives in ``A`` are the Frechet derivative (from a 2n x 2n block matrix). At an
     exactly singular ``A`` the derivative of a non-integer power does not exist: NaN. A real

@@ -36,10 +36,11 @@ from ._spectral import (
     call,
     check_matrix,
     degenerate_pairs,
+    eigen_quotient,
     floating_array,
+    gaps,
     is_small,
     linalg_op,
-    masked_quotient,
     mH,
     nan_where,
     real_dtype,
@@ -60,11 +61,6 @@ from .scans import cumsum
 
 def _diag(x):
     return diagonal(x, 0, -2, -1)
-
-
-def _gaps(values):
-    """``E[..., i, j] = values[j] - values[i]``."""
-    return values.unsqueeze(-2) - values.unsqueeze(-1)
 
 
 def _hermitian_part(x):
@@ -111,7 +107,7 @@ def eigh_backward(L, V, gL, gV):
     if gV is not None:
         VhgV = matmul(mH(V), gV)
         K = (VhgV - mH(VhgV)) * 0.5
-        inner = masked_quotient(K, _gaps(L), degenerate_pairs(L), VhgV) + inner
+        inner = eigen_quotient(K, L, VhgV) + inner
         if VhgV.dtype.kind == "c":
             inner = inner + _phase_check(VhgV)
     return _sandwich(V, inner)
@@ -126,7 +122,7 @@ def _eigh_jvp(tangents, outs, args, params):
     L, V = outs
     dP = _hermitian_part(matmul(matmul(mH(V), tangents[0]), V))
     dL = real(_diag(dP)) if dP.dtype.kind == "c" else _diag(dP)
-    omega = masked_quotient(dP, _gaps(L), degenerate_pairs(L), dP)
+    omega = eigen_quotient(dP, L, dP)
     return dL, matmul(V, omega)
 
 
@@ -215,7 +211,7 @@ def _divided_differences(g, L, degenerate):
     """``(g[j] - g[i]) / (L[j] - L[i])`` off the diagonal where the values differ, else 0."""
     n = L.shape[-1]
     regular = logical_and(logical_not(degenerate), logical_not(eye(n, dtype=bool, device=L.device)))
-    return where(regular, _gaps(g) / where(regular, _gaps(L), 1.0), 0.0)
+    return where(regular, gaps(g) / where(regular, gaps(L), 1.0), 0.0)
 
 
 def _eigvalsh_grad_vjp(cts, outs, args, params, needs):

@@ -25,14 +25,12 @@ import numpy as np
 
 from .._dispatch import apply
 from .._tensor import Tensor
-from ._helpers import conj
 from ._spectral import (
     call,
-    degenerate_pairs,
+    eigen_quotient,
     floating_array,
     is_small,
     linalg_op,
-    masked_quotient,
     mH,
     nan_where,
     real_dtype,
@@ -40,7 +38,6 @@ from ._spectral import (
 from .comparison import le, logical_not
 from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
-from .eigen import _gaps
 from .extrema import amax, amin
 from .linalg import matmul
 from .qr import qr, triangular_right_solve
@@ -95,7 +92,7 @@ def eig_backward(A, L, V, gL, gV):
         X = matmul(mH(V), gV)
         re = real(_diag(X))
         Y = X - matmul(mH(V), V) * re.unsqueeze(-2)
-        inner = inner + masked_quotient(Y, conj(_gaps(L)), degenerate_pairs(L), X)
+        inner = inner + eigen_quotient(Y, L, X, conjugate=True)
         # the phase of each eigenvector is free: a loss that depends on it is ill-defined
         im = imag(_diag(X))
         inner = inner + diag_embed(nan_where(logical_not(is_small(im, X)), im))
@@ -114,7 +111,7 @@ def _eig_jvp(tangents, outs, args, params):
     if dA.dtype.kind != "c":
         dA = dA + 0j
     dP = _inverse_times(V, matmul(dA, V))
-    C = masked_quotient(dP, _gaps(L), degenerate_pairs(L), dP)
+    C = eigen_quotient(dP, L, dP)
     norm_fix = -real(_diag(matmul(matmul(mH(V), V), C)))
     C = C + diag_embed(norm_fix)
     return _diag(dP), matmul(V, C)

@@ -2,12 +2,19 @@
 ``linalg_lu``: P, L, U) and Cholesky (``linalg_cholesky``, its gradient
 ``linalg_cholesky_grad``).
 
-Rules (square, nonsingular matrices; every one is made of triangular solves and products, so
+Rules (nonsingular leading blocks; every one is made of triangular solves and products, so
 all orders compose):
 
-- LU, ``A = P L U``: with ``F = L^{-1} P^T dA U^{-1}``, ``dL = L tril(F, -1)`` and
-  ``dU = triu(F) U``; the VJP is ``gA = P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}``.
-  At a singular matrix (a zero on U's diagonal) the rules raise ``LinAlgError``.
+- LU, ``A = P L U`` of an m x n matrix, k = min(m, n): L is m x k unit lower trapezoidal, U is
+  k x n upper trapezoidal; ``L1``, ``U1`` are their leading k x k blocks, ``L2`` the last m - k
+  rows of L (tall), ``U2`` the last n - k columns of U (wide), and ``dB = P^T dA`` in the same
+  blocks. Differentiating ``P^T A = L U`` (P is piecewise constant) block by block, with
+  ``G = L1^{-1} dB11 U1^{-1}``: ``dL1 = L1 tril(G, -1)``, ``dU1 = triu(G) U1``,
+  ``dL2 = dB21 U1^{-1} - L2 triu(G)``, ``dU2 = L1^{-1} dB12 - tril(G, -1) U2``. The VJP is the
+  adjoint: with ``gG = tril(L1^H gL1 - gU2 U2^H, -1) + triu(gU1 U1^H - L2^H gL2)``,
+  ``gB11 = L1^{-H} gG U1^{-H}``, ``gB21 = gL2 U1^{-H}``, ``gB12 = L1^{-H} gU2``, ``gA = P gB``
+  (square: ``gA = P L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}``). Where U1 is singular
+  (a zero pivot: A, or its leading block, is rank deficient) the rules raise ``LinAlgError``.
 - Cholesky, ``A = L L^H``: a function of the Hermitian matrix (only the lower triangle is read,
   as LAPACK's potrf): ``dL = L Phi(L^{-1} sym(dA) L^{-H})`` with ``Phi`` the strictly lower part
   plus half the diagonal, and the VJP its adjoint, a Hermitian gradient (PyTorch's convention),
@@ -81,12 +88,12 @@ def permute_rows(x, index):
 # the permutation of LAPACK's pivots (not differentiable)
 
 
-def _permutation_impl(xp, piv):
-    """``(perm, inverse)``: ``P^T A = A[perm]`` for the row interchanges ``piv``."""
-    n = piv.shape[-1]
-    perm = xp.broadcast_to(xp.arange(n, dtype=xp.int64), piv.shape).copy()
+def _permutation_impl(xp, piv, *, rows):
+    """``(perm, inverse)``: ``P^T A = A[perm]`` for the row interchanges ``piv`` of a matrix of
+    ``rows`` rows (one interchange per column factored: ``min(m, n)`` of them)."""
+    perm = xp.broadcast_to(xp.arange(rows, dtype=xp.int64), (*piv.shape[:-1], rows)).copy()
     swap = piv.astype(xp.int64)
-    for i in range(n):
+    for i in range(piv.shape[-1]):
         j = swap[..., i : i + 1]
         here = perm[..., i : i + 1].copy()
         there = xp.take_along_axis(perm, j, axis=-1)
@@ -107,9 +114,10 @@ _permutation_op = register(
 )
 
 
-def lu_permutation(pivots: Tensor):
-    """``(perm, inverse)`` of LAPACK's 0-based row interchanges: ``P^T A = A[perm]``."""
-    return apply(_permutation_op, pivots)
+def lu_permutation(pivots: Tensor, rows: int | None = None):
+    """``(perm, inverse)`` of LAPACK's 0-based row interchanges: ``P^T A = A[perm]`` (``rows``:
+    A's number of rows, by default the number of pivots: a square A)."""
+    return apply(_permutation_op, pivots, rows=pivots.shape[-1] if rows is None else rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,27 +129,68 @@ def _lu_factor_impl(xp, a):
 
 
 def unpack_lu(lu):
-    """``(L, U)`` of packed LU factors (L with its unit diagonal)."""
-    return tril(lu, -1) + _identity_like(lu), triu(lu)
+    """``(L, U)`` of packed m x n LU factors: L (m x k, its unit diagonal added) and U
+    (k x n), k = min(m, n)."""
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
+    lower = tril(lu[..., :, :k], -1) + eye(m, k, dtype=lu.dtype, device=lu.device)
+    return lower, triu(lu[..., :k, :])
+
+
+def _right_solve(x, upper):
+    """``x U^{-1}`` for an upper triangular ``U``."""
+    return mH(_solve(mH(upper), mH(x), False, False))
+
+
+def _right_solve_h(x, upper):
+    """``x U^{-H}`` for an upper triangular ``U``."""
+    return mH(_solve(upper, mH(x), True, False))
 
 
 def _lu_factor_vjp(cts, outs, args, params, needs):
     lu, piv = outs
     g = cts[0]
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
     lower, upper = unpack_lu(lu)
-    inner = tril(matmul(mH(lower), tril(g, -1)), -1) + triu(matmul(triu(g), mH(upper)))
-    left = _solve(mH(lower), inner, True, True)  # L^{-H} (...)
-    right = mH(_solve(upper, mH(left), True, False))  # (...) U^{-H}
-    return (permute_rows(right, lu_permutation(piv)[1]),)
+    l1, u1 = lower[..., :k, :], upper[..., :, :k]
+    g1 = g[..., :k, :k]
+    low = matmul(mH(l1), tril(g1, -1))  # L1^H gL1
+    up = matmul(triu(g1), mH(u1))  # gU1 U1^H
+    if m > n:  # gL2 = g's last rows
+        up = up - matmul(mH(lower[..., k:, :]), g[..., k:, :])
+    if n > m:  # gU2 = g's last columns
+        low = low - matmul(g[..., :, k:], mH(upper[..., :, k:]))
+    inner = tril(low, -1) + triu(up)  # gG
+    if m > n:  # gB = [L1^{-H} gG; gL2] U1^{-H}
+        left = cat([_solve(mH(l1), inner, True, True), g[..., k:, :]], -2)
+        grad = _right_solve_h(left, u1)
+    else:  # gB = L1^{-H} [gG U1^{-H}, gU2]
+        right = _right_solve_h(inner, u1)
+        grad = _solve(mH(l1), cat([right, g[..., :, k:]], -1) if n > m else right, True, True)
+    return (permute_rows(grad, lu_permutation(piv, m)[1]),)
 
 
 def _lu_factor_jvp(tangents, outs, args, params):
     lu, piv = outs
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
     lower, upper = unpack_lu(lu)
-    permuted = permute_rows(tangents[0], lu_permutation(piv)[0])  # P^T dA
-    f = _solve(lower, permuted, False, True)  # L^{-1} P^T dA
-    f = mH(_solve(mH(upper), mH(f), False, False))  # (...) U^{-1}
-    return matmul(lower, tril(f, -1)) + matmul(triu(f), upper), None
+    l1, u1 = lower[..., :k, :], upper[..., :, :k]
+    permuted = permute_rows(tangents[0], lu_permutation(piv, m)[0])  # dB = P^T dA
+    if m > n:  # Y = dB U1^{-1}: G = L1^{-1} Y1, dL2 = Y2 - L2 triu(G)
+        y = _right_solve(permuted, u1)
+        f = _solve(l1, y[..., :k, :], False, True)
+        below = y[..., k:, :] - matmul(lower[..., k:, :], triu(f))
+    else:  # Z = L1^{-1} dB: G = Z1 U1^{-1}, dU2 = Z2 - tril(G, -1) U2
+        z = _solve(l1, permuted, False, True)
+        f = _right_solve(z[..., :, :k], u1)
+        if n > m:
+            beside = z[..., :, k:] - matmul(tril(f, -1), upper[..., :, k:])
+    top = matmul(l1, tril(f, -1)) + matmul(triu(f), u1)  # dL1 + dU1, packed
+    if m > n:
+        return cat([top, below], -2), None
+    return (cat([top, beside], -1) if n > m else top), None
 
 
 _lu_factor_op = register(
@@ -160,7 +209,8 @@ _lu_factor_op = register(
 
 
 def lu_factor_raw(A: Tensor):
-    """``(LU, piv)`` of a square stack (0-based int32 pivots), differentiable in LU."""
+    """``(LU, piv)`` of a stack of m x n matrices (``min(m, n)`` 0-based int32 pivots),
+    differentiable in LU."""
     return apply(_lu_factor_op, A)
 
 
@@ -170,23 +220,34 @@ def factor_constant(A: Tensor):
     return apply(_lu_factor_op, A.detach())
 
 
+def _check_matrix(op: str, A) -> None:
+    if A.ndim < 2:
+        check_square(op, A.shape)  # (its error for fewer than two dims)
+
+
 @public.function
 def linalg_lu_factor(A, *, pivot: bool = True):
-    """PyTorch's ``torch.linalg.lu_factor``: ``(LU, pivots)`` of square matrices, L (unit
-    diagonal) below and U on and above the diagonal of ``LU``, 1-based int32 ``pivots``
-    (``dualad.linalg.lu_factor`` is the public spelling).
+    """PyTorch's ``torch.linalg.lu_factor``: ``(LU, pivots)`` of m x n matrices (square, tall
+    or wide), L (unit diagonal) below and U on and above the diagonal of ``LU``, ``min(m, n)``
+    1-based int32 ``pivots`` (``dualad.linalg.lu_factor`` is the public spelling; SciPy's
+    ``scipy.linalg.lu_factor`` gives the same factors, 0-based pivots).
 
-    Differentiable in ``LU`` (see the module docstring for the rules); a singular matrix
-    factors, but its derivative raises ``LinAlgError``.
+    Differentiable in ``LU`` (see the module docstring for the rules); a matrix whose leading
+    ``min(m, n)`` columns (or rows) are rank deficient factors, but its derivative raises
+    ``LinAlgError`` (the factors are not differentiable there).
 
     >>> import dualad
     >>> dualad.linalg_lu_factor(dualad.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
     tensor([2, 2], dtype=int32)
+    >>> dualad.linalg_lu_factor(dualad.tensor([[1.0], [4.0], [2.0]])).LU
+    tensor([[4.  ],
+            [0.25],
+            [0.5 ]])
     """
     A = as_linalg_input("lu_factor", A)
     if not pivot:
         raise NotImplementedError("dualad.linalg.lu_factor: pivot=False is not supported on CPU")
-    check_square("lu_factor", A.shape)
+    _check_matrix("lu_factor", A)
     lu, piv = lu_factor_raw(A)
     return LUFactor(lu, apply(_one_based_op, piv))
 
@@ -212,40 +273,41 @@ LUResult = namedtuple("linalg_lu", ("P", "L", "U"))
 
 @public.function
 def linalg_lu(A, *, pivot: bool = True):
-    """PyTorch's ``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U`` for square and wide
-    (m < n) matrices (SciPy's ``scipy.linalg.lu`` order too), differentiable in ``L`` and
-    ``U``. A wide ``A = [A1 | A2]`` factors as LAPACK factors it: partial pivoting picks its
-    pivots in the first m columns, so ``P, L, U1`` are ``A1``'s and ``U2 = L^{-1} P^T A2``
-    (a composition of differentiable ops). Tall matrices (m > n) raise
-    ``NotImplementedError``.
+    """PyTorch's ``torch.linalg.lu``: ``(P, L, U)`` with ``A = P L U`` for m x n matrices
+    (square, tall or wide; SciPy's ``scipy.linalg.lu`` order too): ``P`` m x m, ``L`` m x k
+    unit lower trapezoidal, ``U`` k x n upper trapezoidal, k = min(m, n). Differentiable in
+    ``L`` and ``U`` (``P`` is piecewise constant: a zero derivative) through the rules of
+    ``linalg_lu_factor`` (module docstring), at every order.
+
+    Singular points: where the leading k x k block of ``P^T A`` is singular (A rank deficient;
+    for a wide A, its first m columns) the factors exist but are not differentiable:
+    differentiating raises ``LinAlgError``.
 
     >>> import dualad
     >>> P, L, U = dualad.linalg_lu(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
     >>> P @ L @ U
     tensor([[1., 2.],
             [3., 4.]])
+    >>> P, L, U = dualad.linalg_lu(dualad.tensor([[1.0], [4.0], [2.0]]))
+    >>> L, U
+    (tensor([[1.  ],
+            [0.25],
+            [0.5 ]]), tensor([[4.]]))
     """
     A = as_linalg_input("lu", A)
     if not pivot:
         raise NotImplementedError("dualad.linalg.lu: pivot=False is not supported on CPU")
-    if A.ndim < 2:
-        check_square("lu", A.shape)  # (its error for fewer than two dims)
-    m, n = A.shape[-2], A.shape[-1]
-    if m > n:
-        raise NotImplementedError(
-            f"dualad.linalg.lu: tall matrices (m > n, shape {tuple(A.shape)}) are not supported; "
-            "square and wide ones are (factor A^H, or use qr for a tall least-squares problem)"
-        )
-    if m < n:
-        P, lower, upper = linalg_lu(A[..., :m])
-        rest = _solve(lower, matmul(mH(P), A[..., m:]), False, True)  # L^{-1} P^T A2
-        return LUResult(P, lower, cat([upper, rest], -1))
+    _check_matrix("lu", A)
     lu, piv = lu_factor_raw(A)
     lower, upper = unpack_lu(lu)
     # P = I[inverse]: rows of the identity, one permutation per matrix; a constant, with a
     # zero derivative (a tangent and gradient of zeros, as every float output has)
-    p = permute_rows(_identity_like(lu), lu_permutation(piv)[1])
-    return LUResult(zero_derivative(p, lu), lower, upper)
+    m = A.shape[-2]
+    identity = eye(m, dtype=lu.dtype, device=lu.device)
+    p = permute_rows(identity, lu_permutation(piv, m)[1])
+    # (tracked through LU's first column, broadcast: P is m x m, LU m x n)
+    p = zero_derivative(p, lu[..., :, :1]) if A.shape[-1] else p
+    return LUResult(p, lower, upper)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ def _sylvester_one(a, b, q, singular: str, where: str, same: bool = False):
     """Bartels-Stewart for one equation ``A X + X B = Q``: ``b is None`` means ``B = A^H``,
     ``same`` means ``B = A`` (one Schur factorisation ``A = U T U^H`` serves both sides:
     ``T Y + Y T = U^H Q U``); ``*TRSYL``'s ``info = 1`` means a singular equation."""
+    if 0 in q.shape:  # an empty solution (SciPy's; trsyl rejects empty matrices)
+        return np.zeros(q.shape, q.dtype)
     r, u = _schur(a)
     if same:
         s, v, transposed = r, u, "N"

@@ -115,7 +115,8 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
     """The vector ``ord``-norm over ``dim`` (all dims by default, as one flat vector).
 
     ``ord``: any float, ``inf``, ``-inf`` or 0 (the number of non-zeros). Real output for
-    complex input. The gradient of the 2-norm at 0 is 0 (PyTorch's subgradient).
+    complex input. The gradient and tangent of the 2-norm at 0 are 0 (PyTorch's subgradient),
+    and so is its second derivative there (PyTorch's too).
     """
     x = _floating_input(
         x,

@@ -134,6 +134,9 @@ _logsumexp_op = register(
 def logsumexp(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
     """``log(sum(exp(x)))`` over ``dim`` (all dims by default), computed stably.
 
+    Singular point: over only ``-inf`` the value is ``-inf`` and the gradient, the tangent and
+    the second derivatives are 0 (the weights ``exp(x - logsumexp)`` are taken as 0, not NaN).
+
     >>> import dualad
     >>> dualad.logsumexp(dualad.tensor([1000.0, 1000.0]), dim=0)
     tensor(1000.69314718)

@@ -31,6 +31,7 @@ from ._spectral import (
     check_matrix,
     degenerate_pairs,
     floating_array,
+    gaps,
     honest_divide,
     is_small,
     linalg_op,
@@ -43,7 +44,7 @@ from ._spectral import (
 from .comparison import eq, logical_and, logical_not, where
 from .complex_parts import abs, imag, real
 from .diagonals import diag_embed, diagonal
-from .eigen import _gaps, block_rotation
+from .eigen import block_rotation
 from .extrema import amax
 from .joining import cat
 from .linalg import matmul
@@ -150,8 +151,7 @@ def svd_backward(U, S, Vh, gU, gS, gVh):
             numerator = term if numerator is None else numerator + term
         reference = abs(X) if Y is None else (abs(Y) if X is None else abs(X) + abs(Y))
         reference = reference * _col(amax(S, dim=-1, keepdim=True)) if k else reference
-        gaps = _row(S * S) - _col(S * S)
-        rot = masked_quotient(numerator, gaps, degenerate_pairs(S), reference)
+        rot = masked_quotient(numerator, gaps(S * S), degenerate_pairs(S), reference)
         inner = rot if inner is None else rot + inner
         if X is not None and X.dtype.kind == "c":
             inner = inner + _phase_term(X, S, 1.0)
@@ -184,13 +184,13 @@ def _svd_jvp(tangents, outs, args, params):
     V = mH(Vh)
     P = matmul(matmul(mH(U), dA), V)
     dS = _re(_diag(P))
-    gaps = _row(S * S) - _col(S * S)
+    squares = gaps(S * S)
     degenerate = degenerate_pairs(S)
     omega_u = masked_quotient(
-        matmul(P, diag_embed(S)) + matmul(diag_embed(S), mH(P)), gaps, degenerate, P
+        matmul(P, diag_embed(S)) + matmul(diag_embed(S), mH(P)), squares, degenerate, P
     )
     omega_v = masked_quotient(
-        matmul(diag_embed(S), P) + matmul(mH(P), diag_embed(S)), gaps, degenerate, P
+        matmul(diag_embed(S), P) + matmul(mH(P), diag_embed(S)), squares, degenerate, P
     )
     if P.dtype.kind == "c":
         omega_u = omega_u + _phase_term(P, S, 1.0)
@@ -325,7 +325,7 @@ def _thin_adjoint(U, V, S, ct, g):
 def _divided(g, S, degenerate):
     """``(g_j - g_i) / (s_j - s_i)`` where the values differ, else 0."""
     regular = logical_and(logical_not(degenerate), off_diagonal(S))
-    return where(regular, _gaps(g) / where(regular, _gaps(S), 1.0), 0.0)
+    return where(regular, gaps(g) / where(regular, gaps(S), 1.0), 0.0)
 
 
 def _svdvals_grad_jvp(tangents, outs, args, params):

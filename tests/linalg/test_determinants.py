@@ -106,10 +106,81 @@ def test_det_gradients_pass_gradcheck_at_singular_matrices_real_and_complex():
     assert gradgradcheck(linalg.det, (_t(c, True),))
 
 
-def test_det_third_derivative_raises_instead_of_a_wrong_number():
-    third = func.jacfwd(func.hessian(linalg.det))
-    with pytest.raises(NotImplementedError, match="order 3"):
-        third(_t(np.eye(2)))
+def _det_directional_fd(a, directions, eps=1e-2):
+    """``D^k det(a)[E1, ..., Ek]`` by a k-fold central difference of the polynomial
+    ``det(a + sum t_i E_i)`` (degree n): the signs keep the terms odd in every ``t_i``, so the
+    error is O(eps^2) from terms of degree k + 2 (none when n < k + 2) plus rounding."""
+    k = len(directions)
+    total = 0.0
+    for signs in np.ndindex(*(2,) * k):
+        s = [1.0 if b == 0 else -1.0 for b in signs]
+        point = a + sum(si * eps * e for si, e in zip(s, directions))
+        total = total + np.prod(s) * np.linalg.det(point)
+    return total / (2 * eps) ** k
+
+
+THIRD_ORDER_POINTS = {
+    "regular 3x3": RNG.standard_normal((3, 3)),
+    "regular 4x4": RNG.standard_normal((4, 4)),
+    "singular [[1, 2], [2, 4]]": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "rank 1 of 4": _rank(4, 1),
+    "rank 2 of 4": _rank(4, 2),
+    "identity 4": np.eye(4),
+    "zero 4": np.zeros((4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(THIRD_ORDER_POINTS))
+def test_det_third_derivatives_match_finite_differences(name):
+    a = THIRD_ORDER_POINTS[name]
+    n = a.shape[-1]
+    e, w, h = (RNG.standard_normal((n, n)) for _ in range(3))
+    expected = _det_directional_fd(a, [e, w, h])
+
+    # forward over forward over reverse, and the full third-derivative tensors (jacfwd and
+    # jacrev of the Hessian: batched rules)
+    def hvp(x):
+        return func.jvp(func.grad(linalg.det), (x,), (_t(e),))[1]
+
+    _, third = func.jvp(hvp, (_t(a),), (_t(w),))
+    np.testing.assert_allclose(np.sum(third.numpy() * h), expected, rtol=1e-6, atol=1e-6)
+    for transform in (func.jacfwd, func.jacrev):
+        tensor3 = transform(func.hessian(linalg.det))(_t(a)).numpy()
+        got = np.einsum("abcdef,ab,cd,ef", tensor3, e, w, h)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    # reverse over reverse over reverse
+    t = _t(a, requires_grad=True)
+    (g,) = dualad.autograd.grad(linalg.det(t), t, create_graph=True)
+    (g2,) = dualad.autograd.grad((g * _t(e)).sum(), t, create_graph=True)
+    (g3,) = dualad.autograd.grad((g2 * _t(w)).sum(), t)
+    np.testing.assert_allclose(np.sum(g3.numpy() * h), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_det_fourth_derivative_and_complex_and_batched_third_derivatives():
+    a = _rank(4, 2)
+    e, w, v, h = (RNG.standard_normal((4, 4)) for _ in range(4))
+
+    def third(x):
+        return func.jvp(func.grad(linalg.det), (x,), (_t(e),))[1]
+
+    def fourth_along(x):
+        return func.jvp(third, (x,), (_t(w),))[1]
+
+    _, fourth = func.jvp(fourth_along, (_t(a),), (_t(v),))
+    expected = _det_directional_fd(a, [e, w, v, h], eps=1e-1)  # degree 4: exact up to rounding
+    np.testing.assert_allclose(np.sum(fourth.numpy() * h), expected, rtol=1e-8, atol=1e-8)
+    # complex, singular
+    c = _rank(3, 2) + 1j * _rank(3, 2)
+    c[:, 2] = c[:, 0] - c[:, 1]
+    assert gradgradcheck(
+        lambda x: func.grad(lambda y: dualad.real(linalg.det(y)))(x), (_t(c, True),)
+    )
+    # a batch with a singular and a regular member, against each one alone
+    stack = np.stack([_rank(3, 2), RNG.standard_normal((3, 3))])
+    batched = func.vmap(func.jacfwd(func.hessian(linalg.det)))(_t(stack)).numpy()
+    for got, x in zip(batched, stack):
+        alone = func.jacfwd(func.hessian(linalg.det))(_t(x)).numpy()
+        np.testing.assert_allclose(got, alone, atol=1e-10)
 
 
 def test_det_batched_and_vmapped_with_singular_members():

@@ -4,6 +4,8 @@ matrices), at every order, and the singular points each docstring states."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -296,3 +298,42 @@ def test_polar_bad_input_and_points_without_a_derivative():
         func.grad(lambda x: linalg.polar(x)[0].sum())(wide)
     with pytest.raises(np.linalg.LinAlgError):
         func.grad(lambda x: linalg.polar(x)[0].sum())(t(np.diag([1.0, 0.0])))
+
+
+def test_logm_and_powers_are_deterministic_and_leave_numpys_global_generator_alone():
+    # SciPy's logm and fractional powers draw from NumPy's global generator (a randomised norm
+    # estimate); ours draw nothing: the same result every call, from any thread, and a
+    # thread drawing from the global generator meanwhile sees its own stream undisturbed
+    a = RNG.standard_normal((6, 6)) + 4 * np.eye(6)
+    calls = {
+        "logm": lambda: linalg.logm(t(a)).numpy(),
+        "power": lambda: linalg.fractional_matrix_power(t(a), 0.37).numpy(),
+        "grad": lambda: func.grad(lambda x: linalg.logm(x).sum())(t(a)).numpy(),
+    }
+    first = {name: call() for name, call in calls.items()}
+    np.random.seed(123)
+    expected_stream = np.random.random(200)
+    np.random.seed(123)
+    results, draws, errors = [], [], []
+
+    def compute():
+        try:
+            for _ in range(3):
+                results.append({name: call() for name, call in calls.items()})
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def draw():
+        draws.extend(np.random.random() for _ in range(200))
+
+    threads = [threading.Thread(target=compute) for _ in range(3)]
+    threads.append(threading.Thread(target=draw))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    np.testing.assert_array_equal(draws, expected_stream)
+    for result in results:
+        for name, value in result.items():
+            np.testing.assert_array_equal(value, first[name], err_msg=name)

@@ -288,6 +288,27 @@ def test_projector_onto_a_whole_repeated_eigenspace_is_exact():
     )
 
 
+def test_projector_forward_mode_is_exact_along_tangents_keeping_the_eigenspace():
+    # reverse mode sees that the loss ignores the basis of the eigenspace (its cotangent has no
+    # part inside the block); forward mode cannot see the loss: along a tangent that splits the
+    # repeated eigenvalue the eigenvector tangent does not exist, so it is inf/NaN (never a
+    # finite number, wrong for a loss of the basis), along one that keeps the eigenspace exact
+    a = np.diag([1.0, 1.0, 2.0])
+    splitting = sym(RNG.standard_normal((3, 3)))
+    with np.errstate(invalid="ignore"):
+        _, tangent = func.jvp(_projector_loss, (t(a),), (t(splitting),))
+    assert not np.isfinite(tangent.item())
+    keeping = splitting.copy()
+    keeping[0, 1] = keeping[1, 0] = 0.0
+    keeping[1, 1] = keeping[0, 0]  # (the tangent's block a multiple of I)
+    _, tangent = func.jvp(_projector_loss, (t(a),), (t(keeping),))
+    eps = 1e-6
+    expected = (_projector_loss_np(a + eps * keeping) - _projector_loss_np(a - eps * keeping)) / (
+        2 * eps
+    )
+    np.testing.assert_allclose(tangent.item(), expected, rtol=1e-6, atol=1e-8)
+
+
 def test_a_loss_of_an_undefined_eigenvector_basis_is_not_finite():
     a = np.diag([1.0, 1.0, 2.0])
 

@@ -120,13 +120,19 @@ def _square_samples(shapes):
 
 
 def _lu_samples(rng, dtype):
-    """Square stacks, and wide matrices whose leading square block is well conditioned (its
-    pivots are the whole factorisation's)."""
+    """Square stacks, and tall and wide matrices whose leading square block is well conditioned
+    and holds the pivots (the rows or columns beyond it are smaller, so no pivot choice is near
+    a tie that the finite differences would cross)."""
     out = _square_samples([(3, 3), (2, 3, 3)])(rng, dtype)
     for batch, m, extra in (((), 3, 2), ((2,), 2, 3)):
         a = _well_conditioned(rng, (*batch, m, m), dtype)
         wide = np.concatenate([a, uniform(rng, (*batch, m, extra), dtype)], axis=-1)
         out.append(SampleInput((wide,), note=f"wide {wide.shape}"))
+    for batch, n, extra in (((), 2, 3), ((2,), 3, 1), ((), 1, 2)):
+        a = _well_conditioned(rng, (*batch, n, n), dtype)
+        rows = uniform(rng, (*batch, extra, n), dtype, -0.5, 0.5)
+        tall = np.concatenate([a, rows], axis=-2)[..., rng.permutation(n + extra), :]
+        out.append(SampleInput((tall,), note=f"tall {tall.shape}"))
     return out
 
 
@@ -349,7 +355,7 @@ OPS = [
     ),
     entry(
         "lu_factor",
-        _square_samples([(3, 3), (2, 3, 3)]),
+        _lu_samples,
         _lu_factor_ref,
         "linalg_lu_factor",
         "linalg_pivots_one_based",
