@@ -263,7 +263,14 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor (its values are whatever the memory held)."""
+    """An uninitialised tensor (its values are whatever the memory held).
+
+    >>> import dualad
+    >>> dualad.empty(2, 3).shape
+    (2, 3)
+    >>> dualad.empty((2,), dtype=dualad.float32).dtype
+    dtype('float32')
+    """
     shape, dtype = _size("empty", shape, size), _float_dtype(dtype)
     return _finish(allocate_on(device, lambda xp: xp.empty(shape, dtype=dtype)), requires_grad)
 
@@ -429,13 +436,23 @@ def zeros_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Te
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Ones with the shape (and by default the dtype and device) of ``t``."""
+    """Ones with the shape (and by default the dtype and device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.ones_like(dualad.zeros(2, dtype=dualad.int64))
+    tensor([1, 1])
+    """
     array = _like(t, dtype, device, lambda xp, shape, dt: xp.ones(shape, dtype=dt))
     return _finish(array, requires_grad)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor with the shape (and by default dtype and device) of ``t``."""
+    """An uninitialised tensor with the shape (and by default dtype and device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.empty_like(dualad.zeros(2, 3, dtype=dualad.float32)).shape
+    (2, 3)
+    """
     array = _like(t, dtype, device, lambda xp, shape, dt: xp.empty(shape, dtype=dt))
     return _finish(array, requires_grad)
 

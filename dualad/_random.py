@@ -226,12 +226,25 @@ def _random_like(draw, t, dtype, device, requires_grad) -> Tensor:
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``."""
+    """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.manual_seed(0)
+    >>> r = dualad.rand_like(dualad.zeros(2, 3))
+    >>> r.shape, bool(((r >= 0) & (r < 1)).all())
+    ((2, 3), True)
+    """
     return _random_like(rand, t, dtype, device, requires_grad)
 
 
 def randn_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal random numbers with the shape (dtype, device) of ``t``."""
+    """Standard normal random numbers with the shape (dtype, device) of ``t``.
+
+    >>> import dualad
+    >>> dualad.manual_seed(0)
+    >>> dualad.randn_like(dualad.zeros(2, 3, dtype=dualad.float32)).dtype
+    dtype('float32')
+    """
     return _random_like(randn, t, dtype, device, requires_grad)
 
 

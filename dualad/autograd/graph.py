@@ -25,7 +25,17 @@ from ..rev.saved import (
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
-    """The (node, output_nr) where ``tensor``'s gradient arrives in the graph."""
+    """The (node, output_nr) where ``tensor``'s gradient arrives in the graph.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import get_gradient_edge
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * 2
+    >>> get_gradient_edge(y).node.name()
+    'MulBackward0'
+    >>> dualad.autograd.grad((y * y).sum(), get_gradient_edge(y))  # d/dy of sum(y**2)
+    (tensor([4., 8.]),)
+    """
     if not tensor.requires_grad:
         raise RuntimeError(
             "It is not possible to get the gradient edge for a Tensor that does not require "
@@ -38,7 +48,24 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 
 
 def increment_version(tensor: Tensor) -> None:
-    """Bump ``tensor``'s version counter (as an in-place op would)."""
+    """Bump ``tensor``'s version counter (as an in-place op would).
+
+    A custom op that writes into a tensor's memory behind dualad's back calls it, so that
+    backward passes which saved the tensor refuse to use the stale value.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import increment_version
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> y = x * x  # saves x (version 0)
+    >>> increment_version(x)
+    >>> x._version
+    1
+    >>> try:
+    ...     y.backward()
+    ... except RuntimeError as error:
+    ...     print("modified by an inplace operation" in str(error))
+    True
+    """
     tensor._bump_version()
 
 

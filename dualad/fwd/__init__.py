@@ -29,7 +29,16 @@ from ..rev.grad_mode import _DecoratorContext, _SetMode
 from .levels import DualLevel
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
-UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
+UnpackedDualTensor.__doc__ = """``unpack_dual``'s result: the primal and its tangent (or None).
+
+>>> import dualad
+>>> from dualad import fwd
+>>> with fwd.dual_level():
+...     out = fwd.unpack_dual(fwd.make_dual(dualad.tensor(2.0), dualad.tensor(1.0)) ** 2)
+>>> out.primal, out.tangent
+(tensor(4.), tensor(4.))
+>>> primal, tangent = out  # a named tuple
+"""
 
 
 def __getattr__(name: str):

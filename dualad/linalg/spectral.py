@@ -39,6 +39,36 @@ EighResult = namedtuple("EighResult", ("eigenvalues", "eigenvectors"))
 EigResult = namedtuple("EigResult", ("eigenvalues", "eigenvectors"))
 SVDResult = namedtuple("SVDResult", ("U", "S", "Vh"))
 QRResult = namedtuple("QRResult", ("Q", "R"))
+EighResult.__doc__ = """``eigh``'s result: ascending real eigenvalues, orthonormal eigenvectors
+(the columns).
+
+>>> import dualad
+>>> dualad.linalg.eigh(dualad.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+tensor([1., 2.])
+"""
+EigResult.__doc__ = """``eig``'s result: complex eigenvalues and eigenvectors (columns, unit norm).
+
+>>> import dualad
+>>> dualad.linalg.eig(dualad.tensor([[0.0, -1.0], [1.0, 0.0]])).eigenvalues
+tensor([0.+1.j, 0.-1.j])
+"""
+SVDResult.__doc__ = """``svd``'s result ``U, S, Vh``: ``A = U @ diag(S) @ Vh``, ``S`` descending.
+
+>>> import dualad
+>>> U, S, Vh = dualad.linalg.svd(dualad.tensor([[0.0, 2.0], [3.0, 0.0]]))
+>>> S
+tensor([3., 2.])
+"""
+QRResult.__doc__ = """``qr``'s result ``Q, R`` with ``A = Q @ R``, ``R`` upper triangular.
+
+>>> import dualad
+>>> Q, R = dualad.linalg.qr(dualad.tensor([[3.0, 1.0], [4.0, 2.0]]))
+>>> R.abs()
+tensor([[5. , 2.2],
+        [0. , 0.4]])
+>>> bool(((Q @ R - dualad.tensor([[3.0, 1.0], [4.0, 2.0]])).abs() < 1e-12).all())
+True
+"""
 
 
 def eigh(A, UPLO: str = "L") -> EighResult:

@@ -85,7 +85,12 @@ def identity_on_real(op, doc):
 conj = public.method(
     identity_on_real(
         _conj_op,
-        "Complex conjugate; returns ``x`` itself for real tensors (no copy, no graph node).",
+        """Complex conjugate; returns ``x`` itself for real tensors (no copy, no graph node).
+
+        >>> import dualad
+        >>> dualad.conj(dualad.tensor([1.0 + 2.0j, 3.0 - 1.0j]))
+        tensor([1.-2.j, 3.+1.j])
+        """,
     )
 )
 
@@ -104,7 +109,18 @@ _clone_op = register(
 
 
 clone = public.method(
-    unary_caller(_clone_op, doc="A copy of ``x`` with its own memory (differentiable).")
+    unary_caller(
+        _clone_op,
+        doc="""A copy of ``x`` with its own memory (differentiable).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> dualad.clone(x)
+        tensor([1., 2.], grad_fn=<CloneBackward0>)
+        >>> dualad.autograd.grad(dualad.clone(x).sum(), x)
+        (tensor([1., 1.]),)
+        """,
+    )
 )
 
 

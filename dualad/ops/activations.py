@@ -47,7 +47,15 @@ sigmoid = public.inplace(
         _sigmoid_impl,
         None,
         uses="y",
-        doc="Logistic function ``1 / (1 + exp(-x))``.",
+        doc="""Logistic function ``1 / (1 + exp(-x))``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 2.0], requires_grad=True)
+        >>> dualad.sigmoid(x)
+        tensor([0.5       , 0.88079708], grad_fn=<SigmoidBackward0>)
+        >>> dualad.autograd.grad(dualad.sigmoid(x).sum(), x)
+        (tensor([0.25      , 0.10499359]),)
+        """,
         fused=sigmoid_backward,
     )
 )
@@ -100,7 +108,15 @@ relu = public.inplace(
         _relu_impl,
         lambda x, y: y > 0,  # relu'(0) == 0, as in PyTorch
         uses="y",
-        doc="``max(x, 0)``; the gradient at 0 is 0 (PyTorch's convention).",
+        doc="""``max(x, 0)``; the gradient at 0 is 0 (PyTorch's convention).
+
+        >>> import dualad
+        >>> x = dualad.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+        >>> dualad.relu(x)
+        tensor([0., 0., 2.], grad_fn=<ReluBackward0>)
+        >>> dualad.autograd.grad(dualad.relu(x).sum(), x)
+        (tensor([0., 0., 1.]),)
+        """,
     )
 )
 

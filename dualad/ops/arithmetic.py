@@ -37,7 +37,15 @@ add = public.inplace(
         None,
         (1, 1),
         uses="",
-        doc="``a + b`` with broadcasting.",
+        doc="""``a + b`` with broadcasting.
+
+        >>> import dualad
+        >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> dualad.add(a, 10.0)
+        tensor([11., 12.], grad_fn=<AddBackward0>)
+        >>> dualad.autograd.grad(dualad.add(a, a).sum(), a)
+        (tensor([2., 2.]),)
+        """,
         kernel=_operator.add,
     )
 )
@@ -47,12 +55,34 @@ sub = public.inplace(
         None,
         (1, -1),
         uses="",
-        doc="``a - b`` with broadcasting.",
+        doc="""``a - b`` with broadcasting.
+
+        >>> import dualad
+        >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> dualad.sub(a, 0.5)
+        tensor([0.5, 1.5], grad_fn=<SubBackward0>)
+        >>> dualad.autograd.grad(dualad.sub(1.0, a).sum(), a)
+        (tensor([-1., -1.]),)
+        """,
         kernel=_operator.sub,
     )
 )
 mul = public.inplace(
-    bilinear("mul", None, doc="``a * b`` with broadcasting.", kernel=_operator.mul)
+    bilinear(
+        "mul",
+        None,
+        doc="""``a * b`` with broadcasting.
+
+        >>> import dualad
+        >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> dualad.mul(a, dualad.tensor([[1.0], [10.0]]))  # broadcasts to (2, 2)
+        tensor([[ 1.,  2.],
+                [10., 20.]], grad_fn=<MulBackward0>)
+        >>> dualad.autograd.grad(dualad.mul(a, a).sum(), a)
+        (tensor([2., 4.]),)
+        """,
+        kernel=_operator.mul,
+    )
 )
 
 
@@ -100,13 +130,43 @@ _div_op = register(
         sparsity=("elementwise", "linear_in_first"),  # a / b: curved only where b varies
     )
 )
-div = public.inplace(binary_caller(_div_op, doc="``a / b`` (true division) with broadcasting."))
+div = public.inplace(
+    binary_caller(
+        _div_op,
+        doc="""``a / b`` (true division) with broadcasting.
+
+    >>> import dualad
+    >>> a = dualad.tensor([1.0, 6.0], requires_grad=True)
+    >>> dualad.div(a, 2.0)
+    tensor([0.5, 3. ], grad_fn=<DivBackward0>)
+    >>> dualad.autograd.grad(dualad.div(2.0, a).sum(), a)  # -2 / a**2
+    (tensor([-2.        , -0.05555556]),)
+    >>> dualad.div(dualad.tensor([3, 4]), dualad.tensor([2, 2]))  # ints give floats
+    tensor([1.5, 2. ])
+    """,
+    )
+)
 true_divide = public.inplace(div, "true_divide")
 divide = public.function(div, "divide")
 
 
 neg = public.inplace(
-    unary("neg", None, lambda x, y: -1, uses="", doc="``-x``.", kernel=_operator.neg)
+    unary(
+        "neg",
+        None,
+        lambda x, y: -1,
+        uses="",
+        doc="""``-x``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, -2.0], requires_grad=True)
+        >>> dualad.neg(x)
+        tensor([-1.,  2.], grad_fn=<NegBackward0>)
+        >>> dualad.autograd.grad(dualad.neg(x).sum(), x)
+        (tensor([-1., -1.]),)
+        """,
+        kernel=_operator.neg,
+    )
 )
 negative = public.inplace(neg, "negative")
 reciprocal = public.inplace(
@@ -115,10 +175,33 @@ reciprocal = public.inplace(
         lambda xp, x: 1 / _floating(x),
         lambda x, y: -(y * y),
         uses="y",
-        doc="``1 / x``.",
+        doc="""``1 / x``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 4.0], requires_grad=True)
+        >>> dualad.reciprocal(x)
+        tensor([1.  , 0.25], grad_fn=<ReciprocalBackward0>)
+        >>> dualad.autograd.grad(dualad.reciprocal(x).sum(), x)
+        (tensor([-1.    , -0.0625]),)
+        """,
     )
 )
-square = public.inplace(unary("square", lambda xp, x: x * x, lambda x, y: 2 * x, doc="``x * x``."))
+square = public.inplace(
+    unary(
+        "square",
+        lambda xp, x: x * x,
+        lambda x, y: 2 * x,
+        doc="""``x * x``.
+
+    >>> import dualad
+    >>> x = dualad.tensor([-1.0, 3.0], requires_grad=True)
+    >>> dualad.square(x)
+    tensor([1., 9.], grad_fn=<SquareBackward0>)
+    >>> dualad.autograd.grad(dualad.square(x).sum(), x)
+    (tensor([-2.,  6.]),)
+    """,
+    )
+)
 sqrt = public.inplace(
     unary(
         "sqrt",
@@ -141,7 +224,15 @@ rsqrt = public.inplace(
         lambda xp, x: 1 / xp.sqrt(_floating(x)),
         lambda x, y: -0.5 * y * y * y,
         uses="y",
-        doc="``1 / sqrt(x)``.",
+        doc="""``1 / sqrt(x)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 4.0], requires_grad=True)
+        >>> dualad.rsqrt(x)
+        tensor([1. , 0.5], grad_fn=<RsqrtBackward0>)
+        >>> dualad.autograd.grad(dualad.rsqrt(x).sum(), x)
+        (tensor([-0.5   , -0.0625]),)
+        """,
     )
 )
 
@@ -225,7 +316,12 @@ def lerp(input, end, weight):
 
 @public.method
 def positive(x):
-    """``x`` itself (``+x``); not defined for bool tensors, like PyTorch."""
+    """``x`` itself (``+x``); not defined for bool tensors, like PyTorch.
+
+    >>> import dualad
+    >>> dualad.positive(dualad.tensor([-1.0, 2.0]))
+    tensor([-1.,  2.])
+    """
     if isinstance(x, Tensor) and x.dtype.kind == "b":
         raise TypeError("dualad.positive: The `+` operator, on a bool tensor is not supported.")
     return x

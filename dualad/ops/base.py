@@ -146,7 +146,14 @@ def _same_shape_view(x):
 
 @public.method
 def unsqueeze(x, dim: int):
-    """Insert a dimension of size 1 at ``dim``."""
+    """Insert a dimension of size 1 at ``dim``.
+
+    >>> import dualad
+    >>> dualad.unsqueeze(dualad.tensor([1.0, 2.0]), 0)
+    tensor([[1., 2.]])
+    >>> dualad.unsqueeze(dualad.tensor([1.0, 2.0]), -1).shape
+    (2, 1)
+    """
     dim = normalize_dim(dim, x.ndim + 1, op="unsqueeze")
     return dispatch(_view_op, (x,), {"shape": (*x.shape[:dim], 1, *x.shape[dim:])})
 
@@ -180,7 +187,14 @@ _permute_op = linear(
 
 @public.method
 def permute(x, *dims):
-    """Reorder the dimensions of ``x`` (a view)."""
+    """Reorder the dimensions of ``x`` (a view).
+
+    >>> import dualad
+    >>> dualad.permute(dualad.zeros(2, 3, 4), 2, 0, 1).shape
+    (4, 2, 3)
+    >>> dualad.permute(dualad.zeros(2, 3, 4), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     dims = size_args(dims)
     if len(dims) != x.ndim:
         raise RuntimeError(
@@ -198,7 +212,12 @@ def permute(x, *dims):
 
 @public.method
 def movedim(x, source, destination):
-    """Move dimension(s) ``source`` to position(s) ``destination`` (a view)."""
+    """Move dimension(s) ``source`` to position(s) ``destination`` (a view).
+
+    >>> import dualad
+    >>> dualad.movedim(dualad.zeros(2, 3, 4), 0, -1).shape
+    (3, 4, 2)
+    """
     if isinstance(source, int):
         source = (source,)
     if isinstance(destination, int):
@@ -262,7 +281,16 @@ def _broadcast_impl(xp, x, shape: tuple):
 
 @public.method
 def broadcast_to(x, shape):
-    """``x`` broadcast to ``shape`` (a read-only view, like NumPy's)."""
+    """``x`` broadcast to ``shape`` (a read-only view, like NumPy's).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dualad.broadcast_to(x, (2, 2))
+    tensor([[1., 2.],
+            [1., 2.]], grad_fn=<ExpandBackward0>)
+    >>> dualad.autograd.grad(dualad.broadcast_to(x, (3, 2)).sum(), x)  # summed back
+    (tensor([3., 3.]),)
+    """
     shape = tuple(int(s) for s in shape)
     if tuple(x.shape) == shape:
         return x

@@ -38,7 +38,15 @@ _astype_op = register(
 
 @public.method
 def astype(x, dtype):
-    """A copy of ``x`` cast to ``dtype`` (differentiable between float/complex dtypes)."""
+    """A copy of ``x`` cast to ``dtype`` (differentiable between float/complex dtypes).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.5, 2.5], requires_grad=True)
+    >>> dualad.astype(x, dualad.float32)
+    tensor([1.5, 2.5], dtype=float32, grad_fn=<ToCopyBackward0>)
+    >>> dualad.astype(x, dualad.int64)  # not differentiable: no graph
+    tensor([1, 2])
+    """
     dtype = _dtypes.to_dtype(dtype)
     if not _dtypes.is_differentiable(dtype):
         enabled = GRAD.enabled  # (a cast to a non-differentiable dtype records nothing)
@@ -78,5 +86,12 @@ def _device_of_meta(x, like):
 
 @public.function
 def to_device_op(x, *, device):
-    """``x`` copied to ``device`` (differentiable: gradients go back to the source device)."""
+    """``x`` copied to ``device`` (differentiable: gradients go back to the source device).
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dualad.to_device_op(x, device='cpu')
+    >>> y.device, dualad.autograd.grad((3 * y).sum(), x)
+    (device(type='cpu'), (tensor([3., 3.]),))
+    """
     return apply1(_to_device_op, x, {"device": device})

@@ -47,7 +47,17 @@ _real_op = register(
 )
 
 
-real = public.method(identity_on_real(_real_op, "Real part (``x`` itself for real tensors)."))
+real = public.method(
+    identity_on_real(
+        _real_op,
+        """Real part (``x`` itself for real tensors).
+
+    >>> import dualad
+    >>> dualad.real(dualad.tensor([1.0 + 2.0j, 3.0 - 1.0j]))
+    tensor([1., 3.])
+    """,
+    )
+)
 
 
 _imag_op = register(
@@ -65,7 +75,15 @@ _imag_op = register(
 
 @public.method
 def imag(x):
-    """Imaginary part (complex tensors only, like PyTorch)."""
+    """Imaginary part (complex tensors only, like PyTorch).
+
+    >>> import dualad
+    >>> z = dualad.tensor([1.0 + 2.0j, 3.0 - 1.0j], requires_grad=True)
+    >>> dualad.imag(z)
+    tensor([ 2., -1.], grad_fn=<ImagBackward0>)
+    >>> dualad.autograd.grad(dualad.imag(z).sum(), z)
+    (tensor([0.+1.j, 0.+1.j]),)
+    """
     if isinstance(x, Tensor) and x._data.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return dispatch(_imag_op, (x,), EMPTY)
@@ -108,7 +126,20 @@ _abs_op = register(
         node_name="AbsBackward0",
     )
 )
-abs = public.inplace(unary_caller(_abs_op, doc="Absolute value (gradient sgn(x), 0 at 0)."))
+abs = public.inplace(
+    unary_caller(
+        _abs_op,
+        doc="""Absolute value (gradient sgn(x), 0 at 0).
+
+    >>> import dualad
+    >>> x = dualad.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    >>> dualad.abs(x)
+    tensor([2., 0., 3.], grad_fn=<AbsBackward0>)
+    >>> dualad.autograd.grad(dualad.abs(x).sum(), x)  # 0 at the kink
+    (tensor([-1.,  0.,  1.]),)
+    """,
+    )
+)
 absolute = public.inplace(abs, "absolute")
 
 
@@ -153,7 +184,14 @@ _sgn_op = register(
 sgn = public.inplace(
     unary_caller(
         _sgn_op,
-        doc="x / |x| (0 at 0); sign for real x (zero gradient), differentiable for complex x.",
+        doc="""x / |x| (0 at 0); sign for real x (zero gradient), differentiable for complex x.
+
+        >>> import dualad
+        >>> dualad.sgn(dualad.tensor([3.0 + 4.0j, 0j]))
+        tensor([0.6+0.8j, 0. +0.j ])
+        >>> dualad.sgn(dualad.tensor([-2.0, 0.0, 5.0]))
+        tensor([-1.,  0.,  1.])
+        """,
     )
 )
 
@@ -202,6 +240,13 @@ _angle_op = register(
 angle = public.method(
     unary_caller(
         _angle_op,
-        doc="Argument of a complex number in (-pi, pi]; for real x, pi where x < 0 else 0.",
+        doc="""Argument of a complex number in (-pi, pi]; for real x, pi where x < 0 else 0.
+
+        >>> import dualad
+        >>> dualad.angle(dualad.tensor([1j, -1.0 + 0j]))
+        tensor([1.57079633, 3.14159265])
+        >>> dualad.angle(dualad.tensor([-2.0, 3.0]))
+        tensor([3.14159265, 0.        ])
+        """,
     )
 )

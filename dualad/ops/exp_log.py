@@ -31,7 +31,21 @@ __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 # exponentials and logarithms
 
 exp = public.inplace(
-    unary("exp", lambda xp, x: xp.exp(_floating(x)), lambda x, y: y, uses="y", doc="``e ** x``.")
+    unary(
+        "exp",
+        lambda xp, x: xp.exp(_floating(x)),
+        lambda x, y: y,
+        uses="y",
+        doc="""``e ** x``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.exp(x)
+        tensor([1.        , 2.71828183], grad_fn=<ExpBackward0>)
+        >>> dualad.autograd.grad(dualad.exp(x).sum(), x)
+        (tensor([1.        , 2.71828183]),)
+        """,
+    )
 )
 exp2 = public.inplace(
     unary(
@@ -39,7 +53,15 @@ exp2 = public.inplace(
         lambda xp, x: xp.exp2(_floating(x)),
         lambda x, y: y * float(np.log(2.0)),
         uses="y",
-        doc="``2 ** x``.",
+        doc="""``2 ** x``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 3.0], requires_grad=True)
+        >>> dualad.exp2(x)
+        tensor([1., 8.], grad_fn=<Exp2Backward0>)
+        >>> dualad.autograd.grad(dualad.exp2(x).sum(), x)
+        (tensor([0.69314718, 5.54517744]),)
+        """,
     )
 )
 expm1 = public.inplace(
@@ -48,11 +70,32 @@ expm1 = public.inplace(
         lambda xp, x: xp.expm1(_floating(x)),
         lambda x, y: y + 1,
         uses="y",
-        doc="``exp(x) - 1``.",
+        doc="""``exp(x) - 1``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1e-10], requires_grad=True)
+        >>> dualad.expm1(x)
+        tensor([0.e+00, 1.e-10], grad_fn=<Expm1Backward0>)
+        >>> dualad.autograd.grad(dualad.expm1(x).sum(), x)
+        (tensor([1., 1.]),)
+        """,
     )
 )
 log = public.inplace(
-    unary("log", lambda xp, x: xp.log(_floating(x)), lambda x, y: reciprocal(x), doc="Natural log.")
+    unary(
+        "log",
+        lambda xp, x: xp.log(_floating(x)),
+        lambda x, y: reciprocal(x),
+        doc="""Natural log.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> dualad.log(x)
+        tensor([0.        , 0.69314718], grad_fn=<LogBackward0>)
+        >>> dualad.autograd.grad(dualad.log(x).sum(), x)
+        (tensor([1. , 0.5]),)
+        """,
+    )
 )
 
 
@@ -62,14 +105,48 @@ def _log_base(name, impl, base, doc):
     return public.inplace(unary(name, impl, lambda x, y: 1 / (x * ln_base), doc=doc))
 
 
-log2 = _log_base("log2", lambda xp, x: xp.log2(_floating(x)), 2.0, "Base-2 log.")
-log10 = _log_base("log10", lambda xp, x: xp.log10(_floating(x)), 10.0, "Base-10 log.")
+log2 = _log_base(
+    "log2",
+    lambda xp, x: xp.log2(_floating(x)),
+    2.0,
+    """Base-2 log.
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 8.0], requires_grad=True)
+    >>> dualad.log2(x)
+    tensor([0., 3.], grad_fn=<Log2Backward0>)
+    >>> dualad.autograd.grad(dualad.log2(x).sum(), x)
+    (tensor([1.44269504, 0.18033688]),)
+    """,
+)
+log10 = _log_base(
+    "log10",
+    lambda xp, x: xp.log10(_floating(x)),
+    10.0,
+    """Base-10 log.
+
+    >>> import dualad
+    >>> x = dualad.tensor([1.0, 100.0], requires_grad=True)
+    >>> dualad.log10(x)
+    tensor([0., 2.], grad_fn=<Log10Backward0>)
+    >>> dualad.autograd.grad(dualad.log10(x).sum(), x)
+    (tensor([0.43429448, 0.00434294]),)
+    """,
+)
 log1p = public.inplace(
     unary(
         "log1p",
         lambda xp, x: xp.log1p(_floating(x)),
         lambda x, y: 1 / (1 + x),
-        doc="``log(1 + x)``.",
+        doc="""``log(1 + x)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1e-10], requires_grad=True)
+        >>> dualad.log1p(x)
+        tensor([0.e+00, 1.e-10], grad_fn=<Log1pBackward0>)
+        >>> dualad.autograd.grad(dualad.log1p(x).sum(), x)
+        (tensor([1., 1.]),)
+        """,
     )
 )
 
@@ -148,13 +225,29 @@ logaddexp = _logaddexp(
     "logaddexp",
     lambda xp, a, b: xp.logaddexp(*_floating_pair(a, b)),
     exp,
-    "``log(exp(a) + exp(b))`` without overflow.",
+    """``log(exp(a) + exp(b))`` without overflow.
+
+    >>> import dualad
+    >>> a = dualad.tensor([0.0, 1000.0], requires_grad=True)
+    >>> dualad.logaddexp(a, dualad.tensor([0.0, 1000.0]))
+    tensor([6.93147181e-01, 1.00069315e+03], grad_fn=<LogaddexpBackward0>)
+    >>> dualad.autograd.grad(dualad.logaddexp(a, dualad.tensor([0.0, 1000.0])).sum(), a)
+    (tensor([0.5, 0.5]),)
+    """,
 )
 logaddexp2 = _logaddexp(
     "logaddexp2",
     lambda xp, a, b: xp.logaddexp2(*_floating_pair(a, b)),
     exp2,
-    "``log2(2**a + 2**b)`` without overflow.",
+    """``log2(2**a + 2**b)`` without overflow.
+
+    >>> import dualad
+    >>> a = dualad.tensor([1.0, 3.0], requires_grad=True)
+    >>> dualad.logaddexp2(a, dualad.tensor([1.0, 3.0]))
+    tensor([2., 4.], grad_fn=<Logaddexp2Backward0>)
+    >>> dualad.autograd.grad(dualad.logaddexp2(a, dualad.tensor([1.0, 3.0])).sum(), a)
+    (tensor([0.5, 0.5]),)
+    """,
 )
 
 
@@ -182,6 +275,14 @@ xlogy = public.inplace(
         "xlogy",
         _xlogy_impl,
         (_xlogy_dx, lambda x, y, out: x / y),
-        doc="``x * log(y)``, 0 where ``x == 0`` (unless y is NaN).",
+        doc="""``x * log(y)``, 0 where ``x == 0`` (unless y is NaN).
+
+        >>> import dualad
+        >>> a = dualad.tensor([0.0, 2.0], requires_grad=True)
+        >>> dualad.xlogy(a, dualad.tensor([0.0, 3.0]))  # 0 log 0 = 0
+        tensor([0.        , 2.19722458], grad_fn=<XlogyBackward0>)
+        >>> dualad.autograd.grad(dualad.xlogy(a, dualad.tensor([0.0, 3.0])).sum(), a)
+        (tensor([0.        , 1.09861229]),)
+        """,
     )
 )

@@ -106,7 +106,16 @@ def amax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
 
 @public.method
 def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
-    """Minimum over ``dim`` (all dims by default); tied minima share the gradient evenly."""
+    """Minimum over ``dim`` (all dims by default); tied minima share the gradient evenly.
+
+    >>> import dualad
+    >>> x = dualad.tensor([[3.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> dualad.amin(x, dim=1)
+    tensor([1., 1.], grad_fn=<AminBackward0>)
+    >>> dualad.autograd.grad(dualad.amin(x), x)  # the two tied minima share
+    (tensor([[0. , 0.5],
+            [0.5, 0. ]]),)
+    """
     return _extremum(_amin_op, x, dim, axis, keepdim, keepdims, "amin")
 
 
@@ -312,5 +321,13 @@ def argmax(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
 
 @public.method
 def argmin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
-    """Index of the minimum along ``dim`` (of the flattened tensor by default); int64."""
+    """Index of the minimum along ``dim`` (of the flattened tensor by default); int64.
+
+    >>> import dualad
+    >>> x = dualad.tensor([[3.0, 1.0], [0.0, 2.0]])
+    >>> dualad.argmin(x)
+    tensor(2)
+    >>> dualad.argmin(x, dim=1)
+    tensor([1, 0])
+    """
     return _arg_extremum(_argmin_op, x, dim, axis, keepdim, keepdims, "argmin")

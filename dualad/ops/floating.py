@@ -86,13 +86,23 @@ nextafter = public.method(
     nondiff_binary(
         "nextafter",
         lambda xp, a, b: xp.nextafter(a, b),
-        doc="The next float after ``a`` towards ``b`` (no derivative).",
+        doc="""The next float after ``a`` towards ``b`` (no derivative).
+
+        >>> import dualad
+        >>> dualad.nextafter(dualad.tensor([1.0]), dualad.tensor([2.0])) - 1.0
+        tensor([2.22044605e-16])
+        """,
     )
 )
 spacing = public.method(
     nondiff_unary(
         "spacing",
         lambda xp, x: _xp_compat.spacing(xp, x),
-        doc="The distance from ``x`` to the next float away from 0 (no derivative).",
+        doc="""The distance from ``x`` to the next float away from 0 (no derivative).
+
+        >>> import dualad
+        >>> dualad.spacing(dualad.tensor([1.0])) == 2.0 ** -52
+        tensor([ True])
+        """,
     )
 )

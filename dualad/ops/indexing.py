@@ -301,5 +301,11 @@ def nonzero(x, *, as_tuple: bool = False):
 
 @public.method
 def argwhere(x):
-    """``nonzero(x)``: the ``(n, x.ndim)`` indices of the nonzero elements."""
+    """``nonzero(x)``: the ``(n, x.ndim)`` indices of the nonzero elements.
+
+    >>> import dualad
+    >>> dualad.argwhere(dualad.tensor([[0.0, 1.0], [2.0, 0.0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
     return nonzero(x)

@@ -334,14 +334,26 @@ concat = public.function(cat, "concat")
 
 @public.function
 def atleast_1d(*tensors):
-    """``x`` with at least one dimension (a view); several tensors give a tuple."""
+    """``x`` with at least one dimension (a view); several tensors give a tuple.
+
+    >>> import dualad
+    >>> dualad.atleast_1d(dualad.tensor(1.0))
+    tensor([1.])
+    >>> dualad.atleast_1d(dualad.tensor(1.0), dualad.tensor([2.0, 3.0]))
+    (tensor([1.]), tensor([2., 3.]))
+    """
     out = tuple(reshape(t, (1,)) if t.ndim == 0 else t for t in _unpack_varargs(tensors))
     return out[0] if len(out) == 1 else out
 
 
 @public.function
 def atleast_2d(*tensors):
-    """``x`` with at least two dimensions: ``(n,)`` becomes ``(1, n)`` (a view)."""
+    """``x`` with at least two dimensions: ``(n,)`` becomes ``(1, n)`` (a view).
+
+    >>> import dualad
+    >>> dualad.atleast_2d(dualad.tensor([1.0, 2.0]))
+    tensor([[1., 2.]])
+    """
     out = tuple(
         reshape(t, (1,) * (2 - t.ndim) + tuple(t.shape)) if t.ndim < 2 else t
         for t in _unpack_varargs(tensors)
@@ -351,7 +363,14 @@ def atleast_2d(*tensors):
 
 @public.function
 def atleast_3d(*tensors):
-    """``x`` with at least three dims: ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+    """``x`` with at least three dims: ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``.
+
+    >>> import dualad
+    >>> dualad.atleast_3d(dualad.tensor([1.0, 2.0])).shape
+    (1, 2, 1)
+    >>> dualad.atleast_3d(dualad.zeros(2, 3)).shape
+    (2, 3, 1)
+    """
     shapes = {0: lambda s: (1, 1, 1), 1: lambda s: (1, s[0], 1), 2: lambda s: (*s, 1)}
     out = tuple(
         reshape(t, shapes[t.ndim](tuple(t.shape))) if t.ndim < 3 else t
@@ -395,12 +414,23 @@ row_stack = public.function(vstack, "row_stack")
 
 @public.function
 def dstack(tensors):
-    """Concatenate depth-wise (dim 2) after making each tensor at least 3-d."""
+    """Concatenate depth-wise (dim 2) after making each tensor at least 3-d.
+
+    >>> import dualad
+    >>> dualad.dstack([dualad.tensor([1.0, 2.0]), dualad.tensor([3.0, 4.0])]).shape
+    (1, 2, 2)
+    """
     return cat([atleast_3d(t) for t in _as_tensors(tensors, "dstack")], 2)
 
 
 @public.function
 def column_stack(tensors):
-    """Stack 1-d tensors as columns (``(n,)`` -> ``(n, 1)``), then concatenate along dim 1."""
+    """Stack 1-d tensors as columns (``(n,)`` -> ``(n, 1)``), then concatenate along dim 1.
+
+    >>> import dualad
+    >>> dualad.column_stack([dualad.tensor([1.0, 2.0]), dualad.tensor([3.0, 4.0])])
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
     tensors = _as_tensors(tensors, "column_stack")
     return hstack([reshape(t, (-1, 1)) if t.ndim <= 1 else t for t in tensors])

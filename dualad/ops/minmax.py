@@ -68,13 +68,29 @@ maximum = _selection_op(
     "maximum",
     lambda xp, a, b: xp.maximum(a, b),
     lambda a, b: (a == b, a < b, a > b),
-    "Elementwise maximum (NaN propagates); ties split the gradient 0.5/0.5.",
+    """Elementwise maximum (NaN propagates); ties split the gradient 0.5/0.5.
+
+    >>> import dualad
+    >>> a = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dualad.maximum(a, dualad.tensor(2.0))
+    tensor([2., 2., 3.], grad_fn=<MaximumBackward0>)
+    >>> dualad.autograd.grad(dualad.maximum(a, dualad.tensor(2.0)).sum(), a)  # the tie splits
+    (tensor([0. , 0.5, 1. ]),)
+    """,
 )
 minimum = _selection_op(
     "minimum",
     lambda xp, a, b: xp.minimum(a, b),
     lambda a, b: (a == b, a > b, a < b),
-    "Elementwise minimum (NaN propagates); ties split the gradient 0.5/0.5.",
+    """Elementwise minimum (NaN propagates); ties split the gradient 0.5/0.5.
+
+    >>> import dualad
+    >>> a = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dualad.minimum(a, dualad.tensor(2.0))
+    tensor([1., 2., 2.], grad_fn=<MinimumBackward0>)
+    >>> dualad.autograd.grad(dualad.minimum(a, dualad.tensor(2.0)).sum(), a)  # the tie splits
+    (tensor([1. , 0.5, 0. ]),)
+    """,
 )
 
 
@@ -93,13 +109,23 @@ fmax = _selection_op(
     "fmax",
     lambda xp, a, b: xp.fmax(a, b),
     _fmax_masks,
-    "Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.",
+    """Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.
+
+    >>> import dualad
+    >>> dualad.fmax(dualad.tensor([1.0, float('nan')]), dualad.tensor([2.0, 0.5]))
+    tensor([2. , 0.5])
+    """,
 )
 fmin = _selection_op(
     "fmin",
     lambda xp, a, b: xp.fmin(a, b),
     _fmin_masks,
-    "Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.",
+    """Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.
+
+    >>> import dualad
+    >>> dualad.fmin(dualad.tensor([1.0, float('nan')]), dualad.tensor([2.0, 0.5]))
+    tensor([1. , 0.5])
+    """,
 )
 
 
@@ -179,11 +205,27 @@ clip = public.inplace(clamp, "clip")
 
 @public.inplace
 def clamp_min(x, min):
-    """``clamp(x, min=min)``."""
+    """``clamp(x, min=min)``.
+
+    >>> import dualad
+    >>> x = dualad.tensor([-1.0, 3.0], requires_grad=True)
+    >>> dualad.clamp_min(x, 0.0)
+    tensor([0., 3.], grad_fn=<ClampBackward0>)
+    >>> dualad.autograd.grad(dualad.clamp_min(x, 0.0).sum(), x)
+    (tensor([0., 1.]),)
+    """
     return clamp(x, min, None)
 
 
 @public.inplace
 def clamp_max(x, max):
-    """``clamp(x, max=max)``."""
+    """``clamp(x, max=max)``.
+
+    >>> import dualad
+    >>> x = dualad.tensor([-1.0, 3.0], requires_grad=True)
+    >>> dualad.clamp_max(x, 1.0)
+    tensor([-1.,  1.], grad_fn=<ClampBackward0>)
+    >>> dualad.autograd.grad(dualad.clamp_max(x, 1.0).sum(), x)
+    (tensor([1., 0.]),)
+    """
     return clamp(x, None, max)

@@ -158,8 +158,30 @@ std = public.method(
     )
 )
 var_mean = public.function(
-    _moment(_var_op, "``(var(x, ...), mean(x, ...))`` over the same dims.", with_mean=True)
+    _moment(
+        _var_op,
+        """``(var(x, ...), mean(x, ...))`` over the same dims.
+
+    >>> import dualad
+    >>> dualad.var_mean(dualad.tensor([1.0, 2.0, 3.0, 4.0]))
+    (tensor(1.66666667), tensor(2.5))
+    >>> dualad.var_mean(dualad.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1, correction=0)
+    (tensor([1., 0.]), tensor([2., 2.]))
+    """,
+        with_mean=True,
+    )
 )
 std_mean = public.function(
-    _moment(_std_op, "``(std(x, ...), mean(x, ...))`` over the same dims.", with_mean=True)
+    _moment(
+        _std_op,
+        """``(std(x, ...), mean(x, ...))`` over the same dims.
+
+    >>> import dualad
+    >>> dualad.std_mean(dualad.tensor([1.0, 2.0, 3.0, 4.0]))
+    (tensor(1.29099445), tensor(2.5))
+    >>> dualad.std_mean(dualad.tensor([[1.0, 3.0], [2.0, 2.0]]), dim=1, correction=0)
+    (tensor([1., 0.]), tensor([2., 2.]))
+    """,
+        with_mean=True,
+    )
 )

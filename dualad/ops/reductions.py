@@ -67,7 +67,16 @@ _mean_op = linear(
 
 @public.method
 def mean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
-    """Mean over ``dim`` (all dims by default); floating and complex tensors only."""
+    """Mean over ``dim`` (all dims by default); floating and complex tensors only.
+
+    >>> import dualad
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dualad.mean(x, dim=0)
+    tensor([2., 3.], grad_fn=<MeanBackward0>)
+    >>> dualad.autograd.grad(dualad.mean(x), x)
+    (tensor([[0.25, 0.25],
+            [0.25, 0.25]]),)
+    """
     # the common case checked inline (no call): a floating tensor, no dtype
     if not isinstance(x, Tensor) or dtype is not None or x.dtype.kind not in "fc":
         x = _floating_input(
@@ -179,7 +188,15 @@ def all(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
 
 @public.method
 def any(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
-    """Whether some element along ``dim`` is non-zero (bool tensor)."""
+    """Whether some element along ``dim`` is non-zero (bool tensor).
+
+    >>> import dualad
+    >>> x = dualad.tensor([[0.0, 1.0], [0.0, 0.0]])
+    >>> dualad.any(x)
+    tensor(True)
+    >>> dualad.any(x, dim=1)
+    tensor([ True, False])
+    """
     x = _as_tensor(x)
     return apply1(_any_op, x, _reduce_params(x, dim, axis, keepdim, keepdims, "any"))
 

@@ -59,7 +59,13 @@ def flip(x, *dims, axis=None):
 
 @public.method
 def fliplr(x):
-    """Flip the columns (dim 1) of a tensor with at least 2 dims."""
+    """Flip the columns (dim 1) of a tensor with at least 2 dims.
+
+    >>> import dualad
+    >>> dualad.fliplr(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[2., 1.],
+            [4., 3.]])
+    """
     if x.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(x, 1)
@@ -67,7 +73,13 @@ def fliplr(x):
 
 @public.method
 def flipud(x):
-    """Flip the rows (dim 0) of a tensor with at least 1 dim."""
+    """Flip the rows (dim 0) of a tensor with at least 1 dim.
+
+    >>> import dualad
+    >>> dualad.flipud(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[3., 4.],
+            [1., 2.]])
+    """
     if x.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(x, 0)

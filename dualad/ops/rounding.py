@@ -26,17 +26,63 @@ __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 sign = public.inplace(
     piecewise_constant(
-        "sign", lambda xp, x: xp.sign(x), doc="Sign of x (-1, 0, 1); zero gradient (PyTorch's)."
+        "sign",
+        lambda xp, x: xp.sign(x),
+        doc="""Sign of x (-1, 0, 1); zero gradient (PyTorch's).
+
+        >>> import dualad
+        >>> x = dualad.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+        >>> dualad.sign(x)
+        tensor([-1.,  0.,  1.], grad_fn=<SignBackward0>)
+        >>> dualad.autograd.grad(dualad.sign(x).sum(), x)
+        (tensor([0., 0., 0.]),)
+        """,
     )
 )
 floor = public.inplace(
-    piecewise_constant("floor", lambda xp, x: xp.floor(x), doc="Round down (zero gradient).")
+    piecewise_constant(
+        "floor",
+        lambda xp, x: xp.floor(x),
+        doc="""Round down (zero gradient).
+
+        >>> import dualad
+        >>> x = dualad.tensor([-1.5, 0.2], requires_grad=True)
+        >>> dualad.floor(x)
+        tensor([-2.,  0.], grad_fn=<FloorBackward0>)
+        >>> dualad.autograd.grad(dualad.floor(x).sum(), x)
+        (tensor([0., 0.]),)
+        """,
+    )
 )
 ceil = public.inplace(
-    piecewise_constant("ceil", lambda xp, x: xp.ceil(x), doc="Round up (zero gradient).")
+    piecewise_constant(
+        "ceil",
+        lambda xp, x: xp.ceil(x),
+        doc="""Round up (zero gradient).
+
+        >>> import dualad
+        >>> x = dualad.tensor([-1.5, 0.2], requires_grad=True)
+        >>> dualad.ceil(x)
+        tensor([-1.,  1.], grad_fn=<CeilBackward0>)
+        >>> dualad.autograd.grad(dualad.ceil(x).sum(), x)
+        (tensor([0., 0.]),)
+        """,
+    )
 )
 trunc = public.inplace(
-    piecewise_constant("trunc", lambda xp, x: xp.trunc(x), doc="Round to zero (zero gradient).")
+    piecewise_constant(
+        "trunc",
+        lambda xp, x: xp.trunc(x),
+        doc="""Round to zero (zero gradient).
+
+        >>> import dualad
+        >>> x = dualad.tensor([-1.5, 0.7], requires_grad=True)
+        >>> dualad.trunc(x)
+        tensor([-1.,  0.], grad_fn=<TruncBackward0>)
+        >>> dualad.autograd.grad(dualad.trunc(x).sum(), x)
+        (tensor([0., 0.]),)
+        """,
+    )
 )
 
 
@@ -67,14 +113,33 @@ def round(x, decimals: int = 0):
 
 
 floor_divide = public.inplace(
-    nondiff_binary("floor_divide", lambda xp, a, b: xp.floor_divide(a, b))
+    nondiff_binary(
+        "floor_divide",
+        lambda xp, a, b: xp.floor_divide(a, b),
+        doc="""``a // b`` elementwise, rounding towards -inf like Python and NumPy (no derivative).
+
+        >>> import dualad
+        >>> dualad.floor_divide(dualad.tensor([7, -7]), dualad.tensor([2, 2]))
+        tensor([ 3, -4])
+        >>> dualad.floor_divide(dualad.tensor([7.5, -7.5]), 2.0)
+        tensor([ 3., -4.])
+        """,
+    )
 )
 remainder = public.inplace(
     binary(
         "remainder",
         lambda xp, a, b: xp.remainder(a, b),
         (lambda a, b, y: 1, lambda a, b, y: -floor_divide(a, b)),
-        doc="Python-style remainder (sign of the divisor).",
+        doc="""Python-style remainder (sign of the divisor).
+
+        >>> import dualad
+        >>> a = dualad.tensor([-7.0, 7.0], requires_grad=True)
+        >>> dualad.remainder(a, 3.0)
+        tensor([2., 1.], grad_fn=<RemainderBackward0>)
+        >>> dualad.autograd.grad(dualad.remainder(a, 3.0).sum(), a)
+        (tensor([1., 1.]),)
+        """,
     )
 )
 
@@ -93,7 +158,15 @@ fmod = public.inplace(
         _fmod_impl,
         # PyTorch: d/db fmod(a, b) = -trunc(a / b) (trunc has no gradient)
         (lambda a, b, y: 1, lambda a, b, y: -trunc(a / b)),
-        doc="C-style remainder ``a - trunc(a / b) * b`` (the sign of the dividend).",
+        doc="""C-style remainder ``a - trunc(a / b) * b`` (the sign of the dividend).
+
+        >>> import dualad
+        >>> a = dualad.tensor([-7.0, 7.0], requires_grad=True)
+        >>> dualad.fmod(a, 3.0)
+        tensor([-1.,  1.], grad_fn=<FmodBackward0>)
+        >>> dualad.autograd.grad(dualad.fmod(a, 3.0).sum(), a)
+        (tensor([1., 1.]),)
+        """,
     )
 )
 
@@ -110,7 +183,15 @@ copysign = public.inplace(
         # PyTorch: d/da = result / a (+-1), 0 where a == 0; no gradient (zeros) for the sign source
         (lambda a, b, y: sign(a) * sign(y), lambda a, b, y: 0),
         uses="aby",
-        doc="``|a|`` with the sign of ``b``.",
+        doc="""``|a|`` with the sign of ``b``.
+
+        >>> import dualad
+        >>> a = dualad.tensor([2.0, 3.0], requires_grad=True)
+        >>> dualad.copysign(a, dualad.tensor([-1.0, 1.0]))
+        tensor([-2.,  3.], grad_fn=<CopysignBackward0>)
+        >>> dualad.autograd.grad(dualad.copysign(a, dualad.tensor([-1.0, 1.0])).sum(), a)
+        (tensor([-1.,  1.]),)
+        """,
     )
 )
 
@@ -176,7 +257,12 @@ _heaviside_op = register(
 heaviside = public.inplace(
     binary_caller(
         _heaviside_op,
-        doc="Step function: 0 for x < 0, ``values`` at x == 0, 1 for x > 0. Zero gradient in x; "
-        "the gradient in ``values`` is 1 where x == 0.",
+        doc="""Step function: 0 for x < 0, ``values`` at x == 0, 1 for x > 0. Zero gradient in x;
+        the gradient in ``values`` is 1 where x == 0.
+
+        >>> import dualad
+        >>> dualad.heaviside(dualad.tensor([-1.0, 0.0, 2.0]), dualad.tensor(0.5))
+        tensor([0. , 0.5, 1. ])
+        """,
     )
 )

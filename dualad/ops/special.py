@@ -107,7 +107,15 @@ erf = public.inplace(
         "erf",
         _special_impl("erf"),
         lambda x, y: exp(-(x * x)) * _TWO_OVER_SQRT_PI,
-        doc="Error function ``2/sqrt(pi) * integral_0^x exp(-t**2) dt``.",
+        doc="""Error function ``2/sqrt(pi) * integral_0^x exp(-t**2) dt``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.erf(x)
+        tensor([0.        , 0.84270079], grad_fn=<ErfBackward0>)
+        >>> dualad.autograd.grad(dualad.erf(x).sum(), x)
+        (tensor([1.12837917, 0.4151075 ]),)
+        """,
     )
 )
 erfc = public.inplace(
@@ -115,7 +123,15 @@ erfc = public.inplace(
         "erfc",
         _special_impl("erfc", _erfc),
         lambda x, y: exp(-(x * x)) * -_TWO_OVER_SQRT_PI,
-        doc="Complementary error function ``1 - erf(x)`` (accurate where erf(x) is close to 1).",
+        doc="""Complementary error function ``1 - erf(x)`` (accurate where erf(x) is close to 1).
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.erfc(x)
+        tensor([1.        , 0.15729921], grad_fn=<ErfcBackward0>)
+        >>> dualad.autograd.grad(dualad.erfc(x).sum(), x)
+        (tensor([-1.12837917, -0.4151075 ]),)
+        """,
     )
 )
 erfinv = public.inplace(
@@ -124,7 +140,15 @@ erfinv = public.inplace(
         _special_impl("erfinv"),
         lambda x, y: exp(y * y) * _SQRT_PI_OVER_TWO,
         uses="y",
-        doc="Inverse error function on (-1, 1) (±inf at ±1, nan outside).",
+        doc="""Inverse error function on (-1, 1) (±inf at ±1, nan outside).
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 0.5], requires_grad=True)
+        >>> dualad.erfinv(x)
+        tensor([0.        , 0.47693628], grad_fn=<ErfinvBackward0>)
+        >>> dualad.autograd.grad(dualad.erfinv(x).sum(), x)
+        (tensor([0.88622693, 1.11258482]),)
+        """,
     )
 )
 erfcinv = public.inplace(

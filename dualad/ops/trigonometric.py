@@ -74,14 +74,54 @@ tanh_backward = binary(
 # trigonometric and hyperbolic
 
 sin = public.inplace(
-    unary("sin", lambda xp, x: xp.sin(_floating(x)), None, doc="Sine.", fused=sin_backward)
+    unary(
+        "sin",
+        lambda xp, x: xp.sin(_floating(x)),
+        None,
+        doc="""Sine.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.sin(x)
+        tensor([0.        , 0.84147098], grad_fn=<SinBackward0>)
+        >>> dualad.autograd.grad(dualad.sin(x).sum(), x)
+        (tensor([1.        , 0.54030231]),)
+        """,
+        fused=sin_backward,
+    )
 )
 cos = public.inplace(
-    unary("cos", lambda xp, x: xp.cos(_floating(x)), None, doc="Cosine.", fused=cos_backward)
+    unary(
+        "cos",
+        lambda xp, x: xp.cos(_floating(x)),
+        None,
+        doc="""Cosine.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.5, 1.0], requires_grad=True)
+        >>> dualad.cos(x)
+        tensor([0.87758256, 0.54030231], grad_fn=<CosBackward0>)
+        >>> dualad.autograd.grad(dualad.cos(x).sum(), x)
+        (tensor([-0.47942554, -0.84147098]),)
+        """,
+        fused=cos_backward,
+    )
 )
 tan = public.inplace(
     unary(
-        "tan", lambda xp, x: xp.tan(_floating(x)), lambda x, y: 1 + y * y, uses="y", doc="Tangent."
+        "tan",
+        lambda xp, x: xp.tan(_floating(x)),
+        lambda x, y: 1 + y * y,
+        uses="y",
+        doc="""Tangent.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.tan(x)
+        tensor([0.        , 1.55740772], grad_fn=<TanBackward0>)
+        >>> dualad.autograd.grad(dualad.tan(x).sum(), x)
+        (tensor([1.        , 3.42551882]),)
+        """,
     )
 )
 tanh = public.inplace(
@@ -90,16 +130,48 @@ tanh = public.inplace(
         lambda xp, x: xp.tanh(_floating(x)),
         None,
         uses="y",
-        doc="Hyperbolic tangent.",
+        doc="""Hyperbolic tangent.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.tanh(x)
+        tensor([0.        , 0.76159416], grad_fn=<TanhBackward0>)
+        >>> dualad.autograd.grad(dualad.tanh(x).sum(), x)
+        (tensor([1.        , 0.41997434]),)
+        """,
         fused=tanh_backward,
     )
 )
 sinh = public.inplace(
-    unary("sinh", lambda xp, x: xp.sinh(_floating(x)), lambda x, y: cosh(x), doc="Hyperbolic sine.")
+    unary(
+        "sinh",
+        lambda xp, x: xp.sinh(_floating(x)),
+        lambda x, y: cosh(x),
+        doc="""Hyperbolic sine.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.sinh(x)
+        tensor([0.        , 1.17520119], grad_fn=<SinhBackward0>)
+        >>> dualad.autograd.grad(dualad.sinh(x).sum(), x)
+        (tensor([1.        , 1.54308063]),)
+        """,
+    )
 )
 cosh = public.inplace(
     unary(
-        "cosh", lambda xp, x: xp.cosh(_floating(x)), lambda x, y: sinh(x), doc="Hyperbolic cosine."
+        "cosh",
+        lambda xp, x: xp.cosh(_floating(x)),
+        lambda x, y: sinh(x),
+        doc="""Hyperbolic cosine.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.cosh(x)
+        tensor([1.        , 1.54308063], grad_fn=<CoshBackward0>)
+        >>> dualad.autograd.grad(dualad.cosh(x).sum(), x)
+        (tensor([0.        , 1.17520119]),)
+        """,
     )
 )
 
@@ -113,7 +185,15 @@ asin = public.inplace(
         "asin",
         lambda xp, x: xp.arcsin(_floating(x)),
         lambda x, y: rsqrt(1 - x * x),
-        doc="Inverse sine (``arcsin``); derivative ``1 / sqrt(1 - x**2)``.",
+        doc="""Inverse sine (``arcsin``); derivative ``1 / sqrt(1 - x**2)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 0.5], requires_grad=True)
+        >>> dualad.asin(x)
+        tensor([0.        , 0.52359878], grad_fn=<AsinBackward0>)
+        >>> dualad.autograd.grad(dualad.asin(x).sum(), x)
+        (tensor([1.        , 1.15470054]),)
+        """,
     )
 )
 acos = public.inplace(
@@ -121,7 +201,15 @@ acos = public.inplace(
         "acos",
         lambda xp, x: xp.arccos(_floating(x)),
         lambda x, y: -rsqrt(1 - x * x),
-        doc="Inverse cosine (``arccos``); derivative ``-1 / sqrt(1 - x**2)``.",
+        doc="""Inverse cosine (``arccos``); derivative ``-1 / sqrt(1 - x**2)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 0.5], requires_grad=True)
+        >>> dualad.acos(x)
+        tensor([1.57079633, 1.04719755], grad_fn=<AcosBackward0>)
+        >>> dualad.autograd.grad(dualad.acos(x).sum(), x)
+        (tensor([-1.        , -1.15470054]),)
+        """,
     )
 )
 atan = public.inplace(
@@ -129,7 +217,15 @@ atan = public.inplace(
         "atan",
         lambda xp, x: xp.arctan(_floating(x)),
         lambda x, y: reciprocal(1 + x * x),
-        doc="Inverse tangent (``arctan``); derivative ``1 / (1 + x**2)``.",
+        doc="""Inverse tangent (``arctan``); derivative ``1 / (1 + x**2)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.atan(x)
+        tensor([0.        , 0.78539816], grad_fn=<AtanBackward0>)
+        >>> dualad.autograd.grad(dualad.atan(x).sum(), x)
+        (tensor([1. , 0.5]),)
+        """,
     )
 )
 asinh = public.inplace(
@@ -137,7 +233,15 @@ asinh = public.inplace(
         "asinh",
         lambda xp, x: xp.arcsinh(_floating(x)),
         lambda x, y: rsqrt(x * x + 1),
-        doc="Inverse hyperbolic sine; derivative ``1 / sqrt(x**2 + 1)``.",
+        doc="""Inverse hyperbolic sine; derivative ``1 / sqrt(x**2 + 1)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+        >>> dualad.asinh(x)
+        tensor([0.        , 0.88137359], grad_fn=<AsinhBackward0>)
+        >>> dualad.autograd.grad(dualad.asinh(x).sum(), x)
+        (tensor([1.        , 0.70710678]),)
+        """,
     )
 )
 acosh = public.inplace(
@@ -146,7 +250,15 @@ acosh = public.inplace(
         lambda xp, x: xp.arccosh(_floating(x)),
         # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the right branch for complex x
         lambda x, y: reciprocal(sqrt(x - 1) * sqrt(x + 1)),
-        doc="Inverse hyperbolic cosine; derivative ``1 / sqrt(x**2 - 1)``.",
+        doc="""Inverse hyperbolic cosine; derivative ``1 / sqrt(x**2 - 1)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([2.0, 3.0], requires_grad=True)
+        >>> dualad.acosh(x)
+        tensor([1.3169579 , 1.76274717], grad_fn=<AcoshBackward0>)
+        >>> dualad.autograd.grad(dualad.acosh(x).sum(), x)
+        (tensor([0.57735027, 0.35355339]),)
+        """,
     )
 )
 atanh = public.inplace(
@@ -154,7 +266,15 @@ atanh = public.inplace(
         "atanh",
         lambda xp, x: xp.arctanh(_floating(x)),
         lambda x, y: reciprocal(1 - x * x),
-        doc="Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.",
+        doc="""Inverse hyperbolic tangent; derivative ``1 / (1 - x**2)``.
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 0.5], requires_grad=True)
+        >>> dualad.atanh(x)
+        tensor([0.        , 0.54930614], grad_fn=<AtanhBackward0>)
+        >>> dualad.autograd.grad(dualad.atanh(x).sum(), x)
+        (tensor([1.        , 1.33333333]),)
+        """,
     )
 )
 # NumPy's names (one line an alias: the name it is exported as, the op it is; the alias lists of
@@ -184,7 +304,15 @@ atan2 = public.inplace(
             lambda a, b, y: b * _atan2_inverse_radius2(a, b),
             lambda a, b, y: -a * _atan2_inverse_radius2(a, b),
         ),
-        doc="Angle of the point ``(b, a)``: ``atan2(a, b)`` with quadrant (``arctan2``).",
+        doc="""Angle of the point ``(b, a)``: ``atan2(a, b)`` with quadrant (``arctan2``).
+
+        >>> import dualad
+        >>> y = dualad.tensor([1.0, 0.0], requires_grad=True)
+        >>> dualad.atan2(y, dualad.tensor([1.0, -1.0]))
+        tensor([0.78539816, 3.14159265], grad_fn=<Atan2Backward0>)
+        >>> dualad.autograd.grad(dualad.atan2(y, dualad.tensor([1.0, -1.0])).sum(), y)
+        (tensor([ 0.5, -1. ]),)
+        """,
     )
 )
 arctan2 = public.inplace(atan2, "arctan2")
@@ -194,7 +322,15 @@ hypot = public.inplace(
         lambda xp, a, b: xp.hypot(*_floating_pair(a, b)),
         (lambda a, b, y: a / y, lambda a, b, y: b / y),
         uses="aby",
-        doc="``sqrt(a**2 + b**2)`` without overflow.",
+        doc="""``sqrt(a**2 + b**2)`` without overflow.
+
+        >>> import dualad
+        >>> a = dualad.tensor([3.0, 5.0], requires_grad=True)
+        >>> dualad.hypot(a, dualad.tensor([4.0, 12.0]))
+        tensor([ 5., 13.], grad_fn=<HypotBackward0>)
+        >>> dualad.autograd.grad(dualad.hypot(a, dualad.tensor([4.0, 12.0])).sum(), a)  # a / hypot
+        (tensor([0.6       , 0.38461538]),)
+        """,
     )
 )
 
@@ -239,7 +375,15 @@ sinc = public.inplace(
         _sinc_deriv,
         uses="xy",
         doc="""Normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, where its derivatives of every
-    order are its Taylor coefficients' (0, -pi**2/3, 0, pi**4/5, ...).""",
+    order are its Taylor coefficients' (0, -pi**2/3, 0, pi**4/5, ...).
+
+        >>> import dualad
+        >>> x = dualad.tensor([0.0, 0.5], requires_grad=True)
+        >>> dualad.sinc(x)
+        tensor([1.        , 0.63661977], grad_fn=<SincBackward0>)
+        >>> dualad.autograd.grad(dualad.sinc(x).sum(), x)
+        (tensor([ 0.        , -1.27323954]),)
+        """,
     )
 )
 
@@ -249,5 +393,27 @@ def _scaling(name: str, factor: float, doc: str):
     return unary(name, lambda xp, x: _floating(x) * factor, lambda x, y: factor, uses="", doc=doc)
 
 
-deg2rad = public.inplace(_scaling("deg2rad", _math.pi / 180.0, "Degrees to radians."))
-rad2deg = public.inplace(_scaling("rad2deg", 180.0 / _math.pi, "Radians to degrees."))
+deg2rad = public.inplace(
+    _scaling(
+        "deg2rad",
+        _math.pi / 180.0,
+        """Degrees to radians.
+
+    >>> import dualad
+    >>> dualad.deg2rad(dualad.tensor([90.0, 180.0]))
+    tensor([1.57079633, 3.14159265])
+    """,
+    )
+)
+rad2deg = public.inplace(
+    _scaling(
+        "rad2deg",
+        180.0 / _math.pi,
+        """Radians to degrees.
+
+    >>> import dualad
+    >>> dualad.rad2deg(dualad.tensor([1.0, 3.141592653589793]))
+    tensor([ 57.29577951, 180.        ])
+    """,
+    )
+)

@@ -53,7 +53,12 @@ def is_anomaly_enabled() -> bool:
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly mode checks the gradients each node returns for NaN."""
+    """Whether anomaly mode checks the gradients each node returns for NaN.
+
+    >>> import dualad
+    >>> dualad.autograd.is_anomaly_check_nan_enabled()  # detect_anomaly(check_nan=False): off
+    True
+    """
     return GRAD.anomaly[1]
 
 

@@ -69,7 +69,14 @@ class set_checkpoint_early_stop:
 
 
 def noop_context_fn() -> tuple:
-    """The default ``context_fn``: no context around the forward nor the recomputation."""
+    """The default ``context_fn``: no context around the forward nor the recomputation.
+
+    >>> from dualad.utils.checkpoint import noop_context_fn
+    >>> forward_context, recompute_context = noop_context_fn()
+    >>> with forward_context:
+    ...     print("the forward pass runs here")
+    the forward pass runs here
+    """
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 

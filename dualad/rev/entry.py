@@ -38,7 +38,18 @@ def _as_tuple(value) -> tuple:
 
 
 class GradientEdgeType(tuple):
-    """``GradientEdge(node, output_nr)``: a place in the graph usable as ``inputs=``."""
+    """``GradientEdge(node, output_nr)``: a place in the graph usable as ``inputs=``.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import get_gradient_edge
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x.exp()
+    >>> edge = get_gradient_edge(y)
+    >>> edge.node.name(), edge.output_nr
+    ('ExpBackward0', 0)
+    >>> dualad.autograd.grad((3 * y).sum(), edge)  # the gradient with respect to y
+    (tensor([3., 3.]),)
+    """
 
     __slots__ = ()
 

@@ -38,6 +38,20 @@ class FunctionCtx:
     """What forward, setup_context, backward and jvp of a ``Function`` receive as ``ctx``.
 
     Attributes set on it in forward (``ctx.scale = 2``) are there in backward and jvp.
+
+    >>> import dualad
+    >>> class Scale(dualad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k = k  # kept for backward
+    ...         return x * k
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * ctx.k, None
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> Scale.apply(x, 3.0).sum().backward()
+    >>> x.grad
+    tensor([3., 3.])
     """
 
     __slots__ = ()

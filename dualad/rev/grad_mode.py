@@ -26,6 +26,15 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether inference mode is on (``dualad.inference_mode``) in this thread.
+
+    >>> import dualad
+    >>> dualad.is_inference_mode_enabled()
+    False
+    >>> with dualad.inference_mode():
+    ...     print(dualad.is_inference_mode_enabled())
+    True
+    """
     return GRAD.inference
 
 
@@ -229,7 +238,12 @@ _MULTITHREADING = [True]
 
 def is_multithreading_enabled() -> bool:
     """Whether backward may use worker threads (dualad's engine runs in the calling thread; the
-    flag exists for PyTorch compatibility)."""
+    flag exists for PyTorch compatibility).
+
+    >>> import dualad
+    >>> dualad.autograd.is_multithreading_enabled()
+    True
+    """
     return _MULTITHREADING[0]
 
 

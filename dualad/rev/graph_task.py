@@ -41,7 +41,18 @@ _task_ids = itertools.count()
 
 
 def current_graph_task() -> GraphTask | None:
-    """The innermost backward pass running in this thread, or None."""
+    """The innermost backward pass running in this thread, or None.
+
+    >>> import dualad
+    >>> from dualad.autograd.graph import current_graph_task
+    >>> current_graph_task() is None  # no backward running
+    True
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> y = x.exp()
+    >>> _ = y.register_hook(lambda g: print(current_graph_task() is not None))
+    >>> y.sum().backward()
+    True
+    """
     tasks = GRAD.tasks
     return tasks[-1] if tasks else None
 

@@ -105,6 +105,14 @@ class SavedTensor:
     """One tensor saved for a backward, possibly packed by a saved-tensor hook.
 
     Not constructible from Python (PyTorch semantics): nodes make them with ``pack``.
+
+    >>> import dualad
+    >>> x = dualad.tensor([0.0, 1.0], requires_grad=True)
+    >>> saved = x.exp().grad_fn._raw_saved_result  # exp's backward reuses its output
+    >>> saved
+    <SavedTensor saved shape=(2,) dtype=float64>
+    >>> saved.unpack().detach()
+    tensor([1.        , 2.71828183])
     """
 
     __slots__ = (
@@ -434,7 +442,15 @@ class disable_saved_tensors_hooks(contextlib.ContextDecorator):
 
 
 def saved_tensors_hooks_enabled() -> bool:
-    """Whether ``saved_tensors_hooks`` may be entered in this thread (no active disable)."""
+    """Whether ``saved_tensors_hooks`` may be entered in this thread (no active disable).
+
+    >>> from dualad.autograd.graph import disable_saved_tensors_hooks, saved_tensors_hooks_enabled
+    >>> saved_tensors_hooks_enabled()
+    True
+    >>> with disable_saved_tensors_hooks("this library keeps its saved tensors"):
+    ...     print(saved_tensors_hooks_enabled())
+    False
+    """
     return GRAD.saved_hooks_disabled is None
 
 

@@ -38,13 +38,27 @@ def _with_test_defaults(kwargs: dict) -> dict:
 
 
 def gradcheck(fn, inputs, **kwargs: Any) -> bool:
-    """``dualad.autograd.gradcheck`` with ``fast_mode=True, check_batched_grad=True`` defaults."""
+    """``dualad.autograd.gradcheck`` with ``fast_mode=True, check_batched_grad=True`` defaults.
+
+    >>> import dualad
+    >>> from dualad.testing import gradcheck
+    >>> x = dualad.tensor([0.5, 1.5], requires_grad=True)
+    >>> gradcheck(lambda x: (dualad.sin(x) * x).sum(), (x,))
+    True
+    """
     return _gradcheck(fn, inputs, **_with_test_defaults(kwargs))
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs: Any) -> bool:
     """``dualad.autograd.gradgradcheck`` with ``fast_mode=True, check_batched_grad=True``
-    defaults."""
+    defaults.
+
+    >>> import dualad
+    >>> from dualad.testing import gradgradcheck
+    >>> x = dualad.tensor([0.5, 1.5], requires_grad=True)
+    >>> gradgradcheck(lambda x: dualad.sin(x) * x, (x,))
+    True
+    """
     return _gradgradcheck(fn, inputs, grad_outputs, **_with_test_defaults(kwargs))
 
 

@@ -76,6 +76,16 @@ _F64 = np.dtype("float64")
 CacheInfo = collections.namedtuple(
     "CacheInfo", ["hits", "misses", "retraces", "eager_calls", "size", "maxsize"]
 )
+CacheInfo.__doc__ = """``Jitted.cache_info()``: replays (hits), traces (misses), calls whose
+programs' guards all failed (retraces), eager calls, programs kept and the bound ``max_traces``.
+
+>>> import dualad
+>>> f = dualad.jit(lambda x: x + 1)
+>>> for n in (2, 2, 3):
+...     _ = f(dualad.ones(n))
+>>> f.cache_info().hits, f.cache_info().misses, f.cache_info().size
+(1, 2, 2)
+"""
 
 
 class RetraceWarning(UserWarning):
@@ -111,7 +121,17 @@ class _Compiled:
 
 
 class Jitted:
-    """A function wrapped by ``dualad.jit`` (call it like the function)."""
+    """A function wrapped by ``dualad.jit`` (call it like the function).
+
+    >>> import dualad
+    >>> double = dualad.jit(lambda x: x * 2)
+    >>> double(dualad.tensor([1.0, 2.0]))  # traced
+    tensor([2., 4.])
+    >>> double(dualad.tensor([5.0, 6.0]))  # replayed
+    tensor([10., 12.])
+    >>> double.cache_info()
+    CacheInfo(hits=1, misses=1, retraces=0, eager_calls=0, size=1, maxsize=8)
+    """
 
     def __init__(self, fn, static_argnums, static_argnames, max_traces: int) -> None:
         if not callable(fn):

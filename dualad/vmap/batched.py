@@ -59,6 +59,11 @@ class VmapLevel(Level):
     """One active ``vmap`` call: its batch size and randomness mode.
 
     ``index`` counts vmap levels from 1 (the outermost active vmap).
+
+    >>> from dualad.vmap import VmapLevel
+    >>> level = VmapLevel(1, 5, "same")  # what dualad.vmap(f, randomness="same") pushes
+    >>> level.kind, level.size, level.randomness
+    ('vmap', 5, 'same')
     """
 
     __slots__ = ("randomness", "size")
@@ -295,6 +300,14 @@ class BatchedTensor(LevelTensor):
     Ops and methods see the logical (per-example) shape; the batch lives in ``_value`` along
     ``_bdim``. Converting one to Python numbers or NumPy raises, since inside vmap it stands for
     all examples at once.
+
+    >>> import dualad
+    >>> def per_row(r):
+    ...     print(type(r).__name__, r.shape)  # one row's shape, the batch hidden
+    ...     return r.sum()
+    >>> dualad.vmap(per_row)(dualad.ones(3, 2))
+    BatchedTensor (2,)
+    tensor([2., 2., 2.])
     """
 
     __slots__ = ("_bdim",)

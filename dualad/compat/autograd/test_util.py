@@ -28,6 +28,12 @@ EPS = 1e-6
 
 
 def scalar_close(a, b) -> bool:
+    """Whether two numbers agree to autograd's tolerances (absolute or relative).
+
+    >>> from dualad.compat.autograd.test_util import scalar_close
+    >>> scalar_close(1.0, 1.0 + 1e-9), scalar_close(1.0, 1.1)
+    (True, False)
+    """
     return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
 
 
@@ -84,7 +90,13 @@ def _name(f) -> str:
 
 
 def check_vjp(f, x) -> None:
-    """``<u, vjp(v)>`` against ``<v, J u>`` by finite differences, random ``u``, ``v``."""
+    """``<u, vjp(v)>`` against ``<v, J u>`` by finite differences, random ``u``, ``v``.
+
+    >>> import numpy as np
+    >>> import dualad.numpy as dnp
+    >>> from dualad.compat.autograd.test_util import check_vjp
+    >>> check_vjp(dnp.tanh, np.array([0.1, 0.2]))  # None: the VJP agrees
+    """
     vjp, y = _core.make_vjp(f, x)
     x_v, y_v = _randn_like(x), _randn_like(y)
     vjp_y = _core.conj_tree(vjp(_core.conj_tree(y_v)))
@@ -102,13 +114,29 @@ def check_vjp(f, x) -> None:
 
 
 def check_jvp(f, x) -> None:
-    """``jvp(u)`` against ``J u`` by finite differences, random ``u``."""
+    """``jvp(u)`` against ``J u`` by finite differences, random ``u``.
+
+    >>> import numpy as np
+    >>> import dualad.numpy as dnp
+    >>> from dualad.compat.autograd.test_util import check_jvp
+    >>> check_jvp(dnp.tanh, np.array([0.1, 0.2]))  # None: the JVP agrees
+    """
     x_v = _randn_like(x)
     check_equivalent(_core.make_jvp(f, x)(x_v)[1], _numerical_jvp(f, x)(x_v))
 
 
 def check_equivalent(x, y) -> None:
-    """Same structure and shapes, and close along a random direction."""
+    """Same structure and shapes, and close along a random direction.
+
+    >>> import numpy as np
+    >>> from dualad.compat.autograd.test_util import check_equivalent
+    >>> check_equivalent(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]))
+    >>> try:
+    ...     check_equivalent(np.ones(2), np.ones(3))
+    ... except AssertionError as error:
+    ...     print(str(error).splitlines()[0])
+    VSpace mismatch:
+    """
     if _vspace(x) != _vspace(y):
         raise AssertionError(f"VSpace mismatch:\nx: {_vspace(x)}\ny: {_vspace(y)}")
     v = _randn_like(x)
@@ -118,7 +146,14 @@ def check_equivalent(x, y) -> None:
 
 @_core.nary
 def check_grads(f, x, modes=("fwd", "rev"), order=2, plain=False):
-    """Check ``f``'s derivatives up to ``order`` in ``modes`` (see the module docstring)."""
+    """Check ``f``'s derivatives up to ``order`` in ``modes`` (see the module docstring).
+
+    >>> import numpy as np
+    >>> import dualad.numpy as dnp
+    >>> from dualad.compat.autograd.test_util import check_grads
+    >>> check = check_grads(lambda x: dnp.sin(x) * x, modes=["fwd", "rev"], order=2)
+    >>> check(np.array([0.3, 0.4]))  # silent when the derivatives agree, AssertionError if not
+    """
     if not all(m in ("fwd", "rev") for m in modes):
         raise ValueError(f"check_grads: modes are 'fwd' and 'rev', got {modes!r}")
     if "fwd" in modes:

@@ -83,7 +83,16 @@ def relu(input, inplace: bool = False):
 
 
 def relu_(input):
-    """In-place ``relu``."""
+    """In-place ``relu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([-1.0, 2.0])
+    >>> F.relu_(x) is x
+    True
+    >>> x
+    tensor([0., 2.])
+    """
     return apply_inplace(ops.relu, input)
 
 
@@ -110,7 +119,16 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def elu_(input, alpha: float = 1.0):
-    """In-place ``elu``."""
+    """In-place ``elu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([-1.0, 2.0])
+    >>> F.elu_(x) is x
+    True
+    >>> x
+    tensor([-0.63212056,  2.        ])
+    """
     return apply_inplace(ops.elu, input, alpha)
 
 
@@ -126,7 +144,16 @@ def selu(input, inplace: bool = False):
 
 
 def selu_(input):
-    """In-place ``selu``."""
+    """In-place ``selu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([0.0, 1.0])
+    >>> F.selu_(x) is x
+    True
+    >>> x
+    tensor([0.        , 1.05070099])
+    """
     return apply_inplace(ops.selu, input)
 
 
@@ -142,7 +169,16 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def celu_(input, alpha: float = 1.0):
-    """In-place ``celu``."""
+    """In-place ``celu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([-1.0, 2.0])
+    >>> F.celu_(x, alpha=2.0) is x
+    True
+    >>> x
+    tensor([-0.78693868,  2.        ])
+    """
     return apply_inplace(ops.celu, input, alpha)
 
 
@@ -158,7 +194,16 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
-    """In-place ``leaky_relu``."""
+    """In-place ``leaky_relu``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([-1.0, 2.0])
+    >>> F.leaky_relu_(x, 0.1) is x
+    True
+    >>> x
+    tensor([-0.1,  2. ])
+    """
     return apply_inplace(ops.leaky_relu, input, negative_slope)
 
 
@@ -174,7 +219,16 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
-    """In-place ``hardtanh``."""
+    """In-place ``hardtanh``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([-3.0, 0.5, 2.0])
+    >>> F.hardtanh_(x) is x
+    True
+    >>> x
+    tensor([-1. ,  0.5,  1. ])
+    """
     return apply_inplace(ops.hardtanh, input, min_val, max_val)
 
 
@@ -307,7 +361,16 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 
 
 def threshold_(input, threshold: float, value: float):
-    """In-place ``threshold``."""
+    """In-place ``threshold``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.tensor([0.5, 2.0])
+    >>> F.threshold_(x, 1.0, -1.0) is x
+    True
+    >>> x
+    tensor([-1.,  2.])
+    """
     return apply_inplace(ops.threshold, input, threshold, value)
 
 

@@ -261,7 +261,17 @@ def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool =
 
 
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
-    """Alpha dropout of whole channels (dim 1 of ``(N, C, ...)``, one draw per channel)."""
+    """Alpha dropout of whole channels (dim 1 of ``(N, C, ...)``, one draw per channel).
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> x = dualad.ones(2, 3, 4)
+    >>> F.feature_alpha_dropout(x, 0.5) is x  # training=False by default: the input itself
+    True
+    >>> dualad.manual_seed(0)
+    >>> F.feature_alpha_dropout(x, 0.5, training=True).shape
+    (2, 3, 4)
+    """
     _check_p(p)
     input = _tensor(input)
     if not training or p == 0 or input.numel() == 0:
@@ -275,7 +285,17 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs with probability ``p``."""
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs with probability ``p``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> dualad.manual_seed(0)
+    >>> y = F.dropout1d(dualad.ones(1, 4, 3), p=0.5)
+    >>> sorted(set(y.flatten().tolist()))  # whole channels zeroed, the rest scaled by 2
+    [0.0, 2.0]
+    >>> bool((F.dropout1d(dualad.ones(4, 3), training=False) == 1).all())
+    True
+    """
     return _feature_dropout("dropout1d", input, p, training, inplace, 1)
 
 
@@ -293,7 +313,15 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs with probability
-    ``p``."""
+    ``p``.
+
+    >>> import dualad
+    >>> import dualad.nn.functional as F
+    >>> dualad.manual_seed(0)
+    >>> y = F.dropout3d(dualad.ones(1, 4, 2, 2, 2), p=0.5)
+    >>> sorted(set(y.flatten().tolist()))  # whole channels zeroed, the rest scaled by 2
+    [0.0, 2.0]
+    """
     return _feature_dropout("dropout3d", input, p, training, inplace, 3)
 
 
