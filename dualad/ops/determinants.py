@@ -170,6 +170,16 @@ def det_third(a, e, w):
     n = a.shape[-1]
     if n < 3:  # det is a polynomial of degree n: its third derivative is 0
         return a * 0 + e * 0 + w * 0
+    # (3^16 * 2.2e-16 ~ 1e-8 in double precision; 3^6 * 1.2e-7 ~ 1e-4 in single)
+    single = a.dtype in (np.float32, np.complex64)
+    largest = 6 if single else 16
+    hint = "use float64 (up to 16x16)" if single else "differentiate slogdet instead"
+    if n > largest:  # the mean cancels terms 3^n larger than the result: refuse, never guess
+        raise NotImplementedError(
+            f"dualad.linalg.det: third and higher derivatives of det are computed only for "
+            f"matrices up to {largest}x{largest} in {a.dtype} (got {n}x{n}): their rounding "
+            f"error grows like 3^n machine epsilons; {hint}"
+        )
     k = n - 2  # the third derivative is a polynomial of degree n - 3 in the shift
     cdtype = np.result_type(a.dtype, np.complex64)
     # the shifts go on a new leading dim: first the three get the same number of batch dims

@@ -269,3 +269,14 @@ def test_det_rules_through_the_inverse_equal_the_svd_frame(monkeypatch):
     slow = [det_grad(a).numpy(), det_grad(a, e).numpy()]
     for f, s in zip(fast, slow):
         np.testing.assert_allclose(f, s, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, n", [("float64", 17), ("float32", 7)])
+def test_det_third_derivatives_refuse_sizes_where_rounding_would_dominate(dtype, n):
+    # the mean over shifted matrices cancels terms 3^n larger than the result: past these sizes
+    # it could be a plausible wrong number, so it raises (the Hessian itself stays exact)
+    a = _t(np.random.default_rng(0).standard_normal((n, n)).astype(dtype))
+    hessian = func.hessian(dualad.linalg.det)
+    assert hessian(a).shape == (n, n, n, n)
+    with pytest.raises(NotImplementedError, match=f"up to {n - 1}x{n - 1}"):
+        func.jacfwd(hessian)(a)
