@@ -3,8 +3,10 @@
 - a dict ``{"type": "eq" | "ineq", "fun": c}`` (SLSQP, COBYLA's form) gets ``"jac"`` unless
   it has one;
 - a ``NonlinearConstraint`` whose ``jac`` is left at scipy's default ``"2-point"`` gets dualad's
-  Jacobian, and for trust-constr, when its ``hess`` is left at None, ``hess(x, v)``: the Hessian
-  of ``v · c(x)``;
+  Jacobian, and for trust-constr, when its ``hess`` is left at scipy's default (None, which
+  scipy stores as a fresh ``BFGS()``, so a ``BFGS()`` with default settings counts as left),
+  ``hess(x, v)``: the Hessian of ``v · c(x)``; ``minimize(..., hess=False)`` keeps scipy's
+  quasi-Newton updates for the constraints too;
 - a ``LinearConstraint`` (a constant matrix on the flat vector) passes through.
 
 Constraint functions take the user's structure, as ``fun`` does. Bounds are scipy's (a
@@ -15,21 +17,36 @@ structure of ``x0`` (each a number or an array of its leaf's shape; None: unboun
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, NonlinearConstraint
+from scipy.optimize import BFGS, Bounds, LinearConstraint, NonlinearConstraint
 
 from ._params import Params
 from ._vector import VectorFunction
 
 
-def convert_constraints(constraints, params: Params, method: str, name: str):
-    """scipy's constraints with dualad's derivatives (the same container kind: one or a list)."""
+def convert_constraints(constraints, params: Params, hessians: bool, name: str):
+    """scipy's constraints with dualad's derivatives (the same container kind: one or a list);
+    ``hessians``: supply ``hess(x, v)`` to NonlinearConstraints (trust-constr)."""
     single = isinstance(constraints, (dict, NonlinearConstraint, LinearConstraint))
     items = [constraints] if single else list(constraints)
-    converted = [_convert(c, params, method, name) for c in items]
+    converted = [_convert(c, params, hessians, name) for c in items]
     return converted[0] if single else converted
 
 
-def _convert(constraint, params: Params, method: str, name: str):
+def _left_at_default(hess) -> bool:
+    """Whether a NonlinearConstraint's ``hess`` is scipy's default: None becomes ``BFGS()``."""
+    if hess is None:
+        return True
+    return (
+        type(hess) is BFGS
+        and hess.exception_strategy == "skip_update"
+        and hess.min_curvature == 1e-8
+        and isinstance(hess.init_scale, str)
+        and hess.init_scale == "auto"
+        and getattr(hess, "first_iteration", None) is None
+    )
+
+
+def _convert(constraint, params: Params, hessians: bool, name: str):
     if isinstance(constraint, dict):
         if "fun" not in constraint:
             return constraint  # (scipy says what is missing)
@@ -45,7 +62,7 @@ def _convert(constraint, params: Params, method: str, name: str):
         hess = constraint.hess
         if isinstance(jac, str) and jac == "2-point":
             jac = function.jacobian
-        if hess is None and method == "trust-constr":
+        if hessians and _left_at_default(hess):
             hess = function.hess_dot
         return NonlinearConstraint(
             function.value,

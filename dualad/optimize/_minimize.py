@@ -100,7 +100,7 @@ def minimize(
       Newton-CG, dogleg, trust-ncg, trust-krylov, trust-exact and trust-constr;
       ``hess="sparse"``: a ``scipy.sparse`` Hessian from a few Hessian-vector products
       (``dualad.func.sparse_hessian``, trust-constr); ``hess=False``: none (trust-constr
-      then updates a quasi-Newton approximation).
+      then updates quasi-Newton approximations, for the constraints too).
     - ``hessp=True``: Hessian-vector products (forward over reverse) INSTEAD of the Hessian,
       for Newton-CG, trust-ncg, trust-krylov and trust-constr: each costs about two gradients,
       for large problems.
@@ -137,11 +137,12 @@ def minimize(
     else:
         fun_scipy = objective.value
         jac = None if jac is False else jac
+    hessians = meth == "trust-constr" and hess is not False  # (for the constraints)
     hess, hessp = _second_order(objective, meth, hess, hessp)
     if bounds is not None:
         bounds = convert_bounds(bounds, params, "minimize")
     if constraints:
-        constraints = convert_constraints(constraints, params, meth, "minimize")
+        constraints = convert_constraints(constraints, params, hessians, "minimize")
     result = so.minimize(
         fun_scipy,
         params.x0.copy(),

@@ -140,8 +140,36 @@ def test_trust_constr_with_equality_inequality_and_bounds(hess):
         objective, x0, method="trust-constr", constraints=constraints, bounds=bounds, hess=hess
     )
     assert res.success
-    np.testing.assert_allclose(res.x["xy"], optimum[:2], atol=1e-5)
-    np.testing.assert_allclose(res.x["z"], optimum[2], atol=1e-5)
+    found = np.append(res.x["xy"], res.x["z"])
+    # (trust-constr's barrier stops ~1e-4 inside the disc, with exact derivatives too)
+    np.testing.assert_allclose(found, optimum, atol=2e-4)
+    if hess is not False:  # the same iterations as scipy given the exact derivatives
+        exact = so.minimize(
+            lambda v: ((v - 2.0) ** 2).sum(),
+            np.array([0.1, 0.2, 0.5]),
+            jac=lambda v: 2 * (v - 2.0),
+            hess=lambda v: 2 * np.eye(3),
+            method="trust-constr",
+            constraints=[
+                NonlinearConstraint(
+                    lambda v: v.sum(),
+                    3,
+                    3,
+                    jac=lambda v: np.ones((1, 3)),
+                    hess=lambda v, w: np.zeros((3, 3)),
+                ),
+                NonlinearConstraint(
+                    lambda v: (v[:2] ** 2).sum(),
+                    -np.inf,
+                    1,
+                    jac=lambda v: np.array([[2 * v[0], 2 * v[1], 0]]),
+                    hess=lambda v, w: w[0] * np.diag([2.0, 2.0, 0.0]),
+                ),
+            ],
+            bounds=Bounds([0, 0, 0], [10, 10, np.inf]),
+        )
+        np.testing.assert_allclose(found, exact.x, atol=1e-8)
+        assert res.nfev == exact.nfev
 
     def flat_objective(v):
         return ((v[:2] - 2.0) ** 2).sum() + (v[2] - 2.0) ** 2
@@ -168,7 +196,7 @@ def test_a_linear_constraint_and_a_dict_constraint_under_trust_constr():
         {"type": "ineq", "fun": lambda p: 1.0 - circle(p)},
     ]
     res = optimize.minimize(objective, x0, method="trust-constr", constraints=constraints)
-    np.testing.assert_allclose(res.x["xy"], optimum[:2], atol=1e-5)
+    np.testing.assert_allclose(res.x["xy"], optimum[:2], atol=2e-4)
 
 
 def test_the_users_derivatives_pass_through_unchanged():

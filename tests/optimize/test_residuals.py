@@ -54,7 +54,7 @@ def test_sparse_jacobians_for_trf():
     assert sp.issparse(res.jac) and res.jac.nnz == 3 * 40 - 2
     np.testing.assert_allclose(res.x, dense.x, atol=1e-8)
     assert res.cost < 1e-16
-    pattern = sp.diags([1, 1, 1], [-1, 0, 1], shape=(40, 40))
+    pattern = sp.diags([1, 1, 1], [-1, 0, 1], shape=(40, 40), dtype=bool)
     given = optimize.least_squares(broyden_tridiagonal, x0, jac="sparse", jac_sparsity=pattern)
     np.testing.assert_allclose(given.x, res.x, atol=1e-10)
     with pytest.raises(ValueError, match="trf"):
