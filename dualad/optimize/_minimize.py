@@ -112,8 +112,8 @@ def minimize(
     unchanged: it receives scipy's flat float64 vector, as does ``callback``. ``bounds`` are
     scipy's (on the flat vector) or a ``(low, high)`` pair per leaf in ``x0``'s structure.
 
-    Returns scipy's ``OptimizeResult``; its ``x`` and ``jac`` have ``x0``'s structure, leaf
-    dtypes and device.
+    Returns scipy's ``OptimizeResult``; its ``x`` and the gradient (``jac``; trust-constr's
+    ``grad``) have ``x0``'s structure, leaf dtypes and device.
 
     >>> import numpy as np
     >>> from dualad.optimize import minimize
@@ -159,8 +159,11 @@ def minimize(
         **scipy_kwargs,
     )
     result.x = params.tree(result.x)
-    if "jac" in result and getattr(result.jac, "shape", None) == (params.size,):
-        result.jac = params.tree(result.jac)
+    # the objective's gradient: ``jac`` (trust-constr: ``grad``; its ``jac`` holds the
+    # constraints' Jacobians)
+    key = "grad" if meth == "trust-constr" else "jac"
+    if getattr(result.get(key), "shape", None) == (params.size,):
+        result[key] = params.tree(result[key])
     return result
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import as_tensor
 from .._tensor import Tensor
 from ..func import grad, grad_and_value, hessian, jvp, sparse_hessian
 from ._params import Params, host64, host_sparse64
@@ -43,9 +44,9 @@ def check_scalar(out, name: str):
                 else " (an integer or boolean output has no gradient)"
             )
         )
-    if isinstance(out, Tensor) and shape != ():
-        out = out.reshape(())
-    return out
+    if not isinstance(out, Tensor):
+        out = as_tensor(out)  # (a constant: its gradient is zero)
+    return out.reshape(()) if shape != () else out
 
 
 class Objective:

@@ -30,18 +30,21 @@ def _args(args) -> tuple:
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
-def _mode(jac, name: str):
-    """``(mode, None)`` for dualad's Jacobian, ``(None, jac)`` for the user's (passed on)."""
+def _prepared(fun, x0, jac, name: str, what: str):
+    """``(params, function, mode, jac)``: ``mode`` names dualad's Jacobian (``jac`` is then
+    None), or is None when the user's ``jac`` passes on to scipy."""
+    params = Params(x0, name)
+    function = VectorFunction(params, fun, name, what)
     if jac is None:
-        return "auto", None
+        return params, function, "auto", None
     if isinstance(jac, str) and jac in JACOBIAN_MODES:
-        return jac, None
+        return params, function, jac, None
     if jac is True:
         raise ValueError(
             f"dualad.optimize.{name}: jac=True (fun returns its own Jacobian) is not "
             "supported: dualad computes the Jacobian (leave jac=None), or pass a callable"
         )
-    return None, jac
+    return params, function, None, jac
 
 
 def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=(), **scipy_kwargs):
@@ -76,9 +79,7 @@ def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=()
             f"dualad.optimize.least_squares: `method` must be 'trf', 'dogbox' or 'lm', got "
             f"{method!r}"
         )
-    params = Params(x0, "least_squares")
-    residuals = VectorFunction(params, fun, "least_squares", "residual function")
-    mode, user_jac = _mode(jac, "least_squares")
+    params, residuals, mode, jac = _prepared(fun, x0, jac, "least_squares", "residual function")
     if mode == "sparse" and method == "lm":
         raise ValueError(
             "dualad.optimize.least_squares: jac='sparse' needs method 'trf' or 'dogbox' "
@@ -87,12 +88,8 @@ def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=()
     if mode is None:
         if jac_sparsity is not None:
             scipy_kwargs["jac_sparsity"] = jac_sparsity
-        jac = user_jac
     else:
-        sparsity = "auto" if jac_sparsity is None else jac_sparsity
-
-        def jac(x, *a):
-            return residuals.jacobian(x, *a, mode=mode, sparsity=sparsity)
+        jac = residuals.jacobian_function(mode, "auto" if jac_sparsity is None else jac_sparsity)
 
     result = so.least_squares(
         residuals.value, params.x0.copy(), jac=jac, method=method, args=_args(args), **scipy_kwargs
@@ -122,20 +119,13 @@ def root(fun, x0, *, method="hybr", jac=None, args=(), **scipy_kwargs):
             f"dualad.optimize.root: Unknown solver {method!r}; scipy.optimize.root's methods "
             f"are {sorted(ROOT_METHODS)}"
         )
-    params = Params(x0, "root")
-    function = VectorFunction(params, fun, "root", "function")
-    mode, user_jac = _mode(jac, "root")
+    params, function, mode, jac = _prepared(fun, x0, jac, "root", "function")
     if mode == "sparse":
         raise ValueError("dualad.optimize.root: jac='sparse': scipy's root takes dense Jacobians")
-    if mode is None:
-        jac = user_jac
-    elif meth in ROOT_TAKES_JAC:
-
-        def jac(x, *a):
-            return function.jacobian(x, *a, mode=mode)
-
-    else:
-        jac = None  # (scipy warns when a method that uses no Jacobian is given one)
+    if mode is not None and meth in ROOT_TAKES_JAC:
+        jac = function.jacobian_function(mode)
+    # (otherwise the user's jac, or None: scipy warns when a method that uses no Jacobian is
+    # given one)
     result = so.root(
         function.value, params.x0.copy(), method=method, jac=jac, args=_args(args), **scipy_kwargs
     )

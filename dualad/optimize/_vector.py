@@ -63,6 +63,14 @@ class VectorFunction:
         self.size = jac.shape[0]
         return jac.reshape(self.size, n)
 
+    def jacobian_function(self, mode: str, sparsity="auto"):
+        """scipy's ``jac(x, *args)`` computing ``jacobian`` in ``mode``."""
+
+        def jac(x, *args):
+            return self.jacobian(x, *args, mode=mode, sparsity=sparsity)
+
+        return jac
+
     def hess_dot(self, x, v, *args) -> np.ndarray:
         """The Hessian of ``v · c(x)`` (trust-constr's ``hess(x, v)`` of a constraint)."""
         weights = as_tensor(self.params.on_device(v))

@@ -140,6 +140,7 @@ def test_trust_constr_with_equality_inequality_and_bounds(hess):
         objective, x0, method="trust-constr", constraints=constraints, bounds=bounds, hess=hess
     )
     assert res.success
+    assert set(res.grad) == {"xy", "z"}  # the objective's gradient in x0's structure
     found = np.append(res.x["xy"], res.x["z"])
     # (trust-constr's barrier stops ~1e-4 inside the disc, with exact derivatives too)
     np.testing.assert_allclose(found, optimum, atol=2e-4)
@@ -227,6 +228,12 @@ def test_tensor_parameters_come_back_as_tensors():
     np.testing.assert_array_equal(x0.numpy(), np.array([-1.2, 1.0], dtype=np.float32))
 
 
+def test_a_constant_objective_has_a_zero_gradient():
+    res = optimize.minimize(lambda x: 1.5, np.ones(2), method="BFGS")
+    assert res.success and res.fun == 1.5
+    np.testing.assert_array_equal(res.jac, [0.0, 0.0])
+
+
 def test_args_reach_fun_and_are_not_differentiated():
     def shifted(x, shift):
         return ((x - shift) ** 2).sum()
@@ -242,6 +249,7 @@ def test_args_reach_fun_and_are_not_differentiated():
         (lambda x: dualad.tensor(1), np.ones(2), TypeError, "int64"),
         (lambda x: (x * 1j).sum(), np.ones(2), TypeError, "complex"),
         (lambda x: "a", np.ones(2), TypeError, "real scalar"),
+        (lambda x: np.ones(2), np.ones(2), ValueError, "must return a scalar"),
         (rosen, {}, ValueError, "no parameters"),
         (rosen, np.ones(2, dtype=complex), TypeError, "complex"),
         (rosen, ["a", "b"], TypeError, "str"),
