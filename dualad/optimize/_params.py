@@ -32,10 +32,8 @@ def host64(value) -> np.ndarray:
         value = value.detach()._data
     if sp.issparse(value):
         return value.astype(np.float64)
-    if not isinstance(value, (int, float, np.generic)) and hasattr(
-        value, "__cuda_array_interface__"
-    ):
-        value = to_device(value, CPU)
+    if not isinstance(value, np.ndarray) and xp_of(value) is not np:
+        value = to_device(value, CPU)  # (CuPy: the explicit transfer to the host)
     return np.asarray(value, dtype=np.float64)
 
 
