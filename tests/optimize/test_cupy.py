@@ -66,7 +66,7 @@ def logistic_loss_on(cupy):
     features, labels = cupy.asarray(FEATURES), cupy.asarray(LABELS)
 
     def loss(params):
-        # (tensors on the left: a CuPy array's own operators do not defer to a Tensor)
+        # (the tensors on the left, so that dualad's operators take the CuPy arrays)
         margins = (params["w"] @ features.T + params["b"]) * labels
         return dualad.logaddexp(0.0, -margins).mean() + PENALTY * (params["w"] ** 2).sum()
 
