@@ -5,6 +5,7 @@ importable (``PYTHONPATH=. /root/.venvs/ad-peers/bin/python benchmarks/optimize_
 it adds ``jax.scipy.optimize.minimize`` (BFGS, jitted) and scipy with a jitted
 ``jax.value_and_grad`` as the peers' columns.
 
+``dualad jit=True`` rows run ``minimize(..., jit=True)`` (their "calls" are the traces).
 For each problem and method it prints scipy's counts (``nfev``/``njev``/``nhev``), the calls of
 the user's function, the best wall time of ``--repeats`` runs (interleaved), and the optimum's
 distance to the reference. The problems: Rosenbrock (n = 2, 100), a logistic regression
@@ -188,7 +189,9 @@ def main() -> None:
     for n in (2, 100):
         x0, ones = rosen_start(n), np.ones(n)
         for method in ("BFGS", "L-BFGS-B"):
-            peers = jax_peers(rosen_generic, x0) if method == "BFGS" else ()
+            peers = [("dualad jit=True", counted_minimize(rosen, x0, method=method, jit=True))]
+            if method == "BFGS":
+                peers += jax_peers(rosen_generic, x0)
             compare(
                 f"rosenbrock n={n}",
                 method,
@@ -213,9 +216,13 @@ def main() -> None:
     x0 = {"w": np.zeros(20), "b": np.float64(0.0)}
     for method in ("BFGS", "L-BFGS-B", "trust-exact"):
         theirs = counted_scipy(logistic_np, np.zeros(21), method=method)
+        label = "scipy 2-point"
         if method == "trust-exact":  # (it needs exact derivatives: scipy's run is trust-constr)
             theirs = counted_scipy(logistic_np, np.zeros(21), method="trust-constr")
-        peers = jax_peers(logistic_generic, np.zeros(21)) if method == "BFGS" else ()
+            label = "scipy 2-point t-constr"
+        peers = [("dualad jit=True", counted_minimize(logistic, x0, method=method, jit=True))]
+        if method == "BFGS":
+            peers += jax_peers(logistic_generic, np.zeros(21))
         compare(
             "logistic 1000x21",
             method,
@@ -224,6 +231,7 @@ def main() -> None:
             reference,
             repeats,
             peers,
+            label=label,
         )
     start = np.array([1.0, 1.0, 0.0])
     for method in ("trf", "lm"):

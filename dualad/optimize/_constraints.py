@@ -23,12 +23,12 @@ from ._params import Params
 from ._vector import VectorFunction
 
 
-def convert_constraints(constraints, params: Params, hessians: bool, name: str):
+def convert_constraints(constraints, params: Params, hessians: bool, name: str, jit: bool):
     """scipy's constraints with dualad's derivatives (the same container kind: one or a list);
     ``hessians``: supply ``hess(x, v)`` to NonlinearConstraints (trust-constr)."""
     single = isinstance(constraints, (dict, NonlinearConstraint, LinearConstraint))
     items = [constraints] if single else list(constraints)
-    converted = [_convert(c, params, hessians, name) for c in items]
+    converted = [_convert(c, params, hessians, name, jit) for c in items]
     return converted[0] if single else converted
 
 
@@ -46,18 +46,18 @@ def _left_at_default(hess) -> bool:
     )
 
 
-def _convert(constraint, params: Params, hessians: bool, name: str):
+def _convert(constraint, params: Params, hessians: bool, name: str, jit: bool):
     if isinstance(constraint, dict):
         if "fun" not in constraint:
             return constraint  # (scipy says what is missing)
-        function = VectorFunction(params, constraint["fun"], name, "constraint function")
+        function = VectorFunction(params, constraint["fun"], name, "constraint function", jit)
         out = dict(constraint)
         out["fun"] = function.value
         if out.get("jac") is None:
             out["jac"] = function.jacobian
         return out
     if isinstance(constraint, NonlinearConstraint):
-        function = VectorFunction(params, constraint.fun, name, "constraint function")
+        function = VectorFunction(params, constraint.fun, name, "constraint function", jit)
         jac = constraint.jac
         hess = constraint.hess
         if isinstance(jac, str) and jac == "2-point":

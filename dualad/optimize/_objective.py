@@ -13,7 +13,17 @@ import numpy as np
 from .._creation import as_tensor
 from .._tensor import Tensor
 from ..func import grad, grad_and_value, hessian, jvp, sparse_hessian
+from ..tracing import jit as jit_function
 from ._params import Params, host64, host_sparse64
+
+
+def compiler(jit: bool):
+    """``dualad.jit`` when asked for, else the identity."""
+    return jit_function if jit else _identity
+
+
+def _identity(fn):
+    return fn
 
 
 def check_scalar(out, name: str):
@@ -53,16 +63,26 @@ class Objective:
     """``fun`` of the user's structure, as scipy's ``fun``, ``jac``, ``hess`` and ``hessp``
     of flat float64 vectors."""
 
-    def __init__(self, params: Params, fun, name: str) -> None:
+    def __init__(self, params: Params, fun, name: str, jit: bool = False) -> None:
         self.params = params
         self.name = name
-        self.evaluations = 0
+        self.evaluations = 0  # (under ``jit``: the traces)
 
         def scalar(tree, *args):
             self.evaluations += 1
             return check_scalar(fun(tree, *args), name)
 
-        self.flat = params.flat(scalar)
+        self.flat = flat = params.flat(scalar)
+        gradient = grad(flat)
+
+        def product(z, p, *args):
+            return jvp(lambda u: gradient(u, *args), (z,), (p,))[1]
+
+        compiled = compiler(jit)
+        self._value_of = compiled(flat)
+        self._grad_and_value = compiled(grad_and_value(flat))
+        self._hessian = compiled(hessian(flat))
+        self._product = compiled(product)
         self._x: np.ndarray | None = None
         self._value = 0.0
         self._grad: np.ndarray | None = None
@@ -71,7 +91,7 @@ class Objective:
     def value_and_grad(self, x, *args):
         """``(value, gradient)`` at ``x``, from the cache when ``x`` is the last point."""
         if self._x is None or not np.array_equal(x, self._x):
-            gradient, value = grad_and_value(self.flat)(self.params.device_vector(x), *args)
+            gradient, value = self._grad_and_value(self.params.device_vector(x), *args)
             self._value = float(host64(value))
             self._grad = host64(gradient)
             self._x = np.array(x, dtype=np.float64, copy=True)
@@ -85,11 +105,11 @@ class Objective:
 
     def value(self, x, *args) -> float:
         """The value alone (no gradient): for methods without ``jac`` or with the user's."""
-        return float(host64(self.flat(self.params.plain_tensor(x), *args)))
+        return float(host64(self._value_of(self.params.plain_tensor(x), *args)))
 
     def hess(self, x, *args) -> np.ndarray:
         """The dense Hessian: forward over reverse (``dualad.func.hessian``)."""
-        return host64(hessian(self.flat)(self.params.device_vector(x), *args))
+        return host64(self._hessian(self.params.device_vector(x), *args))
 
     def hess_sparse(self, x, *args):
         """The Hessian as ``scipy.sparse`` CSR, from a few Hessian-vector products
@@ -101,13 +121,7 @@ class Objective:
     def hessp(self, x, p, *args) -> np.ndarray:
         """``H(x) @ p``: forward mode over the gradient, one pass of each."""
         params = self.params
-        gradient = grad(self.flat)
-        _, product = jvp(
-            lambda z: gradient(z, *args),
-            (params.device_vector(x),),
-            (params.device_vector(p),),
-        )
-        return host64(product)
+        return host64(self._product(params.device_vector(x), params.device_vector(p), *args))
 
 
-__all__ = ["Objective", "check_scalar"]
+__all__ = ["Objective", "check_scalar", "compiler"]

@@ -30,11 +30,11 @@ def _args(args) -> tuple:
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
-def _prepared(fun, x0, jac, name: str, what: str):
+def _prepared(fun, x0, jac, name: str, what: str, jit: bool):
     """``(params, function, mode, jac)``: ``mode`` names dualad's Jacobian (``jac`` is then
     None), or is None when the user's ``jac`` passes on to scipy."""
     params = Params(x0, name)
-    function = VectorFunction(params, fun, name, what)
+    function = VectorFunction(params, fun, name, what, jit)
     if jac is None:
         return params, function, "auto", None
     if isinstance(jac, str) and jac in JACOBIAN_MODES:
@@ -47,7 +47,9 @@ def _prepared(fun, x0, jac, name: str, what: str):
     return params, function, None, jac
 
 
-def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=(), **scipy_kwargs):
+def least_squares(
+    fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=(), jit=False, **scipy_kwargs
+):
     """Solve a nonlinear least-squares problem, ``min ½ Σ fun(x)²``, with
     ``scipy.optimize.least_squares`` and dualad's Jacobian of the residuals.
 
@@ -62,7 +64,8 @@ def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=()
     - a callable or scipy's finite-difference strings: passed to scipy unchanged (with
       ``jac_sparsity``), receiving the flat float64 vector.
 
-    Other keywords (``bounds`` on the flat vector, ``loss``, ``x_scale``, tolerances...) go to
+    ``jit=True``: values and Jacobians under ``dualad.jit``, as in ``minimize``. Other
+    keywords (``bounds`` on the flat vector, ``loss``, ``x_scale``, tolerances...) go to
     scipy. Returns scipy's ``OptimizeResult`` with ``x`` in ``x0``'s structure (``jac``,
     ``grad`` and ``fun`` stay flat).
 
@@ -79,7 +82,9 @@ def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=()
             f"dualad.optimize.least_squares: `method` must be 'trf', 'dogbox' or 'lm', got "
             f"{method!r}"
         )
-    params, residuals, mode, jac = _prepared(fun, x0, jac, "least_squares", "residual function")
+    params, residuals, mode, jac = _prepared(
+        fun, x0, jac, "least_squares", "residual function", jit
+    )
     if mode == "sparse" and method == "lm":
         raise ValueError(
             "dualad.optimize.least_squares: jac='sparse' needs method 'trf' or 'dogbox' "
@@ -98,14 +103,15 @@ def least_squares(fun, x0, *, jac=None, method="trf", jac_sparsity=None, args=()
     return result
 
 
-def root(fun, x0, *, method="hybr", jac=None, args=(), **scipy_kwargs):
+def root(fun, x0, *, method="hybr", jac=None, args=(), jit=False, **scipy_kwargs):
     """Find a root of ``fun(x, *args)`` with ``scipy.optimize.root``; the methods that use a
     Jacobian (hybr, lm) get dualad's (``jacfwd`` or ``jacrev`` by shape, as in
     ``least_squares``; ``jac="jacfwd"``/``"jacrev"`` force one).
 
     ``x0`` is an array, a Tensor or a pytree of them; ``fun`` returns as many values as x0
     holds (any shape). A callable ``jac`` passes to scipy unchanged (it receives the flat
-    float64 vector). Returns scipy's ``OptimizeResult`` with ``x`` in ``x0``'s structure.
+    float64 vector). ``jit=True``: values and Jacobians under ``dualad.jit``, as in
+    ``minimize``. Returns scipy's ``OptimizeResult`` with ``x`` in ``x0``'s structure.
 
     >>> import numpy as np
     >>> from dualad.optimize import root
@@ -119,7 +125,7 @@ def root(fun, x0, *, method="hybr", jac=None, args=(), **scipy_kwargs):
             f"dualad.optimize.root: Unknown solver {method!r}; scipy.optimize.root's methods "
             f"are {sorted(ROOT_METHODS)}"
         )
-    params, function, mode, jac = _prepared(fun, x0, jac, "root", "function")
+    params, function, mode, jac = _prepared(fun, x0, jac, "root", "function", jit)
     if mode == "sparse":
         raise ValueError("dualad.optimize.root: jac='sparse': scipy's root takes dense Jacobians")
     if mode is not None and meth in ROOT_TAKES_JAC:

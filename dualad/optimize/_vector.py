@@ -9,6 +9,7 @@ import numpy as np
 from .._creation import as_tensor
 from .._tensor import Tensor
 from ..func import hessian, jacfwd, jacrev, sparse_jacobian
+from ._objective import compiler
 from ._params import Params, host64, host_sparse64
 
 # Jacobian modes a user may name (``None`` and "auto" pick by shape)
@@ -20,7 +21,7 @@ class VectorFunction:
     by scipy as a function of flat float64 vectors returning a flat float64 vector.
     ``what`` names it in errors ("constraint", "residual function", ...)."""
 
-    def __init__(self, params: Params, fn, name: str, what: str) -> None:
+    def __init__(self, params: Params, fn, name: str, what: str, jit: bool = False) -> None:
         self.params = params
         self.size: int | None = None  # the number of outputs, known after the first call
         self._sparse = None
@@ -38,10 +39,18 @@ class VectorFunction:
                 )
             return out.reshape(-1)
 
-        self.flat = params.flat(flat_out)
+        self.flat = flat = params.flat(flat_out)
+
+        def weighted_hessian(z, weights, *args):
+            return hessian(lambda u: (weights * flat(u, *args)).sum())(z)
+
+        compiled = compiler(jit)
+        self._value_of = compiled(flat)
+        self._transforms = {"jacfwd": compiled(jacfwd(flat)), "jacrev": compiled(jacrev(flat))}
+        self._weighted_hessian = compiled(weighted_hessian)
 
     def value(self, x, *args) -> np.ndarray:
-        out = host64(self.flat(self.params.plain_tensor(x), *args))
+        out = host64(self._value_of(self.params.plain_tensor(x), *args))
         self.size = out.size
         return out
 
@@ -58,8 +67,7 @@ class VectorFunction:
                 self.value(x, *args)
             # reverse mode costs one pass per output, forward mode one per parameter
             mode = "jacrev" if self.size < n else "jacfwd"
-        transform = jacrev if mode == "jacrev" else jacfwd
-        jac = host64(transform(self.flat)(z, *args))
+        jac = host64(self._transforms[mode](z, *args))
         self.size = jac.shape[0]
         return jac.reshape(self.size, n)
 
@@ -73,12 +81,8 @@ class VectorFunction:
 
     def hess_dot(self, x, v, *args) -> np.ndarray:
         """The Hessian of ``v · c(x)`` (trust-constr's ``hess(x, v)`` of a constraint)."""
-        weights = as_tensor(self.params.on_device(v))
-
-        def weighted(z):
-            return (weights * self.flat(z, *args)).sum()
-
-        return host64(hessian(weighted)(self.params.device_vector(x)))
+        params = self.params
+        return host64(self._weighted_hessian(params.device_vector(x), params.on_device(v), *args))
 
 
 __all__ = ["JACOBIAN_MODES", "VectorFunction"]

@@ -104,3 +104,35 @@ def test_a_parameter_tracked_by_an_outer_transform_is_refused():
     # (an optimum is no differentiable function of x0 here: say so rather than drop the level)
     with pytest.raises(TypeError, match="tracked"):
         dualad.func.grad(lambda x: optimize.minimize(rosen, x).fun)(np.ones(2))
+
+
+def test_jit_gives_the_same_runs():
+    x0 = rosen_start(6)
+    for method, extra in (("BFGS", {}), ("trust-exact", {}), ("Newton-CG", {"hessp": True})):
+        eager = optimize.minimize(rosen, x0, method=method, **extra)
+        jitted = optimize.minimize(rosen, x0, method=method, jit=True, **extra)
+        np.testing.assert_allclose(jitted.x, eager.x, rtol=1e-10)
+        assert jitted.nfev == eager.nfev
+    circle = so.NonlinearConstraint(lambda v: (v**2).sum(), -np.inf, 1.0)
+    runs = [
+        optimize.minimize(
+            lambda v: ((v - 2.0) ** 2).sum(),
+            np.array([0.1, 0.2, 0.5]),
+            method="trust-constr",
+            constraints=[circle],
+            jit=jit,
+        )
+        for jit in (False, True)
+    ]
+    np.testing.assert_allclose(runs[1].x, runs[0].x, rtol=1e-10)
+    t = np.linspace(0.0, 3.0, 30)
+    y = 2.5 * np.exp(-1.3 * t) + 0.5
+    fits = [
+        optimize.least_squares(
+            lambda p: p[0] * dualad.exp(-p[1] * t) + p[2] - y, np.ones(3), jit=jit
+        )
+        for jit in (False, True)
+    ]
+    np.testing.assert_allclose(fits[1].x, fits[0].x, rtol=1e-10)
+    roots = [optimize.root(lambda x: x**3 - 8.0, np.ones(3), jit=jit) for jit in (False, True)]
+    np.testing.assert_allclose(roots[1].x, roots[0].x, rtol=1e-12)
