@@ -42,7 +42,7 @@ class VectorFunction:
         self.flat = flat = params.flat(flat_out)
 
         def weighted_hessian(z, weights, *args):
-            return hessian(lambda u: (weights * flat(u, *args)).sum())(z)
+            return hessian(lambda u: (flat(u, *args) * weights).sum())(z)  # (the Tensor first)
 
         compiled = compiler(jit)
         self._value_of = compiled(flat)
