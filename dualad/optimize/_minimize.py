@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import scipy.optimize as so
 
 from ._constraints import convert_bounds, convert_constraints
@@ -110,7 +112,9 @@ def minimize(
       ``dualad.optimize._constraints``.
 
     A callable (or scipy's string) given for ``jac``, ``hess`` or ``hessp`` passes to scipy
-    unchanged: it receives scipy's flat float64 vector, as does ``callback``. ``bounds`` are
+    unchanged: it receives scipy's flat float64 vector. ``callback`` receives the point in
+    ``x0``'s structure (``callback(x)``, or ``callback(intermediate_result=r)`` with ``r.x``
+    in it, as scipy decides by the parameter's name). ``bounds`` are
     scipy's (on the flat vector) or a ``(low, high)`` pair per leaf in ``x0``'s structure.
 
     ``jit=True`` runs the values and derivatives under ``dualad.jit`` (traced once, then
@@ -160,7 +164,7 @@ def minimize(
         bounds=bounds,
         constraints=constraints,
         tol=tol,
-        callback=callback,
+        callback=_structured_callback(callback, params),
         options=options,
         **scipy_kwargs,
     )
@@ -171,6 +175,27 @@ def minimize(
     if getattr(result.get(key), "shape", None) == (params.size,):
         result[key] = params.tree(result[key])
     return result
+
+
+def _structured_callback(callback, params: Params):
+    """``callback`` given the point in x0's structure: as ``callback(x, *rest)``, or, when its
+    one parameter is named ``intermediate_result`` (scipy's rule), as
+    ``callback(intermediate_result=result)`` with ``result.x`` in that structure."""
+    if callback is None:
+        return None
+    if set(inspect.signature(callback).parameters) == {"intermediate_result"}:
+
+        def with_result(intermediate_result):
+            result = so.OptimizeResult(intermediate_result)  # (a copy: scipy keeps its own)
+            result.x = params.tree(result.x)
+            return callback(intermediate_result=result)
+
+        return with_result
+
+    def with_point(xk, *rest):
+        return callback(params.tree(xk), *rest)
+
+    return with_point
 
 
 def _second_order(objective: Objective, meth: str, hess, hessp):

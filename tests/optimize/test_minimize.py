@@ -234,6 +234,26 @@ def test_a_constant_objective_has_a_zero_gradient():
     np.testing.assert_array_equal(res.jac, [0.0, 0.0])
 
 
+@pytest.mark.parametrize("method", ["BFGS", "trust-constr", "L-BFGS-B"])
+def test_callbacks_see_the_parameters_structure(method):
+    points, results = [], []
+    x0 = {"w": np.array([2.0, -1.0], dtype=np.float32)}
+
+    def loss(p):
+        return ((p["w"] - 1.0) ** 2).sum()
+
+    optimize.minimize(loss, x0, method=method, callback=lambda x, *rest: points.append(x))
+    assert points and all(set(p) == {"w"} and p["w"].dtype == np.float32 for p in points)
+
+    def stop(intermediate_result):
+        results.append(intermediate_result)
+        raise StopIteration
+
+    res = optimize.minimize(loss, x0, method=method, callback=stop)
+    assert len(results) == 1 and set(results[0].x) == {"w"}
+    assert res.nit == 1 and set(res.x) == {"w"}
+
+
 def test_args_reach_fun_and_are_not_differentiated():
     def shifted(x, shift):
         return ((x - shift) ** 2).sum()
