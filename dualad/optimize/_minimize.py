@@ -30,7 +30,7 @@ TAKES_HESS = frozenset(
     ["newton-cg", "dogleg", "trust-ncg", "trust-krylov", "trust-exact", "trust-constr"]
 )
 TAKES_HESSP = frozenset(["newton-cg", "trust-ncg", "trust-krylov", "trust-constr"])
-TAKES_SPARSE_HESS = frozenset(["trust-constr"])
+TAKES_SPARSE_HESS = frozenset(["newton-cg", "trust-constr"])  # (the others need arrays)
 # scipy.optimize.minimize's methods (scipy 1.17)
 METHODS = frozenset(
     [
@@ -102,8 +102,8 @@ def minimize(
     - ``hess=None`` (or ``"dense"``): the dense Hessian (``dualad.func.hessian``) for
       Newton-CG, dogleg, trust-ncg, trust-krylov, trust-exact and trust-constr;
       ``hess="sparse"``: a ``scipy.sparse`` Hessian from a few Hessian-vector products
-      (``dualad.func.sparse_hessian``, trust-constr); ``hess=False``: none (trust-constr
-      then updates quasi-Newton approximations, for the constraints too).
+      (``dualad.func.sparse_hessian``; Newton-CG and trust-constr); ``hess=False``: none
+      (trust-constr then updates quasi-Newton approximations, for the constraints too).
     - ``hessp=True``: Hessian-vector products (forward over reverse) INSTEAD of the Hessian,
       for Newton-CG, trust-ncg, trust-krylov and trust-constr: each costs about two gradients,
       for large problems.

@@ -57,6 +57,16 @@ def test_second_order_methods_match_scipy_with_exact_derivatives(method, n):
     assert "nhev" in res and res.nhev > 0
 
 
+def test_sparse_hessians_for_newton_cg():
+    # the chained Rosenbrock function: a tridiagonal Hessian, 3 colours for 60 variables
+    counted = Counter(rosen)
+    res = optimize.minimize(counted, rosen_start(60), method="Newton-CG", hess="sparse")
+    dense = optimize.minimize(rosen, rosen_start(60), method="Newton-CG")
+    assert res.success
+    np.testing.assert_allclose(res.x, dense.x, atol=1e-2)  # (CG's own tolerance)
+    np.testing.assert_allclose(res.x, np.ones(60), atol=1e-2)
+
+
 @pytest.mark.parametrize("method", ["Newton-CG", "trust-ncg", "trust-krylov", "trust-constr"])
 def test_hessian_vector_products(method):
     res = optimize.minimize(rosen, rosen_start(2), method=method, hessp=True)
