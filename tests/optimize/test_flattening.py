@@ -62,6 +62,19 @@ def test_the_derivatives_are_scipys_exact_ones():
     assert objective.evaluations > 0
 
 
+def test_scipy_receives_float64_from_float32_parameters():
+    # (scipy#18730: L-BFGS-B crashed on a float32 gradient)
+    objective = Objective(Params(np.zeros(5, dtype=np.float32), "minimize"), rosen, "minimize")
+    x = rosen_start(5)
+    assert isinstance(objective.fun(x), float)
+    gradient = objective.jac(x)
+    assert gradient.dtype == np.float64 and gradient.flags.writeable
+    np.testing.assert_allclose(gradient, so.rosen_der(x), rtol=1e-5)
+    assert objective.hess(x).dtype == np.float64
+    assert objective.hessp(x, np.ones(5)).dtype == np.float64
+    assert objective.hess_sparse(x).dtype == np.float64
+
+
 def test_constraint_jacobians_in_both_modes_and_the_weighted_hessian():
     params = Params({"a": np.zeros(2), "b": 0.0}, "minimize")
 
