@@ -80,6 +80,7 @@ from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
 from . import fft, linalg, nn, special
+from . import optimize  # scipy.optimize with dualad's derivatives
 from .tracing import jit  # (dualad.tracing holds its level, program, code generation, api)
 
 

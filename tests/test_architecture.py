@@ -61,6 +61,7 @@ LAYERS = (
         "dualad dualad.__main__ dualad._operators dualad.func.* dualad.autograd.* "
         "dualad.testing.* dualad.utils.* dualad.numpy.* dualad.compat.* dualad.array_api.* "
         "dualad.linalg.* dualad.fft.* dualad.special.* dualad.nn.* dualad.dask.* dualad.tracing "
+        "dualad.optimize.* "
         "dualad.tracing.api "
         "dualad.tracing.staging dualad.tracing.batching",
     ),

@@ -23,8 +23,9 @@ def _aligned(args, bdims) -> bool:
     if ba == 0:
         if bb == 0:
             return a.ndim == b.ndim
-        return bb is None and (not isinstance(b, Tensor) or b.ndim < a.ndim)
-    return bb == 0 and ba is None and (not isinstance(a, Tensor) or a.ndim < b.ndim)
+        # (an unbatched NumPy array counts by its rank, as a Tensor does; a number has none)
+        return bb is None and getattr(b, "ndim", 0) < a.ndim
+    return bb == 0 and ba is None and getattr(a, "ndim", 0) < b.ndim
 
 
 def elementwise(op, args, bdims, params):
@@ -38,10 +39,9 @@ def elementwise(op, args, bdims, params):
         return out, ((0,) * len(out) if isinstance(out, tuple) else 0)
     logical_rank = 0
     for a, b in zip(args, bdims):
-        if isinstance(a, Tensor):
-            rank = a.ndim if b is None else a.ndim - 1
-            if rank > logical_rank:
-                logical_rank = rank
+        rank = getattr(a, "ndim", 0) if b is None else a.ndim - 1  # (NumPy arrays count too)
+        if rank > logical_rank:
+            logical_rank = rank
     moved = args
     for i, (a, b) in enumerate(zip(args, bdims)):
         if b is None or (b == 0 and a.ndim - 1 == logical_rank):

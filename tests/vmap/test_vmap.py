@@ -710,3 +710,15 @@ def test_setitem_with_a_batched_mask():
     x = t(X, requires_grad=True)
     dualad.vmap(f)(x).sum().backward()
     close(x.grad, ((X > 0) & (X <= 0.5)).astype(float))
+
+
+def test_a_numpy_array_of_higher_rank_on_either_side_of_a_batched_operand():
+    # (a NumPy array was taken for a scalar by the elementwise rule: ``s * t`` with a batched
+    # 0-d ``s`` and a closed-over array ``t`` met the batch dim and failed to broadcast)
+    s, grid = np.arange(1.0, 4.0), np.linspace(0.0, 1.0, 5)
+    expected = s[:, None] * grid
+    close(dualad.func.vmap(lambda a: a * grid)(s), expected)
+    close(dualad.func.vmap(lambda a: grid * a)(s), expected)
+    close(dualad.func.vmap(lambda a: a - grid[None])(s[:, None, None]), s[:, None, None] - grid)
+    jac = dualad.func.jacfwd(lambda z: z[0] * -grid)(np.array([2.0, 1.0]))
+    close(jac, np.stack([-grid, np.zeros(5)], axis=1))
