@@ -68,6 +68,7 @@ from .rev.grad_mode import (
     set_grad_enabled,
 )
 
+import importlib as _importlib
 import sys as _sys
 
 bool = bool_
@@ -80,7 +81,6 @@ from . import utils
 from . import numpy  # NumPy's namespace; attaches the NumPy protocols to Tensor
 from . import array_api  # the array API standard's namespace; attaches __array_namespace__
 from . import fft, linalg, nn, special
-from . import optimize  # scipy.optimize with dualad's derivatives
 from .tracing import jit  # (dualad.tracing holds its level, program, code generation, api)
 
 
@@ -100,3 +100,11 @@ def _name_made_functions() -> None:
 
 
 _name_made_functions()
+
+
+def __getattr__(name: str):
+    # PEP 562: ``dualad.optimize`` imports scipy.optimize (about a fifth of ``import dualad``'s
+    # time), so it loads on first use; ``import dualad.optimize`` works as usual
+    if name == "optimize":
+        return _importlib.import_module("dualad.optimize")
+    raise AttributeError(f"module 'dualad' has no attribute {name!r}")

@@ -4,7 +4,7 @@ The API is walked namespace by namespace (``PUBLIC``): ``dualad`` itself (its pu
 has no ``__all__``), ``dualad.autograd`` (with ``functional`` and ``graph``), ``dualad.func``,
 forward mode (``dualad.fwd``, also ``dualad.autograd.forward_ad``), the ``dualad.vmap``
 package, ``dualad.jit`` (``dualad.tracing``), ``dualad.testing``, ``dualad.linalg``,
-``dualad.fft``, ``dualad.special``, ``dualad.nn.functional``, ``dualad.dask``,
+``dualad.fft``, ``dualad.special``, ``dualad.nn.functional``, ``dualad.dask``, ``dualad.optimize``,
 ``dualad.utils.checkpoint`` and ``dualad.compat.autograd``. (``dualad.numpy``, NumPy's namespace,
 is not walked: its functions mirror NumPy's documented ones and most have no example yet.) Each function and class found there must have a ``>>>`` example in
 its docstring. Exceptions and warnings are exempt (they are raised, not called).
@@ -40,6 +40,7 @@ PUBLIC = [
     "dualad.special",
     "dualad.nn.functional",
     "dualad.dask",
+    "dualad.optimize",
     "dualad.utils.checkpoint",
     "dualad.compat.autograd",
     "dualad.compat.autograd.test_util",

@@ -254,7 +254,8 @@ isnan = public.method(
         doc="""True where x is NaN.
 
     >>> import dualad
-    >>> dualad.isnan(dualad.tensor([1.0, float('inf'), float('nan')]))
+    >>> import math
+    >>> dualad.isnan(dualad.tensor([1.0, math.inf, math.nan]))
     tensor([False, False,  True])
     """,
     )
@@ -266,7 +267,8 @@ isinf = public.method(
         doc="""True where x is +-inf.
 
         >>> import dualad
-        >>> dualad.isinf(dualad.tensor([1.0, float('-inf'), float('nan')]))
+        >>> import math
+        >>> dualad.isinf(dualad.tensor([1.0, -math.inf, math.nan]))
         tensor([False,  True, False])
         """,
     )
@@ -278,7 +280,8 @@ isfinite = public.method(
         doc="""True where finite.
 
         >>> import dualad
-        >>> dualad.isfinite(dualad.tensor([1.0, float('inf'), float('nan')]))
+        >>> import math
+        >>> dualad.isfinite(dualad.tensor([1.0, math.inf, math.nan]))
         tensor([ True, False, False])
         """,
     )

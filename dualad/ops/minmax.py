@@ -112,7 +112,8 @@ fmax = _selection_op(
     """Elementwise maximum ignoring NaN (NaN only where both are NaN), like ``numpy.fmax``.
 
     >>> import dualad
-    >>> dualad.fmax(dualad.tensor([1.0, float('nan')]), dualad.tensor([2.0, 0.5]))
+    >>> import math
+    >>> dualad.fmax(dualad.tensor([1.0, math.nan]), dualad.tensor([2.0, 0.5]))
     tensor([2. , 0.5])
     """,
 )
@@ -123,7 +124,8 @@ fmin = _selection_op(
     """Elementwise minimum ignoring NaN (NaN only where both are NaN), like ``numpy.fmin``.
 
     >>> import dualad
-    >>> dualad.fmin(dualad.tensor([1.0, float('nan')]), dualad.tensor([2.0, 0.5]))
+    >>> import math
+    >>> dualad.fmin(dualad.tensor([1.0, math.nan]), dualad.tensor([2.0, 0.5]))
     tensor([1. , 0.5])
     """,
 )
