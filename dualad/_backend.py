@@ -62,6 +62,17 @@ def _import_cupy() -> ModuleType:
     return cupy
 
 
+def forget_cupy() -> None:
+    """Forget the CuPy module imported (or the failure to import it), so that the next "cuda"
+    use imports ``cupy`` again: for tests that swap CuPy for a stand-in and back
+    (``dualad.testing.fake_cupy``)."""
+    global _cupy, _cupy_error
+    for array_type, module in list(_MODULE_OF_TYPE.items()):
+        if module is not np:
+            del _MODULE_OF_TYPE[array_type]
+    _cupy = _cupy_error = None
+
+
 def xp_of(array: Any) -> ModuleType:
     """The array module (numpy or cupy) of ``array``."""
     try:
