@@ -188,6 +188,23 @@ def to_device(array: Any, device: Device | str) -> Any:
         return cupy.asarray(array)
 
 
+def unavailable_on_cuda(what: str, missing: str) -> NotImplementedError:
+    """The error for ``what`` (an op or function) called on CUDA data where CuPy lacks
+    ``missing``: dualad never copies device data to the host behind the caller's back, so it
+    says how to do it explicitly (docs/gpu.md lists these functions).
+
+    >>> print(unavailable_on_cuda("special.jv", "cupyx.scipy.special has no jv"))
+    dualad: special.jv cannot run on a CUDA (CuPy) array: cupyx.scipy.special has no jv; \
+dualad copies nothing to the host behind your back: move the tensor to the CPU with .cpu() or \
+.to('cpu') (and back with .to('cuda'))
+    """
+    return NotImplementedError(
+        f"dualad: {what} cannot run on a CUDA (CuPy) array: {missing}; dualad copies nothing "
+        "to the host behind your back: move the tensor to the CPU with .cpu() or .to('cpu') "
+        "(and back with .to('cuda'))"
+    )
+
+
 def cuda_is_available() -> bool:
     """True when CuPy imports and sees at least one CUDA device (never raises).
 

@@ -9,6 +9,8 @@ aside). ``nextafter`` and ``spacing`` give the neighbouring floats: no derivativ
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._creation import ones_like
 from ._exports import Exports
 from ._helpers import binary, nondiff_binary, nondiff_unary, unary
@@ -88,10 +90,19 @@ nextafter = public.method(
         doc="The next float after ``a`` towards ``b`` (no derivative).",
     )
 )
+
+
+def _spacing(xp, x):
+    """NumPy's ``spacing`` from ``nextafter`` (CuPy has no ``spacing``): the step away from 0,
+    negative for x < 0 (+0.0 and -0.0 both step up, as NumPy's), nan at inf and nan."""
+    with np.errstate(invalid="ignore"):
+        return xp.where(x < 0, xp.nextafter(x, -xp.inf) - x, xp.nextafter(x, xp.inf) - x)
+
+
 spacing = public.method(
     nondiff_unary(
         "spacing",
-        lambda xp, x: xp.spacing(x),
+        lambda xp, x: xp.spacing(x) if xp is np else _spacing(xp, x),
         doc="The distance from ``x`` to the next float away from 0 (no derivative).",
     )
 )

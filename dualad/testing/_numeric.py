@@ -26,7 +26,7 @@ import numpy as np
 
 from .._creation import tensor
 from ..rev.grad_mode import no_grad
-from .device import test_device
+from .device import device_under_test
 
 __all__ = [
     "as_numpy",
@@ -288,12 +288,12 @@ def replace_leaves(sample, arrays: Sequence):
 
 def to_tensor(value, *, requires_grad: bool = False, device=None):
     """A dualad tensor copy of a NumPy array on ``device`` (the test device,
-    ``dualad.testing.device.test_device()``, by default); ``requires_grad`` only for
+    ``dualad.testing.device.device_under_test()``, by default); ``requires_grad`` only for
     float/complex data."""
     array = np.asarray(value)
     return tensor(
         array,
-        device=device or test_device(),
+        device=device or device_under_test(),
         requires_grad=requires_grad and is_differentiable_dtype(array.dtype),
     )
 

@@ -23,10 +23,10 @@ functions, non-deterministic reductions), device memory limits, multi-GPU placem
 ndarray () 10.107
 >>> with fake_cupy.installed() as cupy:
 ...     import numpy as np
-...     np.asarray(cupy.ones(2))
+...     np.asarray(cupy.ones(2))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-TypeError: Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy array explicitly.
+TypeError: Implicit conversion to a NumPy array is not allowed. Please use `.get()` to ...
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ __all__ = [
     "uninstall",
 ]
 
-from ._api import NDARRAY as _NDARRAY_MEMBERS  # noqa: E402 (after the names it completes)
+from ._api import NDARRAY as _NDARRAY_MEMBERS
 
 install_members(_NDARRAY_MEMBERS)
 
@@ -114,4 +114,6 @@ def no_transfers(kinds=("to_host", "to_device")):
     made = [t for t in TRANSFERS[start:] if t[0] in kinds]
     if made:
         lines = "\n".join(f"  {kind} {shape}: {where}" for kind, shape, where in made)
-        raise AssertionError(f"{len(made)} host/device transfer(s) where none was expected:\n{lines}")
+        raise AssertionError(
+            f"{len(made)} host/device transfer(s) where none was expected:\n{lines}"
+        )

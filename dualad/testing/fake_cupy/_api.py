@@ -8,7 +8,13 @@ NumPy/SciPy also have), so that code calling a function CuPy lacks fails here as
 ``SCIPY_LINALG`` ``cupyx.scipy.linalg``.
 """
 
-CUPY = """
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+CUPY = _names(
+    """
 abs absolute acos acosh add all allclose amax amin angle any append apply_along_axis
 apply_over_axes arange arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin
 argpartition argsort argwhere around array array2string array_equal array_equiv array_repr
@@ -50,19 +56,25 @@ trim_zeros triu triu_indices triu_indices_from true_divide trunc typename typing
 uint uint16 uint32 uint64 uint8 uintc uintp ulong ulonglong union1d unique unique_all
 unique_counts unique_inverse unique_values unpackbits unravel_index unsignedinteger unwrap
 ushort vander var vdot vectorize vsplit vstack where zeros zeros_like
-""".split()
+"""
+)
 
-LINALG = """
+LINALG = _names(
+    """
 LinAlgError cholesky cond cross det eig eigh eigvals eigvalsh inv lstsq matmul matrix_power
 matrix_rank matrix_transpose norm pinv qr slogdet solve svd tensorinv tensorsolve
-""".split()
+"""
+)
 
-FFT = """
+FFT = _names(
+    """
 fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2 irfftn
 rfft rfft2 rfftfreq rfftn
-""".split()
+"""
+)
 
-RANDOM = """
+RANDOM = _names(
+    """
 BitGenerator MRG32k3a Philox4x3210 RandomState XORWOW beta binomial bytes chisquare choice
 default_rng dirichlet exponential f gamma geometric get_random_state gumbel hypergeometric
 laplace logistic lognormal logseries multinomial multivariate_normal negative_binomial
@@ -70,9 +82,11 @@ noncentral_chisquare noncentral_f normal pareto permutation poisson power rand r
 random random_integers random_sample ranf rayleigh reset_states sample seed set_random_state
 shuffle standard_cauchy standard_exponential standard_gamma standard_normal standard_t
 triangular uniform vonmises wald weibull zipf
-""".split()
+"""
+)
 
-SPECIAL = """
+SPECIAL = _names(
+    """
 bdtr bdtrc bdtri beta betainc betaincinv betaln binom boxcox boxcox1p btdtr btdtri cbrt
 chdtr chdtrc chdtri cosdg cosm1 cotdg digamma ellipeinc ellipj ellipk ellipkinc ellipkm1
 entr erf erfc erfcinv erfcx erfinv exp1 exp10 exp2 expi expit expm1 expn exprel fdtr fdtrc
@@ -82,19 +96,24 @@ log_ndtr log_softmax loggamma logit logsumexp lpmv multigammaln nbdtr nbdtrc nbd
 ndtri pdtr pdtrc pdtri poch polygamma pseudo_huber psi radian rel_entr rgamma round shichi
 sici sinc sindg softmax sph_harm sph_harm_y spherical_yn tandg wright_bessel xlog1py xlogy
 y0 y1 yn zeta zetac
-""".split()
+"""
+)
 
-SCIPY_LINALG = """
+SCIPY_LINALG = _names(
+    """
 toeplitz circulant hankel hadamard leslie kron block_diag companion helmert hilbert dft
 fiedler fiedler_companion convolution_matrix solve_triangular lu lu_factor lu_solve
 bandwidth khatri_rao expm
-""".split()
+"""
+)
 
-NDARRAY = """
+NDARRAY = _names(
+    """
 T all any argmax argmin argpartition argsort astype base byteswap choose clip compress conj
 conjugate copy cstruct cumprod cumsum data device diagonal dot dtype dump dumps fill flags
 flat flatten get imag item itemsize mT max mdspan mean min nbytes ndim nonzero partition
 prod ptp put ravel real reduced_view repeat reshape round scatter_add scatter_max
 scatter_min searchsorted set shape size sort squeeze std strides sum swapaxes take toDlpack
 tobytes tofile tolist trace transpose var view
-""".split()
+"""
+)

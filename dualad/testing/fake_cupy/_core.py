@@ -100,9 +100,21 @@ def wrap(value):
         return ndarray._of(value)
     if isinstance(value, np.generic):
         return ndarray._of(np.asarray(value))
-    if type(value) in (tuple, list):
-        return type(value)(wrap(v) for v in value)
+    if type(value) is list:
+        return [wrap(v) for v in value]
+    if isinstance(value, tuple):  # NumPy's named results (SVDResult...) are plain on CuPy
+        return tuple(wrap(v) for v in value)
     return value
+
+
+# NumPy gives read-only views where CuPy's are writable
+_WRITABLE_VIEWS = frozenset({"diagonal"})
+
+
+def _make_writable(view: np.ndarray) -> None:
+    base = view.base
+    if isinstance(base, np.ndarray) and base.flags.writeable and not view.flags.writeable:
+        view.flags.writeable = True
 
 
 def wrap_function(func, name: str):
@@ -115,6 +127,8 @@ def wrap_function(func, name: str):
         result = func(*args, **kwargs)
         if out is not None and type(out) is ndarray:
             return out
+        if name in _WRITABLE_VIEWS:
+            _make_writable(result)
         return wrap(result)
 
     function.__name__ = function.__qualname__ = name
@@ -143,11 +157,41 @@ class ufunc:
         return f"<ufunc '{self.__name__}'>"
 
 
-_BINARY = (
-    "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift divmod "
-    "eq ne lt le gt ge"
-).split()
-_UNARY = "neg pos abs invert".split()
+_BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "divmod",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+]
+_UNARY = ["neg", "pos", "abs", "invert"]
+
+
+def _part(name: str):
+    """The getter and setter of ``real``/``imag`` (views of the host buffer)."""
+
+    def get(self):
+        return wrap(getattr(self._a, name))
+
+    def set(self, value):
+        setattr(self._a, name, unwrap(value, name))
+
+    return get, set
 
 
 class ndarray:
@@ -225,7 +269,25 @@ class ndarray:
         return own(*args, **kwargs)
 
     # --- attributes -----------------------------------------------------------------------
-    shape = property(lambda self: self._a.shape)
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @shape.setter
+    def shape(self, value):  # CuPy reshapes in place where strides allow (AttributeError else)
+        self._a.shape = value
+
+    @property
+    def __cuda_array_interface__(self):
+        interface = self._a.__array_interface__
+        return {
+            "shape": interface["shape"],
+            "typestr": interface["typestr"],
+            "data": interface["data"],
+            "strides": interface["strides"],
+            "version": 3,
+        }
+
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
     size = property(lambda self: self._a.size)
@@ -243,21 +305,8 @@ class ndarray:
     def base(self):
         return None if self._a.base is None else wrap(self._a.base)
 
-    @property
-    def real(self):
-        return wrap(self._a.real)
-
-    @real.setter
-    def real(self, value):
-        self._a.real = unwrap(value, "real")
-
-    @property
-    def imag(self):
-        return wrap(self._a.imag)
-
-    @imag.setter
-    def imag(self, value):
-        self._a.imag = unwrap(value, "imag")
+    real = property(*_part("real"))
+    imag = property(*_part("imag"))
 
     # --- indexing -------------------------------------------------------------------------
     def __getitem__(self, key):
@@ -320,6 +369,8 @@ def _method(name: str):
         args = unwrap(args, name)
         kwargs = {k: unwrap(v, name) for k, v in kwargs.items()}
         result = getattr(self._a, name)(*args, **kwargs)
+        if name in _WRITABLE_VIEWS:
+            _make_writable(result)
         return out if type(out) is ndarray else wrap(result)
 
     method.__name__ = name

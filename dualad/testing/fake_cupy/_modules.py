@@ -15,8 +15,6 @@ import scipy.special
 from . import _api, _sparse
 from ._core import NAMESPACE, Device, log_transfer, ndarray, ufunc, unwrap, wrap, wrap_function
 
-_HOST_TYPES = (np.ndarray, np.generic)
-
 
 def _module(name: str, doc: str) -> types.ModuleType:
     module = types.ModuleType(name, doc)
@@ -29,7 +27,7 @@ def _fill(module: types.ModuleType, source, names) -> None:
     exceptions) and constants as they are. Names ``source`` lacks are left out."""
     for name in names:
         obj = getattr(source, name, None)
-        if obj is None or name in module.__dict__:
+        if obj is None or name in module.__dict__ or isinstance(obj, types.ModuleType):
             continue
         if isinstance(obj, np.ufunc):
             obj = ufunc(obj)
@@ -180,10 +178,11 @@ def _cuda() -> types.ModuleType:
 
 
 class Generator:
-    """``cupy.random.Generator`` over NumPy's: draws come out as device arrays."""
+    """``cupy.random.Generator`` (and ``RandomState``) over NumPy's: draws come out as device
+    arrays."""
 
-    def __init__(self, bit_generator=None):
-        self._g = np.random.default_rng(bit_generator)
+    def __init__(self, seed=None, make=np.random.default_rng):
+        self._g = make(seed)
 
     def __getattr__(self, name):
         method = getattr(self._g, name)
@@ -194,27 +193,18 @@ def _random() -> types.ModuleType:
     random = _module("cupy.random", "``cupy.random`` of the stand-in (NumPy's generators).")
     random.default_rng = lambda seed=None: Generator(seed)
     random.Generator = Generator
+    random.RandomState = lambda seed=None: Generator(seed, np.random.RandomState)
     state = np.random.RandomState()
 
     def seed(value=None):
         state.seed(value)
 
     random.seed = seed
-    random.RandomState = lambda seed=None: _RandomState(seed)
     for name in _api.RANDOM:
         method = getattr(state, name, None)
         if name not in random.__dict__ and callable(method):
             setattr(random, name, wrap_function(method, name))
     return random
-
-
-class _RandomState:
-    def __init__(self, seed=None):
-        self._s = np.random.RandomState(seed)
-
-    def __getattr__(self, name):
-        method = getattr(self._s, name)
-        return wrap_function(method, name) if callable(method) else method
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,6 +278,9 @@ def _cupy() -> types.ModuleType:
     _fill(module.linalg, np.linalg, _api.LINALG)
     module.fft = _module("cupy.fft", "``cupy.fft`` of the stand-in.")
     _fill(module.fft, np.fft, _api.FFT)
+    module.lib = _module("cupy.lib", "``cupy.lib`` of the stand-in.")
+    module.lib.stride_tricks = _module("cupy.lib.stride_tricks", "``as_strided`` and friends.")
+    _fill(module.lib.stride_tricks, np.lib.stride_tricks, ("as_strided", "sliding_window_view"))
     return module
 
 
@@ -303,5 +296,7 @@ MODULES = {
     "cupy.random": cupy.random,
     "cupy.linalg": cupy.linalg,
     "cupy.fft": cupy.fft,
+    "cupy.lib": cupy.lib,
+    "cupy.lib.stride_tricks": cupy.lib.stride_tricks,
     **_CUPYX_MODULES,
 }

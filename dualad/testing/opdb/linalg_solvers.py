@@ -44,7 +44,7 @@ def _pd(a):
 
 
 def _pd_tensor(a):
-    return a @ a.mH + a.shape[-1] * dualad.eye(a.shape[-1], dtype=a.dtype)
+    return a @ a.mH + a.shape[-1] * dualad.eye(a.shape[-1], dtype=a.dtype, device=a.device)
 
 
 # ---------------------------------------------------------------------------------------------
