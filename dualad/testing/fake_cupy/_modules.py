@@ -226,6 +226,22 @@ def scatter_add(a, slices, value):
     np.add.at(unwrap(a), unwrap(slices), unwrap(value))
 
 
+# cupyx.scipy.linalg's factorisations and solves take one matrix, not a stack (SciPy's
+# broadcast over batch dims): the stand-in refuses stacks, as CuPy does
+_ONE_MATRIX = ("lu_factor", "lu_solve", "lu", "solve_triangular")
+
+
+def _one_matrix(function, name: str):
+    def one(a, *args, **kwargs):
+        first = a[0] if isinstance(a, tuple) else a
+        if getattr(first, "ndim", 2) != 2:
+            raise ValueError(f"cupyx.scipy.linalg.{name}: expected a matrix, got {first.shape}")
+        return function(a, *args, **kwargs)
+
+    one.__name__ = name
+    return one
+
+
 def _cupyx() -> tuple[types.ModuleType, dict]:
     cupyx = _module("cupyx", "``cupyx`` of the stand-in.")
     cupyx.empty_pinned = empty_pinned
@@ -240,6 +256,8 @@ def _cupyx() -> tuple[types.ModuleType, dict]:
     _fill(special, scipy.special, _api.SPECIAL)
     linalg = _module("cupyx.scipy.linalg", "``cupyx.scipy.linalg``: CuPy's functions only.")
     _fill(linalg, scipy.linalg, _api.SCIPY_LINALG)
+    for name in _ONE_MATRIX:
+        setattr(linalg, name, _one_matrix(getattr(linalg, name), name))
     sparse = _module("cupyx.scipy.sparse", "``cupyx.scipy.sparse`` of the stand-in.")
     for name in _sparse.__all__:
         setattr(sparse, name, getattr(_sparse, name))
