@@ -7,6 +7,8 @@ the dualad ones run on the GPU (transfers are then not counted).
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -25,15 +27,7 @@ def cp(cuda_standin):
 
 
 def _no_transfers(cuda_standin):
-    return fake_cupy.no_transfers() if cuda_standin else _Nothing()
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    return fake_cupy.no_transfers() if cuda_standin else contextlib.nullcontext()
 
 
 # ---------------------------------------------------------------------------------------------
