@@ -16,6 +16,7 @@ data in), "scalar" (a Python number read from the device).
 from __future__ import annotations
 
 import traceback
+import weakref
 
 import numpy as np
 
@@ -197,7 +198,7 @@ def _part(name: str):
 class ndarray:
     """CuPy's ``ndarray`` in the stand-in: a NumPy array that refuses to be NumPy implicitly."""
 
-    __slots__ = ("_a",)
+    __slots__ = ("__weakref__", "_a")
     __array_priority__ = 100
     __hash__ = None
 
@@ -208,6 +209,9 @@ class ndarray:
     def _of(cls, array: np.ndarray):
         out = object.__new__(cls)
         out._a = array
+        if array.base is None:  # an owner: its views find this very object as their ``base``
+            key = id(array)
+            _OWNERS[key] = weakref.ref(out, lambda ref, key=key: _forget_owner(key, ref))
         return out
 
     # --- ways out ------------------------------------------------------------------------
@@ -303,7 +307,16 @@ class ndarray:
 
     @property
     def base(self):
-        return None if self._a.base is None else wrap(self._a.base)
+        """The array owning the memory, the same object each time (CuPy's ``base``: dualad
+        tells views by ``out.base is x``)."""
+        base = self._a.base
+        if not isinstance(base, np.ndarray):
+            return None
+        ref = _OWNERS.get(id(base))
+        owner = ref() if ref is not None else None
+        if owner is not None and owner._a is base:
+            return owner
+        return wrap(base)
 
     real = property(*_part("real"))
     imag = property(*_part("imag"))
@@ -345,6 +358,15 @@ class ndarray:
 
     def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
         return wrap(self._a.astype(dtype, order=order, copy=copy))
+
+
+# id(owning NumPy array) -> weak reference to its stand-in array
+_OWNERS: dict = {}
+
+
+def _forget_owner(key: int, ref) -> None:
+    if _OWNERS.get(key) is ref:
+        del _OWNERS[key]
 
 
 def _rebuild(array):
