@@ -62,6 +62,17 @@ def _import_cupy() -> ModuleType:
     return cupy
 
 
+def forget_cupy() -> None:
+    """Forget the CuPy module imported (or the failure to import it), so that the next "cuda"
+    use imports ``cupy`` again: for tests that swap CuPy for a stand-in and back
+    (``dualad.testing.fake_cupy``)."""
+    global _cupy, _cupy_error
+    for array_type, module in list(_MODULE_OF_TYPE.items()):
+        if module is not np:
+            del _MODULE_OF_TYPE[array_type]
+    _cupy = _cupy_error = None
+
+
 def xp_of(array: Any) -> ModuleType:
     """The array module (numpy or cupy) of ``array``."""
     try:
@@ -187,6 +198,23 @@ def to_device(array: Any, device: Device | str) -> Any:
             return array.copy()  # CuPy copies across devices into the current one
     with cupy.cuda.Device(index):
         return cupy.asarray(array)
+
+
+def unavailable_on_cuda(what: str, missing: str) -> NotImplementedError:
+    """The error for ``what`` (an op or function) called on CUDA data where CuPy lacks
+    ``missing``: dualad never copies device data to the host behind the caller's back, so it
+    says how to do it explicitly (docs/gpu.md lists these functions).
+
+    >>> print(unavailable_on_cuda("special.jv", "cupyx.scipy.special has no jv"))
+    dualad: special.jv cannot run on a CUDA (CuPy) array: cupyx.scipy.special has no jv; \
+dualad copies nothing to the host behind your back: move the tensor to the CPU with .cpu() or \
+.to('cpu') (and back with .to('cuda'))
+    """
+    return NotImplementedError(
+        f"dualad: {what} cannot run on a CUDA (CuPy) array: {missing}; dualad copies nothing "
+        "to the host behind your back: move the tensor to the CPU with .cpu() or .to('cpu') "
+        "(and back with .to('cuda'))"
+    )
 
 
 def cuda_is_available() -> bool:

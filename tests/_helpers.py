@@ -17,6 +17,7 @@ from dualad.testing._numeric import (
     numerical_jvp,
     random_like,
     sample_function,
+    to_tensor,
 )
 from dualad.testing.opdb import OpInfo, SampleInput
 
@@ -139,7 +140,7 @@ def forward_tangents(info: OpInfo, sample: SampleInput, rng: np.random.Generator
     expected = numerical_jvp(function_of_leaves(info, sample), arrays, tangents)
     with fwd.dual_level():
         args, kwargs, leaves = sample.tensors(requires_grad=False)
-        duals = [fwd.make_dual(leaf, dualad.tensor(t)) for leaf, t in zip(leaves, tangents)]
+        duals = [fwd.make_dual(leaf, to_tensor(t)) for leaf, t in zip(leaves, tangents)]
         args, kwargs = replace_leaves(args, kwargs, leaves, duals)
         outputs = flatten_outputs(info.fn(*args, **kwargs))
         actual = [fwd.unpack_dual(o).tangent for o in outputs]

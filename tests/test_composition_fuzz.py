@@ -40,6 +40,21 @@ import dualad
 import dualad.func as F
 from dualad import _state, fwd
 from dualad.autograd import Function, once_differentiable
+from dualad.testing._numeric import as_numpy
+from dualad.testing.device import device_under_test
+
+DEVICE = device_under_test()
+
+
+# factories given tracked values keep their default device (cpu) unless the run is on "cuda"
+_ON_DEVICE = {} if DEVICE == "cpu" else {"device": DEVICE}
+
+
+def _tensor(data, **kwargs):
+    """``dualad.tensor`` on the test device (DUALAD_TEST_DEVICE, cpu by default)."""
+    kwargs.setdefault("device", DEVICE)
+    return dualad.tensor(data, **kwargs)
+
 
 # ---------------------------------------------------------------------------------------------
 # custom Functions the programs call
@@ -150,7 +165,7 @@ class TailView(Function):
     def backward(ctx, g):
         if not ctx.shape:
             return g
-        out = dualad.zeros(ctx.shape, dtype=g.dtype)
+        out = dualad.zeros(ctx.shape, dtype=g.dtype, device=g.device)
         out[1:] = g
         return out
 
@@ -223,7 +238,7 @@ def _mask_like(a, b):
     """A fixed mask of the broadcast shape of ``a`` and ``b`` (no kink: it depends on no input)."""
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     n = int(np.prod(shape))
-    return dualad.tensor((np.arange(n) * 7 % 3 == 0).reshape(shape))
+    return _tensor((np.arange(n) * 7 % 3 == 0).reshape(shape))
 
 
 def _fft_filter(a):
@@ -234,7 +249,7 @@ def _fft_filter(a):
     def weights(spectrum):  # (of the spectrum's dtype: float32 programs stay complex64)
         m = spectrum.shape[-1]
         w = np.linspace(0.5, 1.5, m) * np.exp(0.3j * np.arange(m))
-        return dualad.tensor(w.astype(spectrum.dtype))
+        return _tensor(w.astype(spectrum.dtype))
 
     if a.dtype.kind == "c":
         spectrum = dualad.fft.fft(a)
@@ -248,7 +263,7 @@ def _solve_self(a):
     conditioned: its eigenvalues are n and n + 0.1 a^T a), so both of solve's slots carry the
     derivative; the determinant scales it, through det's rules."""
     n = a.shape[-1]
-    m = n * dualad.eye(n, dtype=a.dtype) + 0.1 * a[..., :, None] * a[..., None, :]
+    m = n * dualad.eye(n, dtype=a.dtype, device=a.device) + 0.1 * a[..., :, None] * a[..., None, :]
     return dualad.linalg.solve(m, a[..., None])[..., 0] * dualad.linalg.det(m / n)[..., None]
 
 
@@ -338,8 +353,10 @@ NUMPY = {
     "float": lambda a: float(a.reshape(-1)[0]),  # float() of a 0-d element
     ".item()": lambda a: a.reshape(-1)[-1].item(),
     ".tolist()": lambda a: a.tolist(),
-    "tensor([elements])": lambda a: dualad.tensor([a.reshape(-1)[0], 2 * a.reshape(-1)[-1]]),
-    "linspace": lambda a: dualad.linspace(0.0, a.reshape(-1)[0], 5),
+    "tensor([elements])": lambda a: dualad.tensor(
+        [a.reshape(-1)[0], 2 * a.reshape(-1)[-1]], **_ON_DEVICE
+    ),
+    "linspace": lambda a: dualad.linspace(0.0, a.reshape(-1)[0], 5, **_ON_DEVICE),
 }
 NUMPY_CATEGORY = {
     # NumPy's ufuncs and functions run dualad ops (Tensor.__array_ufunc__ and
@@ -354,7 +371,7 @@ NUMPY_CATEGORY = {
 
 def _from_numpy(r):
     """A ``NUMPY`` call's result as a tensor (a factory's tensor as it is)."""
-    return r if isinstance(r, dualad.Tensor) else dualad.tensor(np.asarray(r, dtype=np.float64))
+    return r if isinstance(r, dualad.Tensor) else _tensor(np.asarray(r, dtype=np.float64))
 
 
 def _conversion_error(exc) -> bool:
@@ -425,7 +442,7 @@ class _Frozen:
 
     def value(self, key, kind, compute):
         if self.mode == "replay" and kind in self.kinds:
-            return dualad.tensor(self.store[key])
+            return _tensor(self.store[key])
         v = compute()
         if self.mode == "record":
             self.store[key] = np.array(_plain(v))
@@ -433,11 +450,10 @@ class _Frozen:
 
 
 def _plain(t):
-    """The value of ``t`` as a NumPy array (no tracking of any level)."""
-    while True:
-        if isinstance(t, dualad.Tensor):
-            return t.detach().numpy()
-        return np.asarray(t)
+    """The value of ``t`` as a NumPy array (no tracking of any level; copied from the device)."""
+    if isinstance(t, dualad.Tensor):
+        return as_numpy(t.detach())
+    return np.asarray(t)
 
 
 def _moderate(t) -> bool:
@@ -560,7 +576,7 @@ def _basic_index(p):
 
 def _index(index):
     """The index of a setitem/getitem instruction, in dualad tensors."""
-    return _make_index(index, lambda v, dt: dualad.tensor(np.asarray(v, dtype=dt)))
+    return _make_index(index, lambda v, dt: _tensor(np.asarray(v, dtype=dt)))
 
 
 def _index_np(index):
@@ -655,7 +671,7 @@ def programs(
     "detach", "nograd": a copy made under no_grad); its result is always among the outputs."""
     shape = draw(st.sampled_from([(4,), (3, 4), (2, 3), (2, 2, 3), (3, 3), (3, 1), (2, 1, 3)]))
     prog = Program(shape=shape, n_inputs=2 if two_inputs else 1)
-    x0 = dualad.tensor(_random(np.random.default_rng(0), shape, complex_))
+    x0 = _tensor(_random(np.random.default_rng(0), shape, complex_))
     names = COMPLEX_NAMES if complex_ else lambda table: sorted(table)
     R = [x0, x0 * 1]
     regs = [_Reg(shape, 0, False), _Reg(shape, 1, True)]
@@ -1049,14 +1065,14 @@ def frozen_fn(prog, x0, kinds, slot=None):
     rec = _Frozen("record")
     _margins = []
     try:
-        run(prog, dualad.tensor(x0), rec)
+        run(prog, _tensor(x0), rec)
         margin = min(_margins, default=np.inf)
     finally:
         _margins = None
     assume(margin >= KINK_MARGIN)  # finite differences would straddle a kink
 
     def fn(x):
-        x, fixed = dualad.tensor(x), dualad.tensor(x0)
+        x, fixed = _tensor(x), _tensor(x0)
         a, b = (fixed, x) if slot == 1 else (x, fixed) if slot == 0 else (x, x)
         return _plain(run(prog, a, _Frozen("replay", rec.store, kinds), b=b))
 
@@ -1107,7 +1123,7 @@ class Checker:
         self.w = rng.standard_normal(x0.shape)
 
     def tensor(self, a, **kwargs):
-        return dualad.tensor(np.asarray(a, dtype=self.dtype), **kwargs)
+        return _tensor(np.asarray(a, dtype=self.dtype), **kwargs)
 
     def route(self, name, compute, expected, conversion=None):
         """Run route ``name``; its value must equal ``expected`` (or one of an ``_AnyOf``).
@@ -1219,20 +1235,20 @@ class Checker:
             Js = None
             if not prog.uses_nograd:
                 Js = [fd_jacobian(frozen_fn(prog, xb, FWD_FROZEN), xb) for xb in X]
-            values = np.stack([_plain(f(dualad.tensor(xb))) for xb in X])
+            values = np.stack([_plain(f(_tensor(xb))) for xb in X])
             self._batched = X, np.stack(loop_rev), Js and np.stack(Js), values
         return self._batched
 
     def batched(self):
         X, loop_rev, Js, values = self.batched_oracle()
-        u = dualad.tensor(self.u)
+        u = _tensor(self.u)
         f = self.fn
         g = F.grad(lambda x: (f(x) * u).sum())
         conv = self.conversion.get("vmap")
-        self.route("vmap(grad)", lambda: F.vmap(g)(dualad.tensor(X)), loop_rev, conv)
+        self.route("vmap(grad)", lambda: F.vmap(g)(_tensor(X)), loop_rev, conv)
         if Js is not None:
-            self.route("vmap(jacfwd)", lambda: F.vmap(F.jacfwd(f))(dualad.tensor(X)), Js, conv)
-        self.route("vmap(f)", lambda: F.vmap(f)(dualad.tensor(X)), values, conv)
+            self.route("vmap(jacfwd)", lambda: F.vmap(F.jacfwd(f))(_tensor(X)), Js, conv)
+        self.route("vmap(f)", lambda: F.vmap(f)(_tensor(X)), values, conv)
 
     # ---- second order, of L(x) = <u, f(x)>
     def hessian_oracle(self):
@@ -1241,16 +1257,16 @@ class Checker:
         place), ``None``: there is no oracle and the routes only must not raise anything else."""
         if not hasattr(self, "_H"):
             prog, x0 = self.prog, self.x0
-            u64 = dualad.tensor(self.u)
+            u64 = _tensor(self.u)
             n = x0.size
             try:
                 # (detached values and non-differentiable outputs are constants at every order:
                 # frozen at x0 in the gradient that is differenced, not recomputed at x0 +- eps)
                 rec = _Frozen("record")
-                run(prog, dualad.tensor(x0), rec)
+                run(prog, _tensor(x0), rec)
                 replay = _Frozen("replay", rec.store, FWD_FROZEN)
                 g_frozen = F.grad(lambda x: (run(prog, x, replay) * u64).sum())
-                H = fd_jacobian(lambda x: _plain(g_frozen(dualad.tensor(x))), x0).reshape(n, n)
+                H = fd_jacobian(lambda x: _plain(g_frozen(_tensor(x))), x0).reshape(n, n)
             except Exception as exc:
                 if not _allowed(exc):
                     raise
@@ -1413,7 +1429,7 @@ class RepeatedChecker(Checker):
 
     def reverse(self):
         """Reverse transforms (issue 11 item 2: the second slot's derivative was lost)."""
-        x, u, f = dualad.tensor(self.x0), dualad.tensor(self.u), self.fn
+        x, u, f = _tensor(self.x0), _tensor(self.u), self.fn
         L = lambda a, b: (f(a, b) * u).sum()
         uJ = self.u @ self.Jr
         self.route("grad, argnums=(0, 1)", lambda: _pair(F.grad(L, argnums=(0, 1))(x, x)), uJ)
@@ -1431,7 +1447,7 @@ class RepeatedChecker(Checker):
             [self.u @ fd_jacobian(frozen_fn(self.prog, xb, REV_FROZEN, k), xb) for k in (0, 1)]
             for xb in X
         ]
-        Xt = dualad.tensor(X)
+        Xt = _tensor(X)
         vmapped = lambda: dualad.stack(list(F.vmap(F.grad(L, argnums=(0, 1)))(Xt, Xt)), dim=1)
         self.route("vmap(grad, argnums=(0, 1))", vmapped, np.stack(loop))
 
@@ -1441,15 +1457,15 @@ class RepeatedChecker(Checker):
         (computed once; ``None`` when that gradient raises an allowed error)."""
         if not hasattr(self, "_H"):
             prog, x0, n = self.prog, self.x0, self.x0.size
-            u64 = dualad.tensor(self.u)
+            u64 = _tensor(self.u)
             self._H = None
             try:
                 rec = _Frozen("record")
-                x = dualad.tensor(x0)
+                x = _tensor(x0)
                 run(prog, x, rec, b=x)
                 replay = _Frozen("replay", rec.store, FWD_FROZEN)  # (constants at every order)
                 g = F.grad(lambda a, b: (run(prog, a, replay, b=b) * u64).sum(), argnums=(0, 1))
-                grads = lambda a, b: np.stack([_plain(t) for t in g(*map(dualad.tensor, (a, b)))])
+                grads = lambda a, b: np.stack([_plain(t) for t in g(*map(_tensor, (a, b)))])
                 cols = [
                     fd_jacobian(lambda a: grads(a, x0), x0),
                     fd_jacobian(lambda b: grads(x0, b), x0),
@@ -1463,7 +1479,7 @@ class RepeatedChecker(Checker):
     def second_order_reverse(self):
         """Reverse over reverse with argnums=(0, 1) (issue 11 item 2)."""
         H = self.hessian_blocks()
-        T = dualad.tensor
+        T = _tensor
         x, u, f = T(self.x0), T(self.u), self.fn
         L = lambda a, b: (f(a, b) * u).sum()
         blocks = lambda h: dualad.stack([_pair(row) for row in h])
@@ -1479,7 +1495,7 @@ class RepeatedChecker(Checker):
         """Forward over anything with argnums=(0, 1) (right before issue 11: kept right), and
         eager double backward of one leaf in both slots (the sum of the blocks)."""
         H = self.hessian_blocks()
-        T = dualad.tensor
+        T = _tensor
         x, u, f = T(self.x0), T(self.u), self.fn
         L = lambda a, b: (f(a, b) * u).sum()
         blocks = lambda h: dualad.stack([_pair(row) for row in h])
@@ -1504,7 +1520,7 @@ class RepeatedChecker(Checker):
 
     def forward_and_eager(self):
         """Forward mode and eager autograd (right before issue 11: kept right)."""
-        T = dualad.tensor
+        T = _tensor
         x, u, f = T(self.x0), T(self.u), self.fn
         v, w = self.v.reshape(-1), self.w.reshape(-1)
         Jf_vw = self.Jf[0] @ v + self.Jf[1] @ w
@@ -1943,7 +1959,7 @@ def _saved_value_written(prog, x0) -> bool:
     """Whether the plain program's backward raises for a saved value written in place: the
     non-reentrant checkpoint then recomputes values the plain program no longer holds and, as in
     PyTorch, returns a gradient that is not the finite-difference one (no oracle)."""
-    x = dualad.tensor(x0, requires_grad=True)
+    x = _tensor(x0, requires_grad=True)
     try:
         out = run(prog, x)
         dualad.autograd.grad(out, x, dualad.ones_like(out), allow_unused=True)

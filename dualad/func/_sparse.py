@@ -60,6 +60,7 @@ class _Plan:
         "pattern",
         "reads",
         "seeds",
+        "structure",
         "takes",
     )
 
@@ -73,6 +74,19 @@ class _Plan:
         self.detection = detection  # None for a pattern the user gave
         self.seeds = {}  # (dtype, array module) -> the (k, size) seed matrix
         self.takes = {}  # (width, array module) -> flat indices of ``reads``
+        self.structure = {}  # array module -> the pattern's (indices, indptr) there
+
+    def csr_structure(self, xp):
+        """The pattern's CSR ``(indices, indptr)`` as arrays of ``xp`` (copied to a device once
+        per plan, not on every call)."""
+        structure = self.structure.get(xp)
+        if structure is None:
+            pattern = self.pattern
+            structure = self.structure[xp] = (
+                xp.asarray(pattern.indices),
+                xp.asarray(pattern.indptr),
+            )
+        return structure
 
     def seed_matrix(self, size: int, dtype, xp):
         """The ``(k, size)`` seed matrix (row c: the indicator of colour c), made once."""
@@ -138,9 +152,9 @@ class SparseDerivative:
             plan = self._plan(restricted, diff)
             self._plans[key] = plan
         self.pattern = plan.pattern
-        if plan.k == 0:
-            data = np.zeros(plan.pattern.nnz, dtype=diff[0].dtype)
-            return self._result(plan, data, diff, np)
+        if plan.k == 0:  # (no nonzero: a matrix of the inputs' array module all the same)
+            xp = xp_of(diff[0]._data)
+            return self._result(plan, xp.zeros(plan.pattern.nnz, dtype=diff[0].dtype), diff, xp)
         compressed = self._compressed(plan, restricted, diff)
         if compressed.dtype.kind == "c":
             raise RuntimeError(
@@ -239,10 +253,8 @@ class SparseDerivative:
         else:  # CuPy: the same structure on the device
             import cupyx.scipy.sparse as cusp  # (optional dependency: CuPy inputs only)
 
-            matrix = cusp.csr_matrix(
-                (data, xp.asarray(pattern.indices), xp.asarray(pattern.indptr)),
-                shape=pattern.shape,
-            )
+            indices, indptr = plan.csr_structure(xp)
+            matrix = cusp.csr_matrix((data, indices.copy(), indptr.copy()), shape=pattern.shape)
         if isinstance(self.argnums, int):
             return matrix
         bounds = list(itertools.pairwise(np.cumsum([0] + [int(x.numel()) for x in diff])))

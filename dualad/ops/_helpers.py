@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._backend import to_device
+from .._backend import allocate_on
 from .._creation import as_tensor, zeros_like
 from .._dispatch import EMPTY, OpDef, binary_caller, dispatch, register, unary_caller
 from .._opdef import ELEMENTWISE_AFFINE
@@ -479,11 +479,10 @@ def _scalar_like(value, like: Tensor):
         return value
     kind = like.dtype.kind
     if kind == "c" or (kind == "f" and not isinstance(value, complex)):
-        xp = type(like._data)
-        array = np.asarray(value, dtype=like.dtype)
-        if xp is not np.ndarray:
-            array = to_device(array, like.device)
-        return as_tensor(array)
+        if type(like._data) is np.ndarray:
+            return as_tensor(np.asarray(value, dtype=like.dtype))
+        # made by the array module of ``like`` (no NumPy array copied to the device)
+        return as_tensor(allocate_on(like.device, lambda xp: xp.asarray(value, dtype=like.dtype)))
     return value
 
 

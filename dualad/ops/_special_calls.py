@@ -2,8 +2,8 @@
 ``incomplete_beta``, ``elementary_special``, ``distributions``): the impl maker ``scipy_impl``
 and ``elementwise_op``, a broadcasting elementwise op from one partial derivative per argument.
 
-Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy where it has the function,
-else computed on the host), in float64, returned in the dtype the arguments promote to (Python
+Values come from ``scipy.special`` (``cupyx.scipy.special`` on CuPy; NotImplementedError where it
+lacks the function), in float64, returned in the dtype the arguments promote to (Python
 scalars are weak, integers become the default float dtype).
 """
 
@@ -38,8 +38,8 @@ def result_dtype(args, *, complex_ok: bool = False):
 
 
 def scipy_call(xp, name: str, *wide):
-    """``scipy.special.<name>`` (``cupyx.scipy.special`` on CuPy where it has ``name``; the host
-    otherwise) of float64/complex128 arrays."""
+    """``scipy.special.<name>`` (``cupyx.scipy.special`` on CuPy; NotImplementedError where it
+    has no ``name``) of float64/complex128 arrays."""
     return xp.asarray(special_function(xp, name)(*wide))
 
 

@@ -1,8 +1,9 @@
 """Impl makers for the ops whose values are ``scipy.special`` functions of any arity (the Bessel,
 Airy, integral and elliptic modules): real input computed in float64 and returned in the
 input's dtype, complex input (where the op allows it) in complex128 and returned in the input's
-complex dtype; on CuPy ``cupyx.scipy.special``'s version, or scipy's on the host where cupyx has
-none (the values are then copied to the device and back).
+complex dtype; on CuPy ``cupyx.scipy.special``'s version. Where cupyx has none, CuPy input
+raises NotImplementedError naming the function (no hidden copy to the host and back: the
+caller moves the tensor with ``.cpu()``; docs/gpu.md lists these functions).
 
 Static parameters of an op (orders, shape parameters) are passed to the scipy function before
 the arrays, in the order the op's ``params`` give them (``expn(n, x)``, ``hyp1f1(a, b, x)``).
@@ -13,27 +14,22 @@ from __future__ import annotations
 import numpy as np
 import scipy.special
 
+from .._backend import unavailable_on_cuda
 from ._helpers import unary
 from ._promotion import _float_array, _float_operands, _reject_complex
 
 
 def special_function(xp, name: str):
-    """``name`` of ``scipy.special`` for NumPy arrays; for CuPy arrays cupyx's version, or
-    scipy's run on the host where cupyx has none."""
+    """``name`` of ``scipy.special`` for NumPy arrays, of ``cupyx.scipy.special`` for CuPy
+    arrays (NotImplementedError where cupyx has none)."""
     if xp is np:
         return getattr(scipy.special, name)
     from cupyx.scipy import special  # CuPy's SciPy functions: imported on first GPU use
 
     on_device = getattr(special, name, None)
-    if on_device is not None:
-        return on_device
-    host = getattr(scipy.special, name)
-
-    def on_host(*args):
-        out = host(*(xp.asnumpy(a) if isinstance(a, xp.ndarray) else a for a in args))
-        return tuple(map(xp.asarray, out)) if isinstance(out, tuple) else xp.asarray(out)
-
-    return on_host
+    if on_device is None:
+        raise unavailable_on_cuda(f"scipy.special.{name}", f"cupyx.scipy.special has no {name}")
+    return on_device
 
 
 def special_impl(

@@ -26,19 +26,20 @@ from .base import linear
 from .pooling import indices_pooling_op, lead_batch
 
 
-def window_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(start, end)`` of the ``out`` adaptive windows over a dim of ``size`` (PyTorch's)."""
-    i = np.arange(out)
+def window_bounds(size: int, out: int, xp=np) -> tuple:
+    """``(start, end)`` of the ``out`` adaptive windows over a dim of ``size`` (PyTorch's), as
+    arrays of ``xp`` (made there: on a GPU, no host array is copied to the device)."""
+    i = xp.arange(out)
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
 def _averaging(xp, size: int, out: int, dtype) -> object:
     """The ``(out, size)`` matrix of the window means along one dim."""
-    start, end = window_bounds(size, out)
-    j = np.arange(size)
+    start, end = window_bounds(size, out, xp)
+    j = xp.arange(size)
     inside = (j >= start[:, None]) & (j < end[:, None])
     real = np.zeros((), dtype).real.dtype  # the coefficients are real, in x's precision
-    return xp.asarray(inside / (end - start)[:, None], dtype=real)
+    return (inside / (end - start)[:, None]).astype(real)
 
 
 def _along(xp, x, matrices):
@@ -100,11 +101,12 @@ def adaptive_avg_pool_backward(ct, output_size, size):
 def _window_taps(xp, size: int, out: int):
     """``(index, valid)`` of shape ``(out, longest window)``: the input positions of each
     window, clipped, and which of them lie inside it."""
-    start, end = window_bounds(size, out)
-    k = np.arange(int((end - start).max()))
-    index = start[:, None] + k
+    # made by ``xp`` (on a GPU, no host array is copied over); the longest window from Python
+    longest = max(-((-(i + 1) * size) // out) - (i * size) // out for i in range(out))
+    start, end = window_bounds(size, out, xp)
+    index = start[:, None] + xp.arange(longest)
     valid = index < end[:, None]
-    return xp.asarray(np.minimum(index, size - 1)), xp.asarray(valid)
+    return xp.minimum(index, size - 1), valid
 
 
 def _max_impl(xp, x, *, output_size):

@@ -46,7 +46,7 @@ import scipy.linalg
 from .._creation import _is_tracked
 from .._tensor import Tensor
 from ._exports import Exports
-from ._lapack import LinAlgError, per_matrix
+from ._lapack import LinAlgError, lu_factor, per_matrix
 from ._spectral import call, floating_array, linalg_op, mH
 from .matrix_equations import on_host, sylvester
 from .matrix_functions import _expm_module, frechet_block
@@ -189,7 +189,8 @@ def _scipy_value(name: str, fn, xp, a):
         return a.copy()
     # single precision is computed in double (SciPy's logm of float32 is float64 anyway, and its
     # float32 results can carry rounding-level imaginary parts that its own real test misses)
-    out = on_host(xp, fn, a.astype(np.result_type(a.dtype, np.float64), copy=False))
+    wide = a.astype(np.result_type(a.dtype, np.float64), copy=False)
+    out = on_host(xp, fn, wide, what=f"linalg.{name}")
     if a.dtype.kind != "c" and out.dtype.kind == "c":
         # SciPy's rule for a real result (its _maybe_real): an imaginary part at rounding level
         tol = 1e6 * float(np.finfo(out.real.dtype).eps)
@@ -310,7 +311,7 @@ def _singular_pivot(xp, a) -> np.ndarray:
     matrix, the test SciPy's fractional powers make on the Schur form)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lu = on_host(xp, lambda m: scipy.linalg.lu_factor(m, check_finite=False)[0], a)
+        lu = lu_factor(xp, a)[0]
     return xp.any(xp.diagonal(lu, axis1=-2, axis2=-1) == 0, axis=-1)
 
 

@@ -17,6 +17,7 @@ import math as _math
 import numpy as np
 import scipy.special
 
+from .._backend import unavailable_on_cuda
 from .._dispatch import apply1
 from ._exports import Exports
 from ._helpers import _unary_with_params, unary
@@ -39,10 +40,9 @@ def _order_impl(name, numpy_function, low_orders):
         _reject_complex(name, x)
         wide = x.astype(np.float64, copy=False)
         if xp is not np:
-            # cupyx.scipy.special has no iv/ive: the host computes these (only derivatives of
-            # order two and more of i1/i1e reach them)
-            out = numpy_function(n, xp.asnumpy(wide))
-            return xp.asarray(out).astype(x.dtype, copy=False)
+            # cupyx.scipy.special has no iv/ive (only derivatives of order two and more of
+            # i1/i1e reach them)
+            raise unavailable_on_cuda(name, "cupyx.scipy.special has no iv/ive")
         if n != 2:
             return np.asarray(numpy_function(n, wide), dtype=x.dtype)
         # order 2, which the first derivative of i1 needs: scipy's iv is ~10x slower than i0 and

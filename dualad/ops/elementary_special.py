@@ -35,31 +35,29 @@ from .trigonometric import sin
 # exprel and its phi functions
 
 
-def _phi_values(x, k: int):
-    """phi_k(x) = sum_j x**j / (j + k)! of a float64 NumPy array: the series for |x| < 1 (30
+def _phi_values(xp, x, k: int):
+    """phi_k(x) = sum_j x**j / (j + k)! of a float64 array of ``xp``: the series for |x| < 1 (30
     terms: exact to double precision), else phi_1 = expm1(x) / x and phi_(j+1) = (phi_j - 1/j!)
     / x, which loses at most a factor j / |x| <= j per step there."""
-    small = np.abs(x) < 1
-    xs = np.where(small, x, 0.0)
-    series = np.zeros_like(x)
+    small = xp.abs(x) < 1
+    xs = xp.where(small, x, 0.0)
+    series = xp.zeros_like(x)
     for j in reversed(range(30)):
         series = series * xs + 1.0 / _math.factorial(j + k)
     with np.errstate(all="ignore"):
-        xl = np.where(small, 1.0, x)
-        big = np.expm1(xl) / xl
+        xl = xp.where(small, 1.0, x)
+        big = xp.expm1(xl) / xl
         for j in range(1, k):
             big = (big - 1.0 / _math.factorial(j)) / xl
-        big = np.where(x == np.inf, np.inf, np.where(x == -np.inf, 0.0, big))
-    return np.where(small, series, big)
+        big = xp.where(x == xp.inf, xp.inf, xp.where(x == -xp.inf, 0.0, big))
+    return xp.where(small, series, big)
 
 
 def _phi_impl(xp, x, *, k):
     x = _float_array(x)
     _reject_complex("special.exprel", x)
     wide = x.astype(np.float64, copy=False)
-    if xp is not np:  # (on the host: no CuPy kernel for it)
-        return xp.asarray(_phi_values(xp.asnumpy(wide), k)).astype(x.dtype, copy=False)
-    return _phi_values(wide, k).astype(x.dtype, copy=False)
+    return _phi_values(xp, wide, k).astype(x.dtype, copy=False)
 
 
 _phi_op = _unary_with_params(
@@ -84,36 +82,34 @@ _exprel = unary(
 # log1p(t) / t and its derivatives (the Box-Cox inverses)
 
 
-def _log1p_ratio_values(t, k: int):
+def _log1p_ratio_values(xp, t, k: int):
     """The k-th derivative of log1p(t) / t of a float64 array: the series sum_j (-1)**j
     t**j / (j + 1) differentiated k times for |t| < 1/2, Leibniz's rule on log1p(t) * (1/t)
     elsewhere (t > -1; nan below, inf at -1 for k = 0). Complex t too (log1p's principal
     branch: a cut along t < -1)."""
-    small = np.abs(t) < 0.5
-    ts = np.where(small, t, 0.0)
-    series = np.zeros_like(ts)
+    small = xp.abs(t) < 0.5
+    ts = xp.where(small, t, 0.0)
+    series = xp.zeros_like(ts)
     for j in reversed(range(k, 80 + 4 * k)):
         coefficient = (-1) ** j * _math.perm(j, k) / (j + 1)
         series = series * ts + coefficient
     with np.errstate(all="ignore"):
-        tl = np.where(small, 1.0, t)
-        big = np.zeros_like(tl)
+        tl = xp.where(small, 1.0, t)
+        big = xp.zeros_like(tl)
         for i in range(k + 1):
             if i == 0:
-                log_part = np.log1p(tl)
+                log_part = xp.log1p(tl)
             else:
                 log_part = (-1) ** (i - 1) * _math.factorial(i - 1) / (1 + tl) ** i
             m = k - i
             big = big + _math.comb(k, i) * log_part * (-1) ** m * _math.factorial(m) / tl ** (m + 1)
-    return np.where(small, series, big)
+    return xp.where(small, series, big)
 
 
 def _log1p_ratio_impl(xp, t, *, k):
     t = _float_array(t)
     wide = t.astype(np.complex128 if t.dtype.kind == "c" else np.float64, copy=False)
-    if xp is not np:  # (on the host: no CuPy kernel for it)
-        return xp.asarray(_log1p_ratio_values(xp.asnumpy(wide), k)).astype(t.dtype, copy=False)
-    return _log1p_ratio_values(wide, k).astype(t.dtype, copy=False)
+    return _log1p_ratio_values(xp, wide, k).astype(t.dtype, copy=False)
 
 
 _log1p_ratio_op = _unary_with_params(

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .._backend import allocate_on
 from .._creation import as_tensor
 from .._dispatch import apply, dispatch
 from .._opdef import LINEAR_DENSE
@@ -75,15 +76,18 @@ def _hermitian_weights(like, axis: int, last_size: int, inverse: bool):
     to broadcast against ``like`` (``inverse``: their reciprocals). The last weight is 1 only
     for an even ``last_size``: that bin is the Nyquist frequency, its own mirror."""
     bins = last_size // 2 + 1
-    weights = np.full(bins, 2.0)
-    weights[0] = 1.0
-    if last_size % 2 == 0:
-        weights[-1] = 1.0
-    if inverse:
-        weights = 1.0 / weights
     real_dtype = np.empty(0, like.dtype).real.dtype
-    weights = weights.astype(real_dtype).reshape((bins,) + (1,) * (-axis - 1))
-    return as_tensor(weights, device=like.device)
+
+    def make(xp):  # made on like's device: no host array copied over
+        weights = xp.full(bins, 2.0)
+        weights[0] = 1.0
+        if last_size % 2 == 0:
+            weights[-1] = 1.0
+        if inverse:
+            weights = 1.0 / weights
+        return weights.astype(real_dtype).reshape((bins,) + (1,) * (-axis - 1))
+
+    return as_tensor(allocate_on(like.device, make))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ nextafter = public.method(
         """,
     )
 )
+
+
 spacing = public.method(
     nondiff_unary(
         "spacing",

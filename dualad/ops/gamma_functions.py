@@ -374,8 +374,10 @@ def _riemann_zeta_impl(xp, x):
     wide = x.astype(np.float64, copy=False)
     if xp is np:
         return np.asarray(scipy.special.zeta(wide), dtype=x.dtype)
-    # cupyx.scipy.special.zeta is Hurwitz's only: the host computes Riemann's
-    return xp.asarray(scipy.special.zeta(xp.asnumpy(wide))).astype(x.dtype, copy=False)
+    # cupyx.scipy.special.zeta is Hurwitz's only; its zetac (zeta - 1) is Riemann's, for all x
+    from cupyx.scipy.special import zetac  # CuPy's SciPy functions: imported on first GPU use
+
+    return (1.0 + zetac(wide)).astype(x.dtype, copy=False)
 
 
 _riemann_zeta = unary(

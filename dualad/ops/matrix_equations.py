@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._backend import unavailable_on_cuda
 from .._dispatch import OpDef, apply, register
 from .._tensor import Tensor
 from ._exports import Exports
@@ -40,15 +41,13 @@ public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
-def on_host(xp, fn, *arrays):
-    """``fn`` of NumPy copies of CuPy ``arrays``, the result back on the device (SciPy's
-    Schur-based solvers have no CuPy version); NumPy arrays pass straight through."""
+def on_host(xp, fn, *arrays, what: str = "this matrix function"):
+    """``fn`` of NumPy ``arrays``. SciPy's Schur-based solvers have no CuPy version (CuPy has
+    no Schur decomposition), and dualad copies nothing to the host behind the caller's back:
+    CuPy arrays raise NotImplementedError naming ``what``."""
     if xp is np:
         return fn(*arrays)
-    out = fn(*(xp.asnumpy(a) for a in arrays))
-    if isinstance(out, tuple):  # (several results, e.g. polar's U and P)
-        return tuple(xp.asarray(o) for o in out)
-    return xp.asarray(out)
+    raise unavailable_on_cuda(what, "CuPy has no Schur decomposition (scipy.linalg.schur)")
 
 
 def _schur(a):
@@ -115,7 +114,7 @@ def _sylvester_impl(xp, a, b, q, *, singular, same):
         one = lambda a, b, q: _sylvester_one(a, b, q, singular, where, same)
         return _batched(one, q.astype(dtype), a.astype(dtype), b.astype(dtype))
 
-    return on_host(xp, solve, a, b, q)
+    return on_host(xp, solve, a, b, q, what="linalg.solve_sylvester")
 
 
 def sylvester(a, b, q, singular: str = "raise", same: bool = False):
@@ -224,7 +223,7 @@ def _continuous_impl(xp, a, q):
         one = lambda a, q: _sylvester_one(a, None, q, "raise", where)
         return _batched(one, q.astype(dtype), a.astype(dtype))
 
-    return on_host(xp, solve, a, q)
+    return on_host(xp, solve, a, q, what="linalg.solve_continuous_lyapunov")
 
 
 def continuous_lyapunov(a, q):
@@ -290,7 +289,7 @@ def _discrete_impl(xp, a, q):
         one = lambda a, q: _discrete_one(a, q, where)
         return _batched(one, q.astype(dtype), a.astype(dtype))
 
-    return on_host(xp, solve, a, q)
+    return on_host(xp, solve, a, q, what="linalg.solve_discrete_lyapunov")
 
 
 def discrete_lyapunov(a, q):
@@ -359,7 +358,7 @@ def _care_impl(xp, a, b, q, r):
         one = lambda a, b, r, q: _care_one(a, b, r, q, where)
         return _batched(one, q.astype(dtype), a.astype(dtype), b.astype(dtype), r.astype(dtype))
 
-    return on_host(xp, solve, a, b, q, r)
+    return on_host(xp, solve, a, b, q, r, what="linalg.solve_continuous_are")
 
 
 def _closed_loop(a, b, r, x):

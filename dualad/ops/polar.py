@@ -38,7 +38,7 @@ def _polar_impl(xp, a):
     def one(m):
         return scipy.linalg.polar(m, side="right")
 
-    return on_host(xp, lambda m: per_matrix(one, m.shape[:-2], (2,), m), a)
+    return on_host(xp, lambda m: per_matrix(one, m.shape[:-2], (2,), m), a, what="linalg.polar")
 
 
 def _check_tall(a) -> None:

@@ -174,16 +174,17 @@ def _divisor(xp, size, out, kernel, stride, padding, count_include_pad, divisor_
     """The divisor of each output position (PyTorch's avg_pool rules), shaped ``out``."""
     if divisor_override:
         return divisor_override
-    divisor = np.ones((), dtype=np.int64)
+    # computed by ``xp`` from the shapes: on a GPU, no host array is copied to the device
+    divisor = xp.ones((), dtype=np.int64)
     for s, o, k, st, p in zip(size, out, kernel, stride, padding):
-        start = np.arange(o) * st - p
-        end = np.minimum(start + k, s + p)
+        start = xp.arange(o) * st - p
+        end = xp.minimum(start + k, s + p)
         if count_include_pad:
             count = end - start
         else:
-            count = np.minimum(end, s) - np.maximum(start, 0)
-        divisor = np.multiply.outer(divisor, count)
-    return xp.asarray(divisor)
+            count = xp.minimum(end, s) - xp.maximum(start, 0)
+        divisor = divisor[..., None] * count
+    return divisor
 
 
 def _avg_geometry(x_shape, kernel, stride, padding, ceil_mode, size=None):

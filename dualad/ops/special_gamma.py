@@ -42,13 +42,14 @@ _BERNOULLI = (
 )
 
 
-def _polygamma_series(z, n: int):
-    """polygamma(n, z), n >= 1, of a complex128 NumPy array: (-1)**(n+1) n! sum_k (z + k)**-(n+1),
+def _polygamma_series(xp, z, n: int):
+    """polygamma(n, z), n >= 1, of a complex128 array of ``xp``: (-1)**(n+1) n! sum_k
+    (z + k)**-(n+1),
     the first terms summed directly until Re(z + m) >= 20 + n, the rest by Euler-Maclaurin."""
     bound = 20.0 + n
-    lowest = float(np.min(z.real)) if z.size else bound
-    shift = int(max(0.0, _math.ceil(bound - lowest))) if np.isfinite(lowest) else 0
-    total = np.zeros_like(z)
+    lowest = float(xp.min(z.real)) if z.size else bound
+    shift = int(max(0.0, _math.ceil(bound - lowest))) if _math.isfinite(lowest) else 0
+    total = xp.zeros_like(z)
     with np.errstate(all="ignore"):
         for k in range(shift):
             total += (z + k) ** -(n + 1)
@@ -64,9 +65,7 @@ def _complex_polygamma_impl(xp, z, *, n):
     z = _float_array(z)
     dtype = np.result_type(z.dtype, np.complex64)
     wide = z.astype(np.complex128, copy=False)
-    if xp is not np:  # (the series on the host: no CuPy kernel for complex polygamma)
-        return xp.asarray(_polygamma_series(xp.asnumpy(wide), n)).astype(dtype, copy=False)
-    return _polygamma_series(wide, n).astype(dtype, copy=False)
+    return _polygamma_series(xp, wide, n).astype(dtype, copy=False)
 
 
 _complex_polygamma_op = _unary_with_params(

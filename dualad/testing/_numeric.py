@@ -26,6 +26,7 @@ import numpy as np
 
 from .._creation import tensor
 from ..rev.grad_mode import no_grad
+from .device import device_under_test
 
 __all__ = [
     "as_numpy",
@@ -285,15 +286,21 @@ def replace_leaves(sample, arrays: Sequence):
     return dataclasses.replace(sample, args=tuple(args), kwargs=kwargs)
 
 
-def to_tensor(value, *, requires_grad: bool = False):
-    """A dualad tensor copy of a NumPy array; ``requires_grad`` only for float/complex data."""
+def to_tensor(value, *, requires_grad: bool = False, device=None):
+    """A dualad tensor copy of a NumPy array on ``device`` (the test device,
+    ``dualad.testing.device.device_under_test()``, by default); ``requires_grad`` only for
+    float/complex data."""
     array = np.asarray(value)
-    return tensor(array, requires_grad=requires_grad and is_differentiable_dtype(array.dtype))
+    return tensor(
+        array,
+        device=device or device_under_test(),
+        requires_grad=requires_grad and is_differentiable_dtype(array.dtype),
+    )
 
 
-def _convert(value, differentiable: bool, requires_grad: bool, leaves: list):
+def _convert(value, differentiable: bool, requires_grad: bool, leaves: list, device=None):
     if isinstance(value, np.ndarray):
-        converted = to_tensor(value, requires_grad=requires_grad and differentiable)
+        converted = to_tensor(value, requires_grad=requires_grad and differentiable, device=device)
         if differentiable:
             leaves.append(converted)
         return converted
@@ -304,12 +311,17 @@ def _convert(value, differentiable: bool, requires_grad: bool, leaves: list):
         and all(isinstance(v, np.ndarray) for v in value)
         and (differentiable or any(is_differentiable_dtype(v.dtype) for v in value))
     ):
-        return type(value)(_convert(v, differentiable, requires_grad, leaves) for v in value)
+        return type(value)(
+            _convert(v, differentiable, requires_grad, leaves, device) for v in value
+        )
     return value
 
 
-def sample_to_tensors(sample, *, requires_grad: bool = True) -> tuple[tuple, dict, list]:
-    """Turn a ``SampleInput``'s arrays into dualad tensors: ``(args, kwargs, leaves)``.
+def sample_to_tensors(
+    sample, *, requires_grad: bool = True, device=None
+) -> tuple[tuple, dict, list]:
+    """Turn a ``SampleInput``'s arrays into dualad tensors: ``(args, kwargs, leaves)``, on
+    ``device`` (the test device by default).
 
     - a NumPy array becomes a tensor (a copy); it requires grad when its position (or keyword)
       is in ``sample.diff``, ``requires_grad`` is true and its dtype is floating/complex;
@@ -327,12 +339,12 @@ def sample_to_tensors(sample, *, requires_grad: bool = True) -> tuple[tuple, dic
     args = []
     for i, value in enumerate(sample.args):
         found: list = []
-        args.append(_convert(value, i in diff, requires_grad, found))
+        args.append(_convert(value, i in diff, requires_grad, found, device))
         by_key[i] = found
     kwargs = {}
     for name, value in sample.kwargs.items():
         found = []
-        kwargs[name] = _convert(value, name in diff, requires_grad, found)
+        kwargs[name] = _convert(value, name in diff, requires_grad, found, device)
         by_key[name] = found
     for key in sample.diff:
         leaves.extend(by_key[key])

@@ -44,6 +44,7 @@ from dualad.testing._numeric import (
     numerical_vjp,
     random_like,
     sample_function,
+    to_tensor,
     upcast,
 )
 from dualad.testing.opdb import OpInfo, SampleInput, all_ops
@@ -197,7 +198,7 @@ def _vjp(info: OpInfo, sample: SampleInput, rng: np.random.Generator, *, create_
         for k, (o, c) in enumerate(zip(outputs, cotangents))
         if o is not None and c is not None and o.requires_grad
     ]
-    ct_tensors = [dualad.tensor(cotangents[k], requires_grad=create_graph) for k in used]
+    ct_tensors = [to_tensor(cotangents[k], requires_grad=create_graph) for k in used]
     if not used:
         return leaves, outputs, cotangents, used, ct_tensors, [None] * len(leaves)
     grads = dualad.autograd.grad(
@@ -267,7 +268,7 @@ def _first_order_function(info: OpInfo, sample: SampleInput, used: list, n_leave
         grads = dualad.autograd.grad(
             [outputs[k] for k in used],
             leaves,
-            [dualad.tensor(c) for c in ct_arrays],
+            [to_tensor(c) for c in ct_arrays],
             allow_unused=True,
         )
         return [
@@ -294,7 +295,7 @@ def test_grad_of_grad_matches_finite_differences(info: OpInfo, dtype: str, sampl
         second = dualad.autograd.grad(
             [grads[k] for k in connected],
             inputs,
-            [dualad.tensor(directions[k]) for k in connected],
+            [to_tensor(directions[k]) for k in connected],
             allow_unused=True,
         )
     else:

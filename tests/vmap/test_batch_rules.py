@@ -39,7 +39,7 @@ from dualad._dispatch import REGISTRY
 from dualad._tensor import Tensor
 from dualad._tree import flatten
 from dualad.func import jvp
-from dualad.testing._numeric import as_numpy, flatten_outputs, sample_to_tensors
+from dualad.testing._numeric import as_numpy, flatten_outputs, sample_to_tensors, to_tensor
 from dualad.testing.opdb import all_ops
 from dualad.vmap import PerformanceWarning, rules
 
@@ -99,7 +99,7 @@ class Sample:
         return leaves
 
     def batched_input(self, p: int, draws: list, dim: int):
-        return dualad.tensor(np.stack([self.flats[k][p].numpy() for k in draws], axis=dim))
+        return to_tensor(np.stack([as_numpy(self.flats[k][p]) for k in draws], axis=dim))
 
 
 def _outputs(value) -> list:
@@ -201,11 +201,11 @@ def _check_nested(info, sample: Sample, split: bool) -> None:
         else:  # both: draws o * 3 + i, laid out (inner, outer) to exercise a non-leading bdim
             stacked = np.stack(
                 [
-                    np.stack([sample.flats[o * 3 + j][p].numpy() for o in range(2)])
+                    np.stack([as_numpy(sample.flats[o * 3 + j][p]) for o in range(2)])
                     for j in range(SIZE)
                 ]
             )
-            inputs.append(dualad.tensor(stacked))
+            inputs.append(to_tensor(stacked))
             outer_dims.append(1)
             inner_dims.append(0)
 
@@ -252,14 +252,15 @@ def _check_grad_of_vmap(info, sample: Sample) -> None:
         return sample.call(leaves)
 
     inputs = [
-        dualad.tensor(
-            np.stack([sample.flats[k][p].numpy() for k in range(SIZE)], axis=-1), requires_grad=True
+        to_tensor(
+            np.stack([as_numpy(sample.flats[k][p]) for k in range(SIZE)], axis=-1),
+            requires_grad=True,
         )
         for p in floating
     ]
     outputs = [o for o in flatten_outputs(dualad.vmap(fn, in_dims=-1)(*inputs))]
     pairs = [(o, o.dtype) for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
-    pairs = [(o, dualad.tensor(rng.standard_normal(o.shape).astype(d))) for o, d in pairs]
+    pairs = [(o, to_tensor(rng.standard_normal(o.shape).astype(d))) for o, d in pairs]
     pairs = [(o, ct) for o, ct in pairs if o.requires_grad]
     if not pairs:
         return
@@ -268,7 +269,7 @@ def _check_grad_of_vmap(info, sample: Sample) -> None:
     )
     for b in range(SIZE):
         leaves = list(sample.flats[0])
-        singles = [dualad.tensor(sample.flats[b][p].numpy(), requires_grad=True) for p in floating]
+        singles = [to_tensor(as_numpy(sample.flats[b][p]), requires_grad=True) for p in floating]
         for p, x in zip(floating, singles):
             leaves[p] = x
         outs = [o for o in flatten_outputs(sample.call(leaves))]
@@ -310,10 +311,10 @@ def _check_vmap_of_jvp(info, sample: Sample) -> None:
         return jvp(fn, primals, ts)[1]
 
     try:
-        actual = _outputs(dualad.vmap(tangent_out)(*[dualad.tensor(t) for t in tangents]))
+        actual = _outputs(dualad.vmap(tangent_out)(*[to_tensor(t) for t in tangents]))
     except Exception as exc:
         raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
-    rows = [_outputs(tangent_out(*[dualad.tensor(t[b]) for t in tangents])) for b in range(SIZE)]
+    rows = [_outputs(tangent_out(*[to_tensor(t[b]) for t in tangents])) for b in range(SIZE)]
     _compare(actual, rows, (SIZE,), what)
 
 
@@ -325,7 +326,7 @@ def _check_jvp_of_vmap(info, sample: Sample) -> None:
         return
     what = f"{info.name} [{sample.note}] jvp of vmap"
     rng = np.random.default_rng(3)
-    primals = [np.stack([sample.flats[k][p].numpy() for k in range(SIZE)]) for p in floating]
+    primals = [np.stack([as_numpy(sample.flats[k][p]) for k in range(SIZE)]) for p in floating]
     tangents = [rng.standard_normal(a.shape).astype(a.dtype) for a in primals]
 
     def fn(*xs):
@@ -337,8 +338,8 @@ def _check_jvp_of_vmap(info, sample: Sample) -> None:
     try:
         out, tangent = jvp(
             dualad.vmap(fn),
-            tuple(dualad.tensor(a) for a in primals),
-            tuple(dualad.tensor(t) for t in tangents),
+            tuple(to_tensor(a) for a in primals),
+            tuple(to_tensor(t) for t in tangents),
         )
     except Exception as exc:
         raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from exc
@@ -346,8 +347,8 @@ def _check_jvp_of_vmap(info, sample: Sample) -> None:
     for b in range(SIZE):
         single = jvp(
             fn,
-            tuple(dualad.tensor(a[b]) for a in primals),
-            tuple(dualad.tensor(t[b]) for t in tangents),
+            tuple(to_tensor(a[b]) for a in primals),
+            tuple(to_tensor(t[b]) for t in tangents),
         )
         rows.append(_outputs(single[0]) + _outputs(single[1]))
     _compare(_outputs(out) + _outputs(tangent), rows, (SIZE,), what)

@@ -67,9 +67,10 @@ class SampleInput:
             self, args=upcast(self.args), kwargs={k: upcast(v) for k, v in self.kwargs.items()}
         )
 
-    def tensors(self, *, requires_grad: bool = True) -> tuple[tuple, dict, list]:
-        """``(args, kwargs, leaves)`` with arrays as dualad tensors (see ``sample_to_tensors``)."""
-        return sample_to_tensors(self, requires_grad=requires_grad)
+    def tensors(self, *, requires_grad: bool = True, device=None) -> tuple[tuple, dict, list]:
+        """``(args, kwargs, leaves)`` with arrays as dualad tensors on ``device`` (the test
+        device by default; see ``sample_to_tensors``)."""
+        return sample_to_tensors(self, requires_grad=requires_grad, device=device)
 
 
 @dataclass

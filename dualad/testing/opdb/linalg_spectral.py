@@ -90,7 +90,7 @@ def _np_projected(V, w):
 
 def _eigh_fn(a, UPLO="L"):
     L, V = spectral.eigh(_sym(a), UPLO)
-    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V)))
+    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V), device=V.device))
 
 
 def _eigh_ref(a, UPLO="L"):
@@ -130,7 +130,7 @@ def _svd_fn(a, full_matrices=False):
     U, S, Vh = spectral.svd(a, full_matrices=full_matrices)
     k = S.shape[-1]
     U, Vh = U[..., :k], Vh[..., :k, :]
-    return S, (U * dualad.tensor(_weights(k, U))) @ Vh
+    return S, (U * dualad.tensor(_weights(k, U), device=U.device)) @ Vh
 
 
 def _svd_ref(a, full_matrices=False):
@@ -234,7 +234,7 @@ def _complex_of(x):
 
 def _eig_fn(a):
     L, V = eigen_general.eig(a)
-    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V)))
+    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V), device=V.device))
 
 
 def _eig_ref(a):
