@@ -173,6 +173,8 @@ def _check_single(info, sample: Sample, name: str, dims: list) -> None:
     ]
     try:
         actual = _outputs(dualad.vmap(fn, in_dims=tuple(dims))(*inputs))
+    except NotImplementedError:
+        raise  # (what CuPy lacks: the device test mode expects it by this class)
     except Exception as exc:
         if _expect_failure(info, sample, dims, exc):
             return
