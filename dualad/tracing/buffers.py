@@ -7,7 +7,8 @@ into an argument slot when that slot
 - is read by this instruction only and is not returned (so it is dead afterwards, and no view
   of it was ever made: a view is a reader),
 - was made by an op that always returns a new array (a ufunc call, ``matmul``, the fused
-  ``*_backward`` ops), not an input, a constant or a view,
+  ``*_backward`` ops, ``index_put_zeros``: the transpose of slicing), not an input, a constant
+  or a view,
 - has the result's shape, dtype and strides in the trace, and is large enough that allocating
   it costs something (``MIN_BYTES``: small arrays come from NumPy's cache, and ``out=`` only
   adds the keyword's cost).
@@ -35,7 +36,7 @@ _UFUNC_OF = {
     operator.truediv: "true_divide",
     operator.neg: "negative",
 }
-_NEW_ARRAY = frozenset(("matmul", "tanh_backward", "sigmoid_backward"))
+_NEW_ARRAY = frozenset(("matmul", "tanh_backward", "sigmoid_backward", "index_put_zeros"))
 MIN_BYTES = 1 << 16
 
 

@@ -306,3 +306,57 @@ def test_sparse_hessian_argnums_and_errors():
 def test_sparse_hessian_of_an_affine_function_is_empty():
     H = sparse_hessian(lambda x: (3 * x).sum())(np.ones(4))
     assert H.shape == (4, 4) and H.nnz == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the jitted compressed evaluation
+
+
+def test_later_calls_replay_the_jitted_evaluation():
+    jac = sparse_jacobian(tridiagonal_residual)
+    x = np.linspace(-1.0, 1.0, 30)
+    for scale in (1.0, 2.0, -0.5):
+        _same_as_dense(jac, tridiagonal_residual, x * scale)
+    info = _plan(jac).evaluate.cache_info()
+    assert (info.misses, info.hits, info.eager_calls) == (1, 2, 0)
+
+
+def test_in_place_ops_on_the_argument_leave_the_seeds_alone():
+    def f(x):
+        x.mul_(2.0)  # writes into the dual's tangent too: a view of the seed rows
+        return x[1:] * x[:-1]
+
+    x = np.arange(1.0, 7.0)
+    jac = sparse_jacobian(f)
+    for _ in range(3):  # the first call (traced), then replays
+        _same_as_dense(jac, f, x)
+    np.testing.assert_array_equal(x, np.arange(1.0, 7.0))
+    # eagerly (an argument that dualad.jit does not take): the same
+    jac = sparse_jacobian(lambda x, fn: fn(x))
+    for _ in range(2):
+        J = jac(x, f)
+        np.testing.assert_allclose(J.toarray(), np.asarray(jacfwd(f)(x)))
+
+
+def test_other_arguments_change_between_calls():
+    def f(x, c, w):
+        return x[1:] * x[:-1] * c + w[1:] * x[1:]
+
+    jac = sparse_jacobian(f)
+    x = np.arange(1.0, 6.0)
+    for c, w in ((2.0, np.ones(5)), (-3.0, np.arange(5.0)), (2.0, np.full(5, 7.0))):
+        J = jac(x, c, w)
+        np.testing.assert_allclose(J.toarray(), np.asarray(jacfwd(f)(x, c, w)))
+
+
+def test_arguments_that_require_grad_and_calls_under_transforms():
+    x = dualad.tensor(np.arange(1.0, 6.0), requires_grad=True)
+    w = dualad.tensor(np.arange(2.0, 7.0), requires_grad=True)
+    jac = sparse_jacobian(lambda x, w: x**2 * w)
+    expect = np.diag(2 * np.arange(1.0, 6.0) * np.arange(2.0, 7.0))
+    for _ in range(2):
+        np.testing.assert_allclose(jac(x, w).toarray(), expect)
+    # inside another transform the evaluation runs eagerly: the same matrix
+    seen = []
+    dualad.func.grad(lambda v: seen.append(jac(x.detach(), w.detach())) or (v**2).sum())(x)
+    np.testing.assert_allclose(seen[0].toarray(), expect)
