@@ -46,6 +46,10 @@ _DETECT = [None]
 _JIT = [None]
 # programs a plan's jitted evaluation keeps (argument signatures, guard outcomes of ``fn``)
 _MAX_TRACES = 8
+# detections per input signature that read indices computed from the inputs at their traced
+# values (exact, guarded); later ones use the rules that hold for any values, so that a
+# function whose indices change at every call does not pay a detection per call
+_TRUSTED_DETECTIONS = 2
 
 
 def install_detector(detect, jit) -> None:
@@ -116,6 +120,7 @@ class SparseDerivative:
         self.user_pattern = _user_pattern(sparsity, self.title)
         self.pattern = self.user_pattern
         self._plans: dict = {}
+        self._detections: dict = {}  # input signature -> how many detections it took
         functools.update_wrapper(self, fn, updated=())
 
     # ------------------------------------------------------------------ calling
@@ -147,7 +152,8 @@ class SparseDerivative:
         ):
             plan = None  # the function takes another branch: detect again
         if plan is None:
-            plan = self._plan(restricted, diff)
+            count = self._detections[key] = self._detections.get(key, 0) + 1
+            plan = self._plan(restricted, diff, trust_values=count <= _TRUSTED_DETECTIONS)
             self._plans[key] = plan
         self.pattern = plan.pattern
         if plan.k == 0:
@@ -163,11 +169,13 @@ class SparseDerivative:
         return self._result(plan, plan.entries(compressed, xp), diff, xp)
 
     # ------------------------------------------------------------------ the plan
-    def _plan(self, restricted, diff: list) -> _Plan:
+    def _plan(self, restricted, diff: list, trust_values: bool) -> _Plan:
         n = sum(int(x.numel()) for x in diff)
         detection = None
         if self.user_pattern is None:
-            detection = _DETECT[0](restricted, diff, self.title, hessian=self.hessian)
+            detection = _DETECT[0](
+                restricted, diff, self.title, hessian=self.hessian, trust_values=trust_values
+            )
             pattern = detection.hessian if self.hessian else detection.pattern
             out_shape = detection.out_shape
             if detection.replay is None:

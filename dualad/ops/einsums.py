@@ -354,7 +354,14 @@ def _einsum_batch(op, args, bdims, params):
 
 
 _einsum_op = register(
-    OpDef("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp, batch=_einsum_batch)
+    OpDef(
+        "einsum",
+        _einsum_impl,
+        vjp=_einsum_vjp,
+        jvp=_einsum_jvp,
+        batch=_einsum_batch,
+        sparsity=("einsum", "bilinear"),
+    )
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .._dispatch import OpDef, apply1, register
-from .._opdef import LINEAR_DENSE
+from .._opdef import SCAN
 from ._dims import normalize_dim, pick_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _check_ordered, _dim_batch, _promote_integral, _to_floating
@@ -36,7 +36,7 @@ _cumsum_op = linear(
     _cumsum_impl,
     lambda ct, x, *, dim, reverse: _cumsum(ct, dim, not reverse),
     batch=_dim_batch,
-    sparsity=LINEAR_DENSE,
+    sparsity=SCAN,
 )
 
 
@@ -166,6 +166,7 @@ _logcumsumexp_op = register(
         jvp=_logcumsumexp_jvp,
         batch=_dim_batch,
         save_out=True,
+        sparsity=("scan", "nonlinear"),
     )
 )
 
