@@ -246,7 +246,7 @@ class SparseDerivative:
             # into its tangent, a view of the cached seeds (a replay copies an input it writes)
             seeds = seeds.clone()
         diff = tuple(args[i] for i in nums)
-        restricted = _restricted(self.fn, args, nums)
+        restricted = _one_tensor(_restricted(self.fn, args, nums), self.title)
         if plan.mode == "rows":
             out, vjp_fn = _vjp(restricted, diff, False, self.title)
             _check_output(out, plan, self.title)
@@ -320,12 +320,28 @@ def _user_pattern(sparsity, title: str):
     )
 
 
+def _one_tensor(fn, title: str):
+    """``fn``, raising TypeError when it returns anything but one tensor (the message the
+    detection gives too: ``tracing.sparsity.detect``)."""
+
+    def checked(*args):
+        out = fn(*args)
+        if not isinstance(out, Tensor):
+            hint = " (a NumPy array is a constant: no derivative)" if _is_array(out) else ""
+            raise TypeError(
+                f"dualad.func.{title}: the function must return one tensor, got "
+                f"{type(out).__name__}{hint}"
+            )
+        return out
+
+    return checked
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy")
+
+
 def _check_output(out, plan: _Plan, title: str) -> None:
-    if not isinstance(out, Tensor):
-        raise TypeError(
-            f"dualad.func.{title}: the function must return one tensor or array, got "
-            f"{type(out).__name__}"
-        )
     m = int(out.numel())
     if m != plan.pattern.shape[0]:
         raise ValueError(

@@ -106,9 +106,10 @@ def detect(
             f"({level.eager_only}); pass the pattern as sparsity="
         )
     if not isinstance(out, Tensor):
+        array = isinstance(out, np.ndarray) or type(out).__module__.startswith("cupy")
         raise TypeError(
-            f"dualad.func.{title}: the function must return one tensor or array, got "
-            f"{type(out).__name__}"
+            f"dualad.func.{title}: the function must return one tensor, got "
+            f"{type(out).__name__}" + (" (a NumPy array is a constant: no derivative)" * array)
         )
     program = level.program
     sizes = [int(t._data.size) for t in tensors]

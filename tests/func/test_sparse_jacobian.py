@@ -197,10 +197,23 @@ def test_bad_sparsity_arguments():
 
 
 def test_non_array_outputs():
-    with pytest.raises(TypeError, match="must return one tensor or array, got tuple"):
+    with pytest.raises(TypeError, match="must return one tensor, got tuple"):
         sparse_jacobian(lambda x: (x, x))(np.ones(3))
-    with pytest.raises(TypeError, match="must return one tensor or array, got float"):
+    with pytest.raises(TypeError, match="must return one tensor, got float"):
         sparse_jacobian(lambda x: 1.0)(np.ones(3))
+    for bad in (None, {"a": 1}):
+        with pytest.raises(TypeError, match="must return one tensor, got"):
+            sparse_hessian(lambda x, bad=bad: bad)(np.ones(3))
+    with pytest.raises(TypeError, match=r"got ndarray \(a NumPy array is a constant"):
+        sparse_jacobian(lambda x: np.ones(3))(np.ones(3))
+    # with a pattern given (no detection), the evaluation says the same
+    pattern = sp.eye(3, dtype=bool)
+    with pytest.raises(TypeError, match="must return one tensor, got list"):
+        sparse_jacobian(lambda x: [x], sparsity=pattern)(np.ones(3))
+    with pytest.raises(TypeError, match="must return one tensor, got tuple"):
+        sparse_jacobian(lambda x: (x,), sparsity=pattern.tocsc())(np.ones(3))
+    # outputs without derivatives (booleans, integers): a zero Jacobian, as jacfwd gives
+    assert sparse_jacobian(lambda x: x > 0)(np.ones(3)).nnz == 0
 
 
 def test_inputs_that_are_not_real_floating():
@@ -362,3 +375,23 @@ def test_arguments_that_require_grad_and_calls_under_transforms():
     seen = []
     dualad.func.grad(lambda v: seen.append(jac(x.detach(), w.detach())) or (v**2).sum())(x)
     np.testing.assert_allclose(seen[0].toarray(), expect)
+
+
+def test_indices_computed_from_the_inputs_are_exact_guarded_then_conservative():
+    def f(x):
+        return dualad.sort(x, 0).values * 2.0
+
+    jac = sparse_jacobian(f)
+    rng = np.random.default_rng(5)
+    first = rng.permutation(6).astype(float)
+    _same_as_dense(jac, f, first)
+    assert jac.pattern.nnz == 6  # a permutation: exact at the traced order
+    assert _plan(jac).detection is not None  # guarded: the order is checked on each call
+    _same_as_dense(jac, f, first * 3.0)  # the same order: no new detection
+    assert jac._detections == {(((6,), np.dtype("float64"), np.ndarray),): 1}
+    _same_as_dense(jac, f, first[::-1].copy())  # another order: detected again, exact
+    assert jac.pattern.nnz == 6
+    _same_as_dense(jac, f, rng.permutation(6).astype(float))  # a third: for any order
+    assert jac.pattern.nnz == 36 and _plan(jac).detection is None
+    _same_as_dense(jac, f, rng.permutation(6).astype(float))  # (no guard left to fail)
+    assert sum(jac._detections.values()) == 3
