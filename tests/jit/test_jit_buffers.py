@@ -90,3 +90,21 @@ def test_every_size_through_transforms_equals_eager(transform):
         x = _t(seed, 3, 5) if "vmap" in repr(fn) else _t(seed, 5)
         _same(jitted(x), fn(x))
     assert _reused(jitted.source(x)) > 0
+
+
+def test_the_transposes_of_slicing_are_temporaries_too():
+    # the gradient of a stencil adds the zero-padded cotangents of its slices
+    # (``index_put_zeros``): the sums write into them
+    def energy(x):
+        return ((x[1:] - x[:-1]) ** 2).sum() + (x[2:] * x[:-2]).sum()
+
+    jitted = dualad.jit(func.grad(energy))
+    for seed in range(2):
+        x = _t(seed, 20_000)
+        _same(jitted(x), func.grad(energy)(x))
+    source = jitted.source(x)
+    lines = [line for line in source.splitlines() if "# add" in line]
+    puts = {
+        line.split(" = ")[0].strip() for line in source.splitlines() if "index_put_zeros" in line
+    }
+    assert any(f"out={slot}" in line for line in lines for slot in puts)
