@@ -6,10 +6,17 @@ by columns), ``vjp`` (coloured by rows: chosen when it needs fewer colours) or `
 (forward over reverse, star colouring), and reads the entries out of the compressed product
 into ``scipy.sparse`` CSR (``cupyx.scipy.sparse`` for CuPy inputs).
 
+The compressed evaluation is compiled by ``dualad.jit`` (installed up by ``dualad.tracing``)
+at its first call: later calls replay it as straight-line array code, the cached seed matrix
+passed in without a copy (a replay copies an input it writes; the eager path, taken where jit
+declines, copies it first).
+
 The transformed function keeps, per input signature (shapes and dtypes), the pattern, the
-colouring and the read indices; ``.pattern`` is the latest one. A detected pattern whose
-trace read values into Python (``if x.sum() > 0``) is checked on every call: when the
-function would take another branch, the pattern is detected again.
+colouring, the seed matrix, the read indices and the compiled evaluation; ``.pattern`` is the
+latest one. A detected pattern whose trace read values into Python (``if x.sum() > 0``) or
+indices computed from the inputs (``sort``) is checked on every call: when the function would
+take another branch or pick other elements, the pattern is detected again (from the third
+detection of a signature on, computed indices are not trusted: ``_TRUSTED_DETECTIONS``).
 """
 
 from __future__ import annotations
