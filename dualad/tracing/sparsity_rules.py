@@ -123,6 +123,7 @@ def scan(params, shape, pattern):
     dim = params.get("dim")
     if dim is None or not shape:
         return None
+    dim = int(dim) % len(shape)
     length = shape[dim]
     lines_count = numel(shape) // max(length, 1)
     if lines_count * length * (length + 1) // 2 > LIMIT:
@@ -147,6 +148,7 @@ def select(params, shape, out_shape, index):
     index = np.asarray(index)
     if dim is None or not shape or index.shape != out_shape or index.dtype.kind not in "iu":
         return None
+    dim = int(dim) % len(shape)
     keepdim = params.get("keepdim", True) or len(out_shape) == len(shape)
     if not keepdim:
         index = np.expand_dims(index, dim)
