@@ -353,6 +353,8 @@ def _einsum_batch(op, args, bdims, params):
     return contract(",".join(new_terms) + "->" + batch + output, moved), 0
 
 
+# (sparsity: an output element reads the operand elements whose labels agree with its own)
+_RULE = ("einsum", "bilinear")
 _einsum_op = register(
     OpDef(
         "einsum",
@@ -360,7 +362,7 @@ _einsum_op = register(
         vjp=_einsum_vjp,
         jvp=_einsum_jvp,
         batch=_einsum_batch,
-        sparsity=("einsum", "bilinear"),
+        sparsity=_RULE,
     )
 )
 
