@@ -253,9 +253,11 @@ def _bilinear_op(name: str, impl, vjp, node_name: str | None = None, sparsity=No
     return op
 
 
-# (the transposed ones keep the dense rule: they appear in VJPs, rarely in traced functions)
+# (conv_weight keeps the dense rule: it appears in VJPs, rarely in traced functions)
 _conv_op = _bilinear_op(
     "conv", _conv_impl, _conv_vjp, "ConvolutionBackward0", sparsity=("conv", "bilinear")
 )
-_conv_input_op = _bilinear_op("conv_input", _conv_input_impl, _conv_input_vjp)
+_conv_input_op = _bilinear_op(
+    "conv_input", _conv_input_impl, _conv_input_vjp, sparsity=("conv_transpose", "bilinear")
+)
 _conv_weight_op = _bilinear_op("conv_weight", _conv_weight_impl, _conv_weight_vjp)

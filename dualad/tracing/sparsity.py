@@ -396,6 +396,8 @@ class _Propagation:
             found = rules.einsum(params.get("equation", ""), shapes, out_shape)
         elif family == "conv" and len(args) == 2:
             found = rules.conv(params, shapes[0], shapes[1], out_shape)
+        elif family == "conv_transpose" and len(args) == 2:
+            found = rules.conv_transpose(params, shapes[0], shapes[1], out_shape)
         elif family == "convolve" and len(args) == 2:
             found = rules.convolve(shapes[0], shapes[1], out_shape)
         else:
@@ -537,7 +539,7 @@ def _from_columns(columns, n: int):
     )
 
 
-_PRODUCTS = ("matmul", "einsum", "conv", "convolve")
+_PRODUCTS = ("matmul", "einsum", "conv", "conv_transpose", "convolve")
 
 
 def _mask(value, shape, pattern):

@@ -24,7 +24,8 @@ uses the conservative dense rule), so a rule can make a pattern only smaller, ne
   on the labels they share (a sum over the others);
 - ``conv`` (N-d, PyTorch's cross-correlation, with stride, padding, dilation and groups): output
   ``(n, o, p)`` reads the input's window at ``p`` on the channels of ``o``'s group, and the
-  kernel ``w[o]``;
+  kernel ``w[o]``; ``conv_transpose`` (``conv_input``, the transposed convolution) the
+  transpose of that selection, and the kernel entries of its channel;
 - ``convolve`` (NumPy's full ``convolve``): ``out[i]`` reads ``a[j]`` and ``v[i - j]``.
 
 A selection whose construction would hold more than ``LIMIT`` entries gives None (the dense
@@ -287,6 +288,34 @@ def conv(params, x_shape, w_shape, out_shape):
     return sel_x, sel_w
 
 
+def conv_transpose(params, y_shape, w_shape, x_shape):
+    """Selections ``(S_y, S_w)`` of the transposed convolution ``conv_input(y, w) -> x``: an
+    element of ``x`` reads the elements of ``y`` whose windows hold it (the transpose of
+    ``conv``'s selection of ``x``), and the kernel entries of its channel in its group."""
+    found = conv(params, x_shape, w_shape, y_shape)
+    if found is None:
+        return None
+    groups = params["groups"]
+    x_shape, w_shape = tuple(x_shape), tuple(w_shape)
+    n = x_shape[0]
+    c_group = w_shape[1]
+    per_out = w_shape[0] // groups
+    k = numel(w_shape[2:])
+    spatial = numel(x_shape[2:])
+    if numel(x_shape) * per_out * k > LIMIT:
+        return None
+    w_ids = np.arange(numel(w_shape)).reshape(groups, per_out, c_group, k)
+    reads = w_ids.transpose(0, 2, 1, 3).reshape(1, groups, c_group, 1, per_out * k)
+    shape = (n, groups, c_group, spatial, per_out * k)
+    rows = np.arange(numel(x_shape)).reshape(n, groups, c_group, spatial, 1)
+    sel_w = _selection(
+        np.broadcast_to(rows, shape),
+        np.broadcast_to(reads, shape),
+        (numel(x_shape), numel(w_shape)),
+    )
+    return found[0].T.tocsr(), sel_w
+
+
 def convolve(a_shape, v_shape, out_shape):
     """Selections of NumPy's full ``convolve(a, v)``: ``out[i]`` reads ``a[j]``, ``v[i - j]``."""
     if len(a_shape) != 1 or len(v_shape) != 1:
@@ -300,4 +329,14 @@ def convolve(a_shape, v_shape, out_shape):
     return _selection(rows, j, (size, na)), _selection(rows, m, (size, nv))
 
 
-__all__ = ["LIMIT", "conv", "convolve", "einsum", "lines", "matmul", "scan", "select"]
+__all__ = [
+    "LIMIT",
+    "conv",
+    "conv_transpose",
+    "convolve",
+    "einsum",
+    "lines",
+    "matmul",
+    "scan",
+    "select",
+]
