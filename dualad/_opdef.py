@@ -16,6 +16,9 @@ GATHER = ("gather", "affine")
 ELEMENTWISE_AFFINE = ("elementwise", "affine")
 REDUCE_AFFINE = ("reduce", "affine")
 LINEAR_DENSE = ("dense", "affine")  # linear, every output element depending on every input
+SCAN = ("scan", "affine")  # cumsum: lower triangular along params["dim"]
+LINES = ("lines", "affine")  # FFTs: whole lines along the axes
+SELECT = ("select", "affine")  # values at the index output (sort, topk, max along a dim)
 
 
 class OpDef:
@@ -35,7 +38,12 @@ class OpDef:
         are copies of the arguments' elements, or zeros: views, slicing, joining, padding),
         "reduce" (over ``params["dims"]``), "matmul" (products of matrices and vectors: the
         arguments' patterns combined through the other argument's nonzeros where it is
-        constant), "zero" (zero derivative); curvature "affine" (no
+        constant; stacks broadcast), "einsum", "conv", "conv_transpose" and "convolve" (sums
+        of products over the index sets their parameters give), "scan" (element ``t`` of a
+        line along ``params["dim"]`` depends on elements ``s <= t``: cumsum, cumprod),
+        "lines" (on the whole line along the axes: FFTs, softmax), "select" (the values at
+        the positions of the op's index output: sort, topk, max along a dim) (the rules of
+        these: ``dualad.tracing.sparsity_rules``), "zero" (zero derivative); curvature "affine" (no
         second derivative), "bilinear" (none unless two arguments vary), "linear_in_first"
         (none unless an argument after the first varies: ``a / b``), "nonlinear". None,
         the default, is the conservative rule: every output element depends on every element

@@ -6,10 +6,17 @@ by columns), ``vjp`` (coloured by rows: chosen when it needs fewer colours) or `
 (forward over reverse, star colouring), and reads the entries out of the compressed product
 into ``scipy.sparse`` CSR (``cupyx.scipy.sparse`` for CuPy inputs).
 
+The compressed evaluation is compiled by ``dualad.jit`` (installed up by ``dualad.tracing``)
+at its first call: later calls replay it as straight-line array code, the cached seed matrix
+passed in without a copy (a replay copies an input it writes; the eager path, taken where jit
+declines, copies it first).
+
 The transformed function keeps, per input signature (shapes and dtypes), the pattern, the
-colouring and the read indices; ``.pattern`` is the latest one. A detected pattern whose
-trace read values into Python (``if x.sum() > 0``) is checked on every call: when the
-function would take another branch, the pattern is detected again.
+colouring, the seed matrix, the read indices and the compiled evaluation; ``.pattern`` is the
+latest one. A detected pattern whose trace read values into Python (``if x.sum() > 0``) or
+indices computed from the inputs (``sort``) is checked on every call: when the function would
+take another branch or pick other elements, the pattern is detected again (from the third
+detection of a signature on, computed indices are not trusted: ``_TRUSTED_DETECTIONS``).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import scipy.sparse as sp
 
 from .._backend import xp_of
 from .._tensor import Tensor, wrap
+from .._tree import tree_map
 from ..ops import cat
 from ..vmap.api import vmap
 from ._arrays import convert_args
@@ -38,14 +46,24 @@ from ._forward import _jvp
 from ._jacobians import _restricted
 from ._reverse import _vjp, grad
 
-# ``dualad.tracing.sparsity.detect``, installed by ``dualad.tracing`` (which imports this
-# package: the detection runs on the trace level, installed up like the tape's recorder)
+# ``dualad.tracing.sparsity.detect`` and ``dualad.jit``, installed by ``dualad.tracing`` (which
+# imports this package: the detection runs on the trace level, installed up like the tape's
+# recorder)
 _DETECT = [None]
+_JIT = [None]
+# programs a plan's jitted evaluation keeps (argument signatures, guard outcomes of ``fn``)
+_MAX_TRACES = 8
+# detections per input signature that read indices computed from the inputs at their traced
+# values (exact, guarded); later ones use the rules that hold for any values, so that a
+# function whose indices change at every call does not pay a detection per call
+_TRUSTED_DETECTIONS = 2
 
 
-def install_detector(detect) -> None:
-    """Called once by ``dualad.tracing``: the detection of dependency patterns."""
+def install_detector(detect, jit) -> None:
+    """Called once by ``dualad.tracing``: the detection of dependency patterns, and ``jit``
+    (which compiles the compressed evaluations)."""
     _DETECT[0] = detect
+    _JIT[0] = jit
 
 
 class _Plan:
@@ -54,6 +72,7 @@ class _Plan:
     __slots__ = (
         "colours",
         "detection",
+        "evaluate",
         "k",
         "mode",
         "out_shape",
@@ -87,6 +106,7 @@ class _Plan:
                 xp.asarray(pattern.indptr),
             )
         return structure
+        self.evaluate = None  # the jitted compressed evaluation, made at its first use
 
     def seed_matrix(self, size: int, dtype, xp):
         """The ``(k, size)`` seed matrix (row c: the indicator of colour c), made once."""
@@ -106,7 +126,7 @@ class _Plan:
         if take is None:
             first, second = self.reads
             take = self.takes[key] = xp.asarray(first.astype(np.int64) * width + second)
-        return compressed.reshape(-1)[take]
+        return xp.take(compressed.reshape(-1), take)
 
 
 class SparseDerivative:
@@ -121,12 +141,16 @@ class SparseDerivative:
         self.user_pattern = _user_pattern(sparsity, self.title)
         self.pattern = self.user_pattern
         self._plans: dict = {}
+        self._detections: dict = {}  # input signature -> how many detections it took
         functools.update_wrapper(self, fn, updated=())
 
     # ------------------------------------------------------------------ calling
     def __call__(self, *args):
         nums = _normalize_argnums(self.argnums, len(args), f"dualad.func.{self.title}")
         args, _ = convert_args(args, nums, {}, self.title)
+        # the result is a matrix of numbers, without autograd history: the arguments' own
+        # histories are not needed (and a traced function may not close over them)
+        args = tree_map(_detached, args)
         diff = [args[i] for i in nums]
         for i, x in zip(nums, diff):
             if not isinstance(x, Tensor):
@@ -149,13 +173,14 @@ class SparseDerivative:
         ):
             plan = None  # the function takes another branch: detect again
         if plan is None:
-            plan = self._plan(restricted, diff)
+            count = self._detections[key] = self._detections.get(key, 0) + 1
+            plan = self._plan(restricted, diff, trust_values=count <= _TRUSTED_DETECTIONS)
             self._plans[key] = plan
         self.pattern = plan.pattern
         if plan.k == 0:  # (no nonzero: a matrix of the inputs' array module all the same)
             xp = xp_of(diff[0]._data)
             return self._result(plan, xp.zeros(plan.pattern.nnz, dtype=diff[0].dtype), diff, xp)
-        compressed = self._compressed(plan, restricted, diff)
+        compressed = self._compressed(plan, args, nums, diff)
         if compressed.dtype.kind == "c":
             raise RuntimeError(
                 f"dualad.func.{self.title}: the function's output is complex; sparse "
@@ -165,11 +190,13 @@ class SparseDerivative:
         return self._result(plan, plan.entries(compressed, xp), diff, xp)
 
     # ------------------------------------------------------------------ the plan
-    def _plan(self, restricted, diff: list) -> _Plan:
+    def _plan(self, restricted, diff: list, trust_values: bool) -> _Plan:
         n = sum(int(x.numel()) for x in diff)
         detection = None
         if self.user_pattern is None:
-            detection = _DETECT[0](restricted, diff, self.title, hessian=self.hessian)
+            detection = _DETECT[0](
+                restricted, diff, self.title, hessian=self.hessian, trust_values=trust_values
+            )
             pattern = detection.hessian if self.hessian else detection.pattern
             out_shape = detection.out_shape
             if detection.replay is None:
@@ -214,34 +241,56 @@ class SparseDerivative:
         return _Plan(pattern, out_shape, mode, colours, k, reads, detection)
 
     # ------------------------------------------------------------------ evaluation
-    def _compressed(self, plan: _Plan, restricted, diff: list):
-        """The compressed product as an array of shape ``(k, m)`` or ``(k, n)``."""
+    def _compressed(self, plan: _Plan, args: tuple, nums: tuple, diff: list):
+        """The compressed product as an array of shape ``(k, m)`` or ``(k, n)``: jitted (one
+        trace per plan and argument signature, then straight-line array code), eager when an
+        argument that is not differentiated is not something ``dualad.jit`` takes."""
         like = diff[0]
         xp = xp_of(like._data)
+        size = plan.pattern.shape[0] if plan.mode == "rows" else plan.colours.size
+        seeds = wrap(plan.seed_matrix(size, like.dtype, xp))
+        if all(_jittable(a) for i, a in enumerate(args) if i not in nums):
+            if plan.evaluate is None:
+                plan.evaluate = _JIT[0](
+                    functools.partial(self._evaluate, plan, nums), max_traces=_MAX_TRACES
+                )
+            out = plan.evaluate(seeds, *args)
+        else:
+            out = self._evaluate(plan, nums, seeds, *args)
+        return out._data if isinstance(out, Tensor) else out
+
+    def _evaluate(self, plan: _Plan, nums: tuple, seeds, *args):
+        """The compressed product of ``self.fn`` at ``args`` as a ``(k, width)`` tensor: one
+        vmapped ``vjp``, ``jvp`` or forward-over-reverse ``hvp`` of the seed rows."""
+        if type(seeds) is Tensor:
+            # run eagerly, not traced: an in-place op of the function on an argument writes
+            # into its tangent, a view of the cached seeds (a replay copies an input it writes)
+            seeds = seeds.clone()
+        diff = tuple(args[i] for i in nums)
+        restricted = _one_tensor(_restricted(self.fn, args, nums), self.title)
         if plan.mode == "rows":
-            out, vjp_fn = _vjp(restricted, tuple(diff), False, self.title)
+            out, vjp_fn = _vjp(restricted, diff, False, self.title)
             _check_output(out, plan, self.title)
-            m = int(out.numel())
-            seeds = _seeds(plan, m, out, xp).reshape(plan.k, *out.shape)
-            columns = vmap(vjp_fn)(seeds)
-            return _joined(columns, plan.k)._data
-        seeds = _seeds(plan, plan.colours.size, like, xp)
+            columns = vmap(vjp_fn)(seeds.reshape(plan.k, *out.shape))
+            return _joined(columns, plan.k)
         blocks = _split(seeds, diff, plan.k)
         if plan.mode == "symmetric":
             gradient = grad(restricted, argnums=tuple(range(len(diff))))
 
             def push(*tangents):
-                out = _jvp(gradient, tuple(diff), tangents, False, False, self.title)[1]
+                out = _jvp(gradient, diff, tangents, False, False, self.title)[1]
+                if len(out) == 1:
+                    return out[0].reshape(-1)
                 return cat([t.reshape(-1) for t in out])
 
-            return vmap(push)(*blocks)._data
+            return vmap(push)(*blocks)
 
         def push(*tangents):
-            out, tangent = _jvp(restricted, tuple(diff), tangents, False, False, self.title)
+            out, tangent = _jvp(restricted, diff, tangents, False, False, self.title)
             _check_output(out, plan, self.title)
             return tangent.reshape(-1)
 
-        return vmap(push)(*blocks)._data
+        return vmap(push)(*blocks)
 
     def _result(self, plan: _Plan, data, diff: list, xp):
         pattern = plan.pattern
@@ -290,12 +339,28 @@ def _user_pattern(sparsity, title: str):
     )
 
 
+def _one_tensor(fn, title: str):
+    """``fn``, raising TypeError when it returns anything but one tensor (the message the
+    detection gives too: ``tracing.sparsity.detect``)."""
+
+    def checked(*args):
+        out = fn(*args)
+        if not isinstance(out, Tensor):
+            hint = " (a NumPy array is a constant: no derivative)" if _is_array(out) else ""
+            raise TypeError(
+                f"dualad.func.{title}: the function must return one tensor, got "
+                f"{type(out).__name__}{hint}"
+            )
+        return out
+
+    return checked
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy")
+
+
 def _check_output(out, plan: _Plan, title: str) -> None:
-    if not isinstance(out, Tensor):
-        raise TypeError(
-            f"dualad.func.{title}: the function must return one tensor or array, got "
-            f"{type(out).__name__}"
-        )
     m = int(out.numel())
     if m != plan.pattern.shape[0]:
         raise ValueError(
@@ -304,10 +369,26 @@ def _check_output(out, plan: _Plan, title: str) -> None:
         )
 
 
-def _seeds(plan: _Plan, size: int, like, xp):
-    """The seed matrix as a fresh tensor (a copy: the function may write into its inputs'
-    tangents in place)."""
-    return wrap(plan.seed_matrix(size, like.dtype, xp).copy())
+def _detached(value):
+    return value.detach() if type(value) is Tensor and value.requires_grad else value
+
+
+def _jittable(value) -> bool:
+    """Whether ``dualad.jit`` takes ``value`` as an argument (its signature's leaves), without
+    falling back to an eager call: a tensor (detached), an array, a number, a string or None,
+    or tuples, lists and dicts of them."""
+    kind = type(value)
+    if kind in (bool, int, float, complex, str, type(None)):
+        return True
+    if kind is Tensor:
+        return True
+    if kind in (tuple, list):
+        return all(_jittable(v) for v in value)
+    if kind is dict:
+        return all(_jittable(v) for v in value.values())
+    if isinstance(value, (np.ndarray, np.generic)) or kind.__module__.startswith("cupy"):
+        return value.dtype.kind in "biufc"  # (an array of numbers: NumPy's or CuPy's)
+    return False
 
 
 def _split(seeds, diff: list, k: int) -> list:

@@ -277,8 +277,11 @@ def binary(
         if t_a is not None and da is not None:
             total = _tangent_times(t_a, const_a or da(a, b, y))
         if t_b is not None and db is not None:
-            term = _tangent_times(t_b, const_b or db(a, b, y))
-            total = term if total is None else total + term
+            if const_b == -1 and total is not None:
+                total = total - t_b  # (sub: the same bits as adding -t_b, without the negation)
+            else:
+                term = _tangent_times(t_b, const_b or db(a, b, y))
+                total = term if total is None else total + term
         return _broadcast_to_output(total, y)
 
     if rules is not None:

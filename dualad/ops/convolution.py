@@ -232,7 +232,7 @@ def _conv_batch(op, args, bdims, params):
     return _unfold(dispatch(op, tuple(args), params), *folds[roles[2]], size), 0
 
 
-def _bilinear_op(name: str, impl, vjp, node_name: str | None = None) -> OpDef:
+def _bilinear_op(name: str, impl, vjp, node_name: str | None = None, sparsity=None) -> OpDef:
     """An op bilinear in its two arguments: its JVP is ``op(ta, b) + op(a, tb)``."""
 
     def same_op(a, b, **params):
@@ -247,11 +247,17 @@ def _bilinear_op(name: str, impl, vjp, node_name: str | None = None) -> OpDef:
             batch=_conv_batch,
             save_mask=_keep_other,
             node_name=node_name,
+            sparsity=sparsity,
         )
     )
     return op
 
 
-_conv_op = _bilinear_op("conv", _conv_impl, _conv_vjp, "ConvolutionBackward0")
-_conv_input_op = _bilinear_op("conv_input", _conv_input_impl, _conv_input_vjp)
+# (conv_weight keeps the dense rule: it appears in VJPs, rarely in traced functions)
+_conv_op = _bilinear_op(
+    "conv", _conv_impl, _conv_vjp, "ConvolutionBackward0", sparsity=("conv", "bilinear")
+)
+_conv_input_op = _bilinear_op(
+    "conv_input", _conv_input_impl, _conv_input_vjp, sparsity=("conv_transpose", "bilinear")
+)
 _conv_weight_op = _bilinear_op("conv_weight", _conv_weight_impl, _conv_weight_vjp)

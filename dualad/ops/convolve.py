@@ -54,6 +54,7 @@ convolve_full_op = register(
         vjp=_convolve_vjp,
         jvp=_convolve_jvp,
         batch=leading_batch,
+        sparsity=("convolve", "bilinear"),
     )
 )
 

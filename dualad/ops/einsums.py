@@ -353,8 +353,17 @@ def _einsum_batch(op, args, bdims, params):
     return contract(",".join(new_terms) + "->" + batch + output, moved), 0
 
 
+# (sparsity: an output element reads the operand elements whose labels agree with its own)
+_RULE = ("einsum", "bilinear")
 _einsum_op = register(
-    OpDef("einsum", _einsum_impl, vjp=_einsum_vjp, jvp=_einsum_jvp, batch=_einsum_batch)
+    OpDef(
+        "einsum",
+        _einsum_impl,
+        vjp=_einsum_vjp,
+        jvp=_einsum_jvp,
+        batch=_einsum_batch,
+        sparsity=_RULE,
+    )
 )
 
 

@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._dispatch import OpDef, apply, apply1, register
+from .._opdef import SELECT
 from .._tensor import Tensor
 from ._dims import normalize_dim, pick_dim, pick_keepdim
 from ._exports import Exports
@@ -183,6 +184,7 @@ def _select_op(name, largest, node_name):
             nout=2,
             nondiff_outputs=(1,),
             node_name=node_name,
+            sparsity=SELECT,
         )
     )
 

@@ -45,7 +45,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from .._backend import allocate_on
 from .._creation import as_tensor
 from .._dispatch import apply, dispatch
-from .._opdef import LINEAR_DENSE
+from .._opdef import LINES
 from ._exports import Exports
 from ._keys import IndexKey
 from .base import linear, move_bdim_to_front
@@ -109,7 +109,7 @@ _c2c_op = linear(
     _c2c_transpose,
     batch=_batch,
     node_name="FftC2CBackward0",
-    sparsity=LINEAR_DENSE,
+    sparsity=LINES,
 )
 
 
@@ -137,7 +137,7 @@ _r2c_op = linear(
     _r2c_transpose,
     batch=_batch,
     node_name="FftR2CBackward0",
-    sparsity=LINEAR_DENSE,
+    sparsity=LINES,
 )
 
 
@@ -170,7 +170,7 @@ _c2r_op = linear(
     _c2r_transpose,
     batch=_batch,
     node_name="FftC2RBackward0",
-    sparsity=LINEAR_DENSE,
+    sparsity=LINES,
 )
 
 

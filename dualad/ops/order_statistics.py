@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from .._dispatch import OpDef, apply1, register
+from .._opdef import SELECT
 from ._dims import normalize_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _dim_batch
@@ -58,6 +59,7 @@ _sort_op = register(
         nout=2,
         nondiff_outputs=(1,),
         node_name="SortBackward0",
+        sparsity=SELECT,
     )
 )
 

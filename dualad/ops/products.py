@@ -126,6 +126,7 @@ _cumprod_op = register(
         jvp=_cumprod_jvp,
         batch=_dim_batch,
         save_out=True,
+        sparsity=("scan", "nonlinear"),
     )
 )
 

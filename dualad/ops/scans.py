@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .._dispatch import OpDef, apply1, register
-from .._opdef import LINEAR_DENSE
+from .._opdef import SCAN
 from . import _xp_compat
 from ._dims import normalize_dim, pick_dim
 from ._exports import Exports
@@ -37,7 +37,7 @@ _cumsum_op = linear(
     _cumsum_impl,
     lambda ct, x, *, dim, reverse: _cumsum(ct, dim, not reverse),
     batch=_dim_batch,
-    sparsity=LINEAR_DENSE,
+    sparsity=SCAN,
 )
 
 
@@ -160,6 +160,7 @@ _logcumsumexp_op = register(
         jvp=_logcumsumexp_jvp,
         batch=_dim_batch,
         save_out=True,
+        sparsity=("scan", "nonlinear"),
     )
 )
 

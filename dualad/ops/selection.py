@@ -19,6 +19,7 @@ from collections import namedtuple
 from functools import partial
 
 from .._dispatch import OpDef, apply1, register
+from .._opdef import SELECT
 from . import _xp_compat
 from ._dims import normalize_dim
 from ._exports import Exports
@@ -64,6 +65,7 @@ def _picking_op(name, impl, node_name):
             nout=2,
             nondiff_outputs=(1,),
             node_name=node_name,
+            sparsity=SELECT,
         )
     )
 

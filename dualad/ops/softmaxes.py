@@ -114,6 +114,7 @@ _softmax_op = register(
         batch=_dim_batch,
         save_args=False,
         save_out=True,
+        sparsity=("lines", "nonlinear"),
     )
 )
 
@@ -126,6 +127,7 @@ _log_softmax_op = register(
         batch=_dim_batch,
         save_args=False,
         save_out=True,
+        sparsity=("lines", "nonlinear"),
     )
 )
 

@@ -24,6 +24,6 @@ from . import graphs, tangents  # noqa: F401
 from .api import CacheInfo, Jitted, RetraceWarning, jit
 from .sparsity import detect
 
-_sparse.install_detector(detect)
+_sparse.install_detector(detect, jit)
 
 __all__ = ["CacheInfo", "Jitted", "RetraceWarning", "jit"]

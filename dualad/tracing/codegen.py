@@ -154,6 +154,15 @@ def compile_program(program: Program, xp, fallback=None) -> tuple:
             op = instr.op
             args = [ref(r) for r in instr.args]
             direct = None
+            fused = reuse.get(n, False)
+            if fused is None:  # (an index_put_zeros that a slice addition below replaces)
+                continue
+            if fused and fused[0] == "put":  # (``buffers``: ``t[index] += ct`` in place)
+                _, buffer, source, key = fused
+                namespace[f"i{n}"] = key
+                lines.append(f"    s{buffer}[i{n}] += {ref(source)}  # add (index_put_zeros)")
+                lines.append(f"    s{instr.outs[0]} = s{buffer}")
+                continue
             if n in reuse:  # (``buffers``: the result goes into a dead temporary)
                 namespace[f"o{n}"], buffer = reuse[n]
                 lines.append(f"    s{instr.outs[0]} = o{n}({', '.join(args)}, out=s{buffer})")

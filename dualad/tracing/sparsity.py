@@ -48,7 +48,9 @@ from .._state import pop_level, push_level
 from .._tensor import Tensor, wrap
 from ..ops._batching import elementwise as _elementwise_batch
 from ..ops.base import _reduction_batch
+from . import sparsity_rules as rules
 from .codegen import RETRACE, compile_program
+from .program import Instr
 from .tracer import TraceLevel, TraceTensor
 
 # the most entries a dense rule may create before detection gives up (pass a pattern instead)
@@ -84,8 +86,12 @@ class Detection:
             return False
 
 
-def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
-    """Trace ``fn(*tensors)`` once and propagate dependency patterns through what it did."""
+def detect(
+    fn, tensors: list, title: str, hessian: bool = False, trust_values: bool = True
+) -> Detection:
+    """Trace ``fn(*tensors)`` once and propagate dependency patterns through what it did.
+    ``trust_values``: indices computed from the inputs give the exact pattern of their traced
+    values, guarded (else the rules that hold for any values: see the module docstring)."""
     level = TraceLevel(len(tensors))
     inputs = [level.input(wrap(_copy(t._data)), i) for i, t in enumerate(tensors)]
     push_level(level)
@@ -100,14 +106,22 @@ def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
             f"({level.eager_only}); pass the pattern as sparsity="
         )
     if not isinstance(out, Tensor):
+        array = isinstance(out, np.ndarray) or type(out).__module__.startswith("cupy")
         raise TypeError(
-            f"dualad.func.{title}: the function must return one tensor or array, got "
-            f"{type(out).__name__}"
+            f"dualad.func.{title}: the function must return one tensor, got "
+            f"{type(out).__name__}" + (" (a NumPy array is a constant: no derivative)" * array)
         )
     program = level.program
     sizes = [int(t._data.size) for t in tensors]
-    propagation = _Propagation(program, sizes, hessian, title)
+    xp = xp_of(tensors[0]._data)
+    values = {}
+    if trust_values and not any(instr.kind == "random" for instr in program.instrs):
+        values = _traced_values(program, [t._data for t in tensors], xp)
+    propagation = _Propagation(program, sizes, hessian, title, values)
     propagation.run()
+    for slot in sorted(propagation.guarded):  # (the indices the pattern was read from)
+        guard = Instr("guard", None, None, (("s", slot),), (), ("array", values[slot]))
+        program.instrs.append(guard)
     if type(out) is TraceTensor and out._level is level:
         pattern = propagation.pats[out._slot]
         program.outputs = [("s", out._slot)]
@@ -117,13 +131,47 @@ def detect(fn, tensors: list, title: str, hessian: bool = False) -> Detection:
     second = propagation.hessian() if hessian else None
     replay = None
     if any(instr.kind == "guard" for instr in program.instrs):
-        replay = compile_program(program, xp_of(tensors[0]._data))[0]
+        replay = compile_program(program, xp)[0]
     written = bool(program.written_inputs())
     return Detection(_canonical(pattern), second, tuple(out.shape), replay, written)
 
 
 def _copy(data):
     return data.copy()
+
+
+def _index_slots(program) -> list:
+    """The integer slots whose values a rule reads: the index arguments of moving ops and the
+    index outputs of selections."""
+    slots = []
+    for instr in program.instrs:
+        if instr.kind != "op":
+            continue
+        family = _rule_of(instr.op)[0]
+        if family == "gather":
+            for kind, slot in instr.args:
+                if kind == "s" and program.meta[slot][1].kind in "biu":
+                    slots.append(slot)
+        elif family == "select" and len(instr.outs) == 2 and instr.outs[1] >= 0:
+            slots.append(instr.outs[1])
+    return slots
+
+
+def _traced_values(program, arrays: list, xp) -> dict:
+    """``{slot: value}`` of the index slots, from one replay of the recorded program (on
+    copies: it may write into its inputs)."""
+    slots = list(dict.fromkeys(_index_slots(program)))
+    if not slots:
+        return {}
+    probe = program.copy()
+    probe.outputs = [("s", s) for s in slots]
+    try:
+        result = compile_program(probe, xp)[0](*[a.copy() for a in arrays])
+    except Exception:  # (then the rules that hold for any values)
+        return {}
+    if result is RETRACE:
+        return {}
+    return {s: np.asarray(_host(v)) for s, v in zip(slots, result)}
 
 
 def _host(value):
@@ -158,8 +206,10 @@ def _rule_of(op) -> tuple:
 class _Propagation:
     """Patterns per slot of ``program`` (see the module docstring)."""
 
-    def __init__(self, program, sizes: list, hessian: bool, title: str) -> None:
+    def __init__(self, program, sizes: list, hessian: bool, title: str, values=None) -> None:
         self.program = program
+        self.values = values or {}  # traced values of index slots (``_traced_values``)
+        self.guarded: set = set()  # slots whose values the patterns were read from
         self.n = n = sum(sizes)
         self.title = title
         self.second = hessian
@@ -221,11 +271,13 @@ class _Propagation:
             results = self._gather(op, instr, args, outs)
         elif family == "reduce" and len(outs) == 1 and len(varying) == 1:
             results = self._reduce(instr, args, outs[0])
-        elif family == "matmul" and len(outs) == 1 and len(args) == 2:
-            results = self._matmul(args, outs[0])
-            if results is not None and self.second and len(varying) == 2:
-                self.interactions.append(results[0])  # (both factors vary: curved)
+        elif family in _PRODUCTS and len(outs) == 1:
+            results = self._product(family, instr, args, outs[0])
+            if results is not None and self.second and len(varying) >= 2:
+                self.interactions.append(results[0])  # (two factors vary: curved)
             curvature = "affine"
+        elif family in ("scan", "lines", "select") and len(varying) == 1 and len(args) == 1:
+            results = self._along(family, instr, args[0], outs)
         elif family == "zero":
             results = [_empty(self._numel(s), self.n) for s in outs]
         if results is None:
@@ -309,10 +361,15 @@ class _Propagation:
     def _matmul(self, args, out: int):
         """``a @ b`` of matrices or vectors: output ``(i, j)`` depends on ``a[i, k]`` and
         ``b[k, j]`` for every ``k`` where the other factor is not a constant zero (a varying
-        factor counts as nonzero everywhere). None for stacks of matrices (the dense rule)."""
+        factor counts as nonzero everywhere). Stacks of matrices: ``rules.matmul``."""
         (pa, sa, va), (pb, sb, vb) = args
-        if sa is None or sb is None or not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
+        if sa is None or sb is None:
             return None
+        if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
+            found = rules.matmul(
+                sa, sb, self.program.meta[out][0], _mask(va, sa, pa), _mask(vb, sb, pb)
+            )
+            return None if found is None else [self._combine(found, (pa, pb))]
         m, inner = (1, sa[0]) if len(sa) == 1 else sa
         inner_b, p = (sb[0], 1) if len(sb) == 1 else sb
         if inner != inner_b or self._numel(out) != m * p:
@@ -326,11 +383,67 @@ class _Propagation:
             total = total + sp.kron(mask_a, sp.identity(p, dtype=bool, format="csr")) @ pb
         return [_canonical(total)]
 
+    def _product(self, family: str, instr, args, out: int):
+        """The product families (``rules``): one selection per argument, combined."""
+        if family == "matmul":
+            return self._matmul(args, out) if len(args) == 2 else None
+        shapes = [a[1] for a in args]
+        if any(shape is None for shape in shapes):
+            return None
+        out_shape = self.program.meta[out][0]
+        params = instr.params or {}
+        if family == "einsum":
+            found = rules.einsum(params.get("equation", ""), shapes, out_shape)
+        elif family == "conv" and len(args) == 2:
+            found = rules.conv(params, shapes[0], shapes[1], out_shape)
+        elif family == "conv_transpose" and len(args) == 2:
+            found = rules.conv_transpose(params, shapes[0], shapes[1], out_shape)
+        elif family == "convolve" and len(args) == 2:
+            found = rules.convolve(shapes[0], shapes[1], out_shape)
+        else:
+            return None
+        return None if found is None else [self._combine(found, [a[0] for a in args])]
+
+    def _combine(self, selections, patterns):
+        total = None
+        for selection, pattern in zip(selections, patterns):
+            if pattern is not None and pattern.nnz:
+                part = selection @ pattern
+                total = part if total is None else total + part
+        return _canonical(total)
+
+    def _along(self, family: str, instr, arg, outs):
+        """Scans, whole lines and selections along axes (``rules``)."""
+        pattern, shape, _ = arg
+        params = instr.params or {}
+        out_shape = self.program.meta[outs[0]][0]
+        if shape is None:
+            return None
+        if family == "scan":
+            found = rules.scan(params, shape, pattern) if out_shape == tuple(shape) else None
+            return None if found is None else [found]
+        if family == "select":
+            index = self.values.get(outs[1]) if len(outs) == 2 else None
+            selection = None
+            if index is not None:
+                selection = rules.select(params, shape, out_shape, index)
+            if selection is not None:
+                self.guarded.add(outs[1])
+                first = _canonical(selection @ pattern)
+            else:  # any values: the whole line along dim
+                first = rules.lines(params, shape, out_shape, pattern)
+            if first is None:
+                return None
+            return [first, *(_empty(self._numel(s), self.n) for s in outs[1:])]
+        found = [rules.lines(params, shape, self.program.meta[s][0], pattern) for s in outs]
+        return None if any(f is None for f in found) else found
+
     def _gather(self, op, instr, args, outs):
         """Run the impl on element ids (see the module docstring); None: use the dense rule."""
         blocks = [_empty(1, self.n)]  # id 0: no element
         first = []
         id_args = []  # positions of the arguments replaced by ids
+        guarded = []  # the traced indices read (guarded when the rule succeeds)
         start = 1
         for (pattern, shape, value), ref in zip(args, instr.args):
             dtype = None
@@ -339,9 +452,12 @@ class _Propagation:
             elif ref[0] == "c" and hasattr(value, "dtype"):
                 dtype = value.dtype
             if dtype is None or dtype.kind in "biu":
-                if ref[0] == "s":
-                    return None  # an index computed from the inputs: the pattern follows values
-                first.append(value)  # (a literal, or a constant index)
+                if ref[0] == "s":  # an index computed from the inputs: its traced value
+                    value = self.values.get(ref[1])
+                    if value is None:
+                        return None  # (not trusted: the dense rule holds for any value)
+                    guarded.append(ref[1])
+                first.append(value)  # (a literal, a constant index, a traced index)
                 continue
             size = _numel(shape)
             id_args.append(len(first))
@@ -369,6 +485,7 @@ class _Propagation:
             if not np.array_equal(relabel[index], np.asarray(b).ravel()):
                 return None  # not a copy of elements (a sum, a scaling, a scan ...)
             results.append(source[index])
+        self.guarded.update(guarded)
         return results
 
     @staticmethod
@@ -420,6 +537,16 @@ def _from_columns(columns, n: int):
     return sp.csr_matrix(
         (np.ones(columns.size, dtype=bool), columns, np.array([0, columns.size])), shape=(1, n)
     )
+
+
+_PRODUCTS = ("matmul", "einsum", "conv", "conv_transpose", "convolve")
+
+
+def _mask(value, shape, pattern):
+    """Where a factor may be nonzero, as a boolean array of its shape (``_nonzeros``)."""
+    if pattern is None and isinstance(value, np.ndarray) and value.shape == tuple(shape):
+        return value != 0
+    return np.ones(tuple(shape), dtype=bool)
 
 
 def _nonzeros(value, shape: tuple, pattern):

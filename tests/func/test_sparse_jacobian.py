@@ -91,18 +91,20 @@ def test_reverse_mode_when_rows_need_fewer_colours():
 
 
 def test_ops_without_a_rule_are_dense_and_correct():
-    def f(x):  # cumsum is linear but not a copy: every output depends on all (conservative)
-        return dualad.cumsum(x, 0) * x
+    def f(x):  # a matrix inverse: every output depends on every input (the dense rule)
+        return dualad.linalg.inv(x[:4].reshape(2, 2)).reshape(-1) * x[4:]
 
     jac = sparse_jacobian(f)
-    _same_as_dense(jac, f, np.arange(1.0, 6.0))
-    assert jac.pattern.nnz == 25
+    _same_as_dense(jac, f, np.array([2.0, 1.0, 0.5, 3.0, 1.0, 2.0, 3.0, 4.0]))
+    assert jac.pattern.nnz == 4 * 5
 
 
 def test_dense_rules_past_the_limit_raise(monkeypatch):
     monkeypatch.setattr(sparsity, "DENSE_LIMIT", 50)
-    with pytest.raises(ValueError, match=r"op 'cumsum' has the dense sparsity rule.*sparsity="):
-        sparse_jacobian(lambda x: dualad.cumsum(x, 0))(np.ones(10))
+    with pytest.raises(
+        ValueError, match=r"op 'linalg_lu_factor' has the dense sparsity rule.*sparsity="
+    ):
+        sparse_jacobian(lambda x: dualad.linalg.inv(x.reshape(4, 4)))(np.eye(4).ravel() + 1)
 
 
 def test_matrix_products_follow_the_constant_factor_nonzeros():
@@ -195,10 +197,23 @@ def test_bad_sparsity_arguments():
 
 
 def test_non_array_outputs():
-    with pytest.raises(TypeError, match="must return one tensor or array, got tuple"):
+    with pytest.raises(TypeError, match="must return one tensor, got tuple"):
         sparse_jacobian(lambda x: (x, x))(np.ones(3))
-    with pytest.raises(TypeError, match="must return one tensor or array, got float"):
+    with pytest.raises(TypeError, match="must return one tensor, got float"):
         sparse_jacobian(lambda x: 1.0)(np.ones(3))
+    for bad in (None, {"a": 1}):
+        with pytest.raises(TypeError, match="must return one tensor, got"):
+            sparse_hessian(lambda x, bad=bad: bad)(np.ones(3))
+    with pytest.raises(TypeError, match=r"got ndarray \(a NumPy array is a constant"):
+        sparse_jacobian(lambda x: np.ones(3))(np.ones(3))
+    # with a pattern given (no detection), the evaluation says the same
+    pattern = sp.eye(3, dtype=bool)
+    with pytest.raises(TypeError, match="must return one tensor, got list"):
+        sparse_jacobian(lambda x: [x], sparsity=pattern)(np.ones(3))
+    with pytest.raises(TypeError, match="must return one tensor, got tuple"):
+        sparse_jacobian(lambda x: (x,), sparsity=pattern.tocsc())(np.ones(3))
+    # outputs without derivatives (booleans, integers): a zero Jacobian, as jacfwd gives
+    assert sparse_jacobian(lambda x: x > 0)(np.ones(3)).nnz == 0
 
 
 def test_inputs_that_are_not_real_floating():
@@ -306,3 +321,77 @@ def test_sparse_hessian_argnums_and_errors():
 def test_sparse_hessian_of_an_affine_function_is_empty():
     H = sparse_hessian(lambda x: (3 * x).sum())(np.ones(4))
     assert H.shape == (4, 4) and H.nnz == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the jitted compressed evaluation
+
+
+def test_later_calls_replay_the_jitted_evaluation():
+    jac = sparse_jacobian(tridiagonal_residual)
+    x = np.linspace(-1.0, 1.0, 30)
+    for scale in (1.0, 2.0, -0.5):
+        _same_as_dense(jac, tridiagonal_residual, x * scale)
+    info = _plan(jac).evaluate.cache_info()
+    assert (info.misses, info.hits, info.eager_calls) == (1, 2, 0)
+
+
+def test_in_place_ops_on_the_argument_leave_the_seeds_alone():
+    def f(x):
+        x.mul_(2.0)  # writes into the dual's tangent too: a view of the seed rows
+        return x[1:] * x[:-1]
+
+    x = np.arange(1.0, 7.0)
+    jac = sparse_jacobian(f)
+    for _ in range(3):  # the first call (traced), then replays
+        _same_as_dense(jac, f, x)
+    np.testing.assert_array_equal(x, np.arange(1.0, 7.0))
+    # eagerly (an argument that dualad.jit does not take): the same
+    jac = sparse_jacobian(lambda x, fn: fn(x))
+    for _ in range(2):
+        J = jac(x, f)
+        np.testing.assert_allclose(J.toarray(), np.asarray(jacfwd(f)(x)))
+
+
+def test_other_arguments_change_between_calls():
+    def f(x, c, w):
+        return x[1:] * x[:-1] * c + w[1:] * x[1:]
+
+    jac = sparse_jacobian(f)
+    x = np.arange(1.0, 6.0)
+    for c, w in ((2.0, np.ones(5)), (-3.0, np.arange(5.0)), (2.0, np.full(5, 7.0))):
+        J = jac(x, c, w)
+        np.testing.assert_allclose(J.toarray(), np.asarray(jacfwd(f)(x, c, w)))
+
+
+def test_arguments_that_require_grad_and_calls_under_transforms():
+    x = dualad.tensor(np.arange(1.0, 6.0), requires_grad=True)
+    w = dualad.tensor(np.arange(2.0, 7.0), requires_grad=True)
+    jac = sparse_jacobian(lambda x, w: x**2 * w)
+    expect = np.diag(2 * np.arange(1.0, 6.0) * np.arange(2.0, 7.0))
+    for _ in range(2):
+        np.testing.assert_allclose(jac(x, w).toarray(), expect)
+    # inside another transform the evaluation runs eagerly: the same matrix
+    seen = []
+    dualad.func.grad(lambda v: seen.append(jac(x.detach(), w.detach())) or (v**2).sum())(x)
+    np.testing.assert_allclose(seen[0].toarray(), expect)
+
+
+def test_indices_computed_from_the_inputs_are_exact_guarded_then_conservative():
+    def f(x):
+        return dualad.sort(x, 0).values * 2.0
+
+    jac = sparse_jacobian(f)
+    rng = np.random.default_rng(5)
+    first = rng.permutation(6).astype(float)
+    _same_as_dense(jac, f, first)
+    assert jac.pattern.nnz == 6  # a permutation: exact at the traced order
+    assert _plan(jac).detection is not None  # guarded: the order is checked on each call
+    _same_as_dense(jac, f, first * 3.0)  # the same order: no new detection
+    assert jac._detections == {(((6,), np.dtype("float64"), np.ndarray),): 1}
+    _same_as_dense(jac, f, first[::-1].copy())  # another order: detected again, exact
+    assert jac.pattern.nnz == 6
+    _same_as_dense(jac, f, rng.permutation(6).astype(float))  # a third: for any order
+    assert jac.pattern.nnz == 36 and _plan(jac).detection is None
+    _same_as_dense(jac, f, rng.permutation(6).astype(float))  # (no guard left to fail)
+    assert sum(jac._detections.values()) == 3

@@ -8,6 +8,8 @@ import pytest
 
 import dualad
 from dualad import func
+from dualad.ops._keys import IndexKey
+from dualad.ops.slicing import index_put_zeros
 from dualad.tracing import buffers
 
 
@@ -90,3 +92,37 @@ def test_every_size_through_transforms_equals_eager(transform):
         x = _t(seed, 3, 5) if "vmap" in repr(fn) else _t(seed, 5)
         _same(jitted(x), fn(x))
     assert _reused(jitted.source(x)) > 0
+
+
+def test_sums_with_transposes_of_slicing_are_slice_additions():
+    # the gradient of a stencil adds the zero-padded cotangents of its slices
+    # (``index_put_zeros``): one of them is made, the others are added into it in place
+    def energy(x):
+        return ((x[1:] - x[:-1]) ** 2).sum() + (x[2:] * x[:-2]).sum()
+
+    jitted = dualad.jit(func.grad(energy))
+    for seed in range(2):
+        x = _t(seed, 20_000)
+        _same(jitted(x), func.grad(energy)(x))
+    source = jitted.source(x)
+    assert source.count("index_put_zeros") == 4  # one made, three fused ("# add (...)")
+    assert source.count("+= ") == 3
+
+
+def test_slice_additions_only_into_the_sums_own_layout():
+    n = 20_000
+    key = IndexKey((slice(1, None),))
+
+    def broadcast(a, c):  # the zero-padded array is broadcast: not fused
+        return dualad.exp(a) + index_put_zeros(dualad.sin(c), key, (n,))
+
+    def same_layout(a, c):
+        return index_put_zeros(dualad.sin(c), key, (n,)) + dualad.exp(a[0])
+
+    a, c = _t(3, 3, n), _t(4, n - 1)
+    for fn in (broadcast, same_layout):
+        jitted = dualad.jit(fn)
+        for _ in range(2):
+            _same(jitted(a, c), fn(a, c))
+    assert "+= " not in dualad.jit(broadcast).source(a, c)
+    assert "+= " in dualad.jit(same_layout).source(a, c)
