@@ -94,6 +94,7 @@ class _Plan:
         self.seeds = {}  # (dtype, array module) -> the (k, size) seed matrix
         self.takes = {}  # (width, array module) -> flat indices of ``reads``
         self.structure = {}  # array module -> the pattern's (indices, indptr) there
+        self.evaluate = None  # the jitted compressed evaluation, made at its first use
 
     def csr_structure(self, xp):
         """The pattern's CSR ``(indices, indptr)`` as arrays of ``xp`` (copied to a device once
@@ -106,7 +107,6 @@ class _Plan:
                 xp.asarray(pattern.indptr),
             )
         return structure
-        self.evaluate = None  # the jitted compressed evaluation, made at its first use
 
     def seed_matrix(self, size: int, dtype, xp):
         """The ``(k, size)`` seed matrix (row c: the indicator of colour c), made once."""
