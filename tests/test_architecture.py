@@ -54,8 +54,8 @@ LAYERS = (
         "L4e level: jit",
         "dualad.tracing.program dualad.tracing.algebra dualad.tracing.buffers "
         "dualad.tracing.tracer dualad.tracing.codegen dualad.tracing.signature "
-        "dualad.tracing.graphs dualad.tracing.tangents dualad.tracing.sparsity "
-        "dualad.tracing.sparsity_rules",
+        "dualad.tracing.graph_match dualad.tracing.graphs dualad.tracing.tangents "
+        "dualad.tracing.sparsity dualad.tracing.sparsity_rules",
     ),
     (
         "L5 facades",

@@ -27,6 +27,9 @@ Invariants:
   while graphs keep changing (a back-off: building a key costs a third of an engine pass),
   graphs of more than ``MAX_NODES`` nodes.
 - The key holds the default dtype (rules may create tensors of it).
+- A structure in steady use (its key found ``MATCH_AFTER`` times) also gets a matcher
+  (``graph_match``): a pass whose graph it accepts replays without building the key (it
+  accepts exactly the graphs of that key).
 - Saved values are released afterwards unless ``retain_graph``, as the engine releases them.
 """
 
@@ -43,10 +46,12 @@ from ..rev.engine import install_raw_graph
 from ..rev.node import _LEAF_EXTRA, AccumulateGrad, ArgMeta, GradSum, _validate
 from ..rev.op_node import SPECIALISED_APPLIES
 from .codegen import RETRACE, compile_program
+from .graph_match import make_matcher, param_key
 from .program import optimise
 from .tracer import TraceLevel, TraceTensor
 
-# structure key -> (replay, owned flags per leaf), None (the engine runs it) or _SEEN_ONCE
+# structure key -> [replay, owned flags per leaf, replays found by the key], None (the engine
+# runs it) or _SEEN_ONCE
 _CACHE: dict = {}
 _SEEN_ONCE = object()  # a structure met once: compiled when it comes again
 MAX_GRAPHS = 1024  # entries; when full, the structures seen once are forgotten
@@ -57,6 +62,12 @@ _HELD = [0]
 # graphs (a million nodes) are what the engine's iterative loop is for
 MAX_NODES = 5000
 _SEQ = attrgetter("_seq")
+# root node class -> ((match, release, compiled entry), ...): compiled structures' matchers,
+# made for a structure once the key has found it MATCH_AFTER times (a matcher's source grows
+# with the graph and compiling it costs as much as hundreds of keys)
+_MATCHERS: dict = {}
+MATCHERS_PER_ROOT = 8
+MATCH_AFTER = 64
 # Graphs that change on every pass (data-dependent control flow) would pay for a key each time
 # and never replay: after BACKOFF_AFTER new structures in a row, that many passes (at most
 # MAX_BACKOFF) go to the engine unexamined. [new structures in a row, passes left to skip]
@@ -78,6 +89,73 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
         return False
     if type(node) is AccumulateGrad:
         return False
+    # ---- a compiled structure's matcher (``graph_match``): no key for a graph that has it
+    for match, release, compiled in _MATCHERS.get(type(node), ()):
+        try:
+            found = match(node, root_grad._data)
+        except Exception:  # (an argument tuple of another length...: another structure)
+            found = None
+        if found is not None:
+            _BACKOFF[0] = 0
+            if not _run_compiled(compiled, found[0], found[2]):
+                return False
+            if not retain_graph:
+                release(found[1])
+            return True
+    found = _structure(node, root_grad)
+    if found is None:
+        return False
+    key, ops, leaves, arrays = found
+    compiled = _CACHE.get(key, _CACHE)
+    if compiled is _CACHE:
+        # a structure seen once is only remembered: tracing costs tens of engine passes, so
+        # graphs that change every time (data-dependent control flow) must not pay it
+        if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
+            _forget_seen_once()
+            if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
+                return False  # full of compiled structures
+        _CACHE[key] = _SEEN_ONCE
+        _HELD[0] += len(key)
+        streak = _BACKOFF[0] = _BACKOFF[0] + 1
+        if streak >= BACKOFF_AFTER:
+            _BACKOFF[1] = min(streak, MAX_BACKOFF)
+        return False
+    _BACKOFF[0] = 0
+    if compiled is _SEEN_ONCE:
+        previous = GRAD.enabled
+        GRAD.enabled = False
+        try:
+            grads = _trace(key, ops, leaves, root_grad, len(arrays))
+            if grads is None:
+                return False
+            compiled = _CACHE[key]
+            _accumulate(leaves, grads, compiled[1])
+        finally:
+            GRAD.enabled = previous
+    elif compiled is None or not _run_compiled(compiled, arrays, leaves):
+        return False
+    else:
+        compiled[2] += 1
+        if compiled[2] == MATCH_AFTER:  # a structure in steady use: worth its matcher
+            _add_matcher(ops, leaves, root_grad._data, compiled)  # (before the release below)
+    if not retain_graph:
+        # each node's ``_release``, inline (one Python call less per node): the specialised
+        # node classes (the only ones here) drop what they saved, arguments or output
+        for n in ops:
+            op = n._op
+            if op.save_args:
+                n._freed = True  # first: see OpNode._unpack_args
+                n._args = None
+            elif op.save_out:
+                n._freed = True
+                n._out_data = None
+    return True
+
+
+def _structure(node, root_grad: Tensor):
+    """``(key, ops, leaves, arrays)`` of the graph from op node ``node``: its structure's key,
+    its op nodes in the engine's order, its leaves and the arrays its pass reads; None when the
+    engine must run it."""
     # ---- the nodes (each once), checked
     seen = {node: None}
     ops = [node]
@@ -91,16 +169,16 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
             seen[child] = None
             if type(child) is AccumulateGrad:
                 if child._extra is not _LEAF_EXTRA:
-                    return False
+                    return None
                 meta = child.variable._meta
                 if meta is not None and (meta.leaf_hooks or meta.post_accumulate_hooks):
-                    return False
+                    return None
                 leaves.append(child)
             else:
                 ops.append(child)
                 push(child)
                 if len(ops) > MAX_NODES:
-                    return False
+                    return None
     ops.sort(key=_SEQ, reverse=True)
     # ---- the key, and the arrays the program reads (one pass that also checks each node).
     # Per node: its class (the op and what it saves), ``needs`` (one flag per argument, so
@@ -117,14 +195,14 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
     for n in ops:
         cls = type(n)
         if n._extra is not None or cls._apply not in SPECIALISED_APPLIES or n._freed:
-            return False
+            return None
         op = n._op
         append(cls)
         append(n._needs)
         if op.save_out:
             box, version, _ = n._out_versions[0]
             if box[0] != version:
-                return False  # modified in place: the engine raises
+                return None  # modified in place: the engine raises
             out = n._out_data[0]
             append(out.shape)
             append(out.dtype)
@@ -138,12 +216,12 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
                     if (0 if box is None else box[0]) != version or (
                         not a._rg and n._edges[i][0] is not None
                     ):
-                        return False  # modified or detached in place: the engine raises
+                        return None  # modified or detached in place: the engine raises
         for a in args:
             t = type(a)
             if t is Tensor:
                 if a._fw is not None:
-                    return False
+                    return None
                 d = a._data
                 append(d.shape)
                 append(d.dtype)
@@ -160,13 +238,13 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
             elif a is None:
                 append(None)
             else:
-                return False
+                return None
         params = n._params
         if params:
             for name, value in params.items():
-                part = _param_key(value)
+                part = param_key(value)
                 if part is None:
-                    return False
+                    return None
                 append(name)
                 append(part)
         for child, _ in n._edges:
@@ -175,80 +253,46 @@ def raw_backward(root, root_grad, retain_graph: bool) -> bool:
         d = leaf.variable._data
         append(d.shape)
         append(d.dtype)
-    key = tuple(key)
-    compiled = _CACHE.get(key, _CACHE)
-    if compiled is _CACHE:
-        # a structure seen once is only remembered: tracing costs tens of engine passes, so
-        # graphs that change every time (data-dependent control flow) must not pay it
-        if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
-            _forget_seen_once()
-            if len(_CACHE) >= MAX_GRAPHS or _HELD[0] + len(key) > MAX_HELD:
-                return False  # full of compiled structures
-        _CACHE[key] = _SEEN_ONCE
-        _HELD[0] += len(key)
-        streak = _BACKOFF[0] = _BACKOFF[0] + 1
-        if streak >= BACKOFF_AFTER:
-            _BACKOFF[1] = min(streak, MAX_BACKOFF)
-        return False
-    _BACKOFF[0] = 0
+    return tuple(key), ops, leaves, arrays
+
+
+def _run_compiled(compiled: tuple, arrays, leaves) -> bool:
+    """Replay a compiled pass on ``arrays`` and accumulate into ``leaves``; False (nothing done)
+    when a guard of the program fails."""
     previous = GRAD.enabled
     GRAD.enabled = False
     try:
-        if compiled is _SEEN_ONCE:
-            grads = _trace(key, ops, leaves, root_grad, len(arrays))
-            if grads is None:
-                return False
-            compiled = _CACHE[key]
-        else:
-            if compiled is None:
-                return False
-            results = compiled[0](*arrays)
-            if results is RETRACE:
-                return False
-            grads = [None if r is None else wrap(r) for r in results]
-            if len(grads) > 1 and True in compiled[1]:
-                _unshare(grads, compiled[1])
-        for leaf, g, owned in zip(leaves, grads, compiled[1]):
-            # (a leaf keeps an owned sum as its .grad: the engine's GradSum)
-            if g is not None:
-                buf = GradSum([g]) if owned else [g]
-                if owned:
-                    buf.owned = g
-                leaf._apply(buf, None, False)
+        results = compiled[0](*arrays)
+        if results is RETRACE:
+            return False
+        grads = [None if r is None else wrap(r) for r in results]
+        if len(grads) > 1 and True in compiled[1]:
+            _unshare(grads, compiled[1])
+        _accumulate(leaves, grads, compiled[1])
     finally:
         GRAD.enabled = previous
-    if not retain_graph:
-        # each node's ``_release``, inline (one Python call less per node): the specialised
-        # node classes (the only ones here) drop what they saved, arguments or output
-        for n in ops:
-            op = n._op
-            if op.save_args:
-                n._freed = True  # first: see OpNode._unpack_args
-                n._args = None
-            elif op.save_out:
-                n._freed = True
-                n._out_data = None
     return True
 
 
-def _param_key(value):
-    """A hashable key telling parameter values apart exactly, or None (not supported)."""
-    t = type(value)
-    if t is float:
-        return ("f", value.hex())
-    if value is None or t is int or t is bool or t is str:
-        return (t, value)
-    if t is tuple:
-        parts = []
-        for v in value:
-            part = _param_key(v)
-            if part is None:
-                return None
-            parts.append(part)
-        return (tuple, tuple(parts))
-    if isinstance(value, np.dtype):
-        return ("dtype", value)
-    return None
+def _accumulate(leaves, grads: list, owned: tuple) -> None:
+    """Hand each leaf its gradient through its AccumulateGrad node, as the engine does."""
+    for leaf, g, own in zip(leaves, grads, owned):
+        # (a leaf keeps an owned sum as its .grad: the engine's GradSum)
+        if g is not None:
+            buf = GradSum([g]) if own else [g]
+            if own:
+                buf.owned = g
+            leaf._apply(buf, None, False)
+
+
+def _add_matcher(ops: list, leaves: list, grad_data, compiled: tuple) -> None:
+    """Give a newly compiled structure its matcher (the newest ``MATCHERS_PER_ROOT`` per root
+    node class are kept)."""
+    kinds = [2 if n._op.save_out else 1 if n._op.save_args else 0 for n in ops]
+    made = make_matcher(ops, leaves, grad_data, kinds)
+    if made is not None:
+        cls = type(ops[0])
+        _MATCHERS[cls] = ((*made, compiled), *_MATCHERS.get(cls, ())[: MATCHERS_PER_ROOT - 1])
 
 
 def _forget_seen_once() -> None:
@@ -339,7 +383,7 @@ def _trace(key: tuple, ops: list, leaves: list, root_grad: Tensor, n_inputs: int
     data = root_grad._data
     xp = np if type(data) is np.ndarray else _cupy()
     replay, _ = compile_program(program, xp)
-    _CACHE[key] = (replay, tuple(owned))
+    _CACHE[key] = [replay, tuple(owned), 0]  # (the last: replays found by the key)
     return grads
 
 
@@ -352,6 +396,7 @@ def _cupy():
 def cache_clear() -> None:
     """Forget every compiled pass (and the back-off)."""
     _CACHE.clear()
+    _MATCHERS.clear()
     _HELD[0] = 0
     _BACKOFF[:] = [0, 0]
 
