@@ -93,13 +93,16 @@ class Device:
     """
 
     __slots__ = ("index", "type")
+    index: int | None  # (the slots' types, for type checkers)
+    type: str
 
     def __init__(self, spec: str | int | Device = "cpu", index: int | None = None) -> None:
         if isinstance(spec, Device):
             self.type, self.index = spec.type, spec.index
             return
         if isinstance(spec, int) and not isinstance(spec, bool) and index is None:
-            spec, index = "cuda", spec
+            index = spec
+            spec = "cuda"
         if not isinstance(spec, str):
             raise TypeError(f"dualad: a device is 'cpu', 'cuda' or 'cuda:N', got {spec!r}")
         kind, colon, number = spec.strip().partition(":")
@@ -193,7 +196,7 @@ def cuda_is_available() -> bool:
 def allocate_on(device: Device | str | None, make):
     """Run ``make(xp)`` with the right array module and, for CUDA, the right current device."""
     xp = module_for(device)
-    if xp is np:
+    if xp is np or device is None:  # (None is the cpu: module_for gave NumPy)
         return make(np)
     index = Device(device).index or 0
     with xp.cuda.Device(index):

@@ -52,7 +52,11 @@ TENSOR_KINDS = frozenset("biufc")
 
 _default = [float64]
 _DTYPE_TOKEN = object()  # in ``_state.ACTIVE`` while the default dtype is not float64
-_COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+_COMPLEX_OF: dict[np.dtype, np.dtype] = {
+    float16: complex64,
+    float32: complex64,
+    float64: complex128,
+}
 # bool < integer < floating < complex: the kinds a Python scalar may lift a tensor to
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -159,7 +163,8 @@ def promote_types(a, b) -> np.dtype:
     >>> promote_types(complex64, float64), promote_types(uint8, int8)
     (dtype('complex128'), dtype('int16'))
     """
-    return np.promote_types(to_dtype(a), to_dtype(b))
+    # (a None operand is NumPy's default, float64, as np.dtype(None) is; its stubs omit None)
+    return np.promote_types(to_dtype(a), to_dtype(b))  # type: ignore[arg-type]
 
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -188,7 +193,7 @@ def result_type(*operands) -> np.dtype:
             continue
         dtype = getattr(operand, "dtype", None)
         dtype = to_dtype(operand) if dtype is None else np.dtype(dtype)
-        strong = dtype if strong is None else np.promote_types(strong, dtype)
+        strong = dtype if strong is None else np.promote_types(strong, dtype)  # type: ignore[arg-type]
     if strong is None:
         return (bool_, int64, _default[0], default_complex_dtype())[weak_category]
     category = _CATEGORY[strong.kind]

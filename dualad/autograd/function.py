@@ -66,7 +66,7 @@ class Function(FunctionBase):
         giving zero tangents."""
         level = enter(f"the forward-mode derivative of {cls.__name__} (from its backward)")
         try:
-            us = []
+            us: list = []
             for o, (kind, _) in zip(outputs, kinds):
                 if kind == NONTENSOR:
                     us.append(None)

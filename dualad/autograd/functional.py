@@ -476,7 +476,7 @@ def _jacrev_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> lis
         grads = _autograd_grad(
             tuple(outputs), inputs, grad_outputs, create_graph=create_graph, is_grads_batched=True
         )
-    rows = [[] for _ in outputs]
+    rows: list[list] = [[] for _ in outputs]
     for g, inp in zip(grads, inputs):
         parts = repeat(None) if g is None else (block for _, block in _blocks(g, numels))
         for row, out, block in zip(rows, outputs, parts):
@@ -524,11 +524,11 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
     if sum(numels) == 0:
         # no basis to push: one call finds the outputs' shapes; every block has no elements
         out_tangents = push_forward(*(zeros(t.shape, dtype=t.dtype) for t in inputs))
-        rows = tuple(
+        empty = tuple(
             tuple(zeros((*o.shape, *t.shape), dtype=o.dtype, device=o.device) for t in inputs)
             for o in out_tangents
         )
-        return _tuple_postprocess(rows, (structure[0], is_inputs_tuple))
+        return _tuple_postprocess(empty, (structure[0], is_inputs_tuple))
     out_tangents = vmap(push_forward)(*tangents)  # each (total, *out.shape)
     rows = []
     for tangent in out_tangents:

@@ -38,18 +38,18 @@ def _zeros_for_unused(grads: list, inputs: list) -> list:
 def _wrap_argnums(args: tuple, nums: tuple, level, name: str):
     """Replace the differentiated arguments by leaves of ``level``; returns the new argument
     list, the input leaves, their capture nodes and one rebuild function per argnum."""
-    args = list(args)
+    new_args = list(args)
     inputs: list = []
     nodes: list = []
     rebuilds = []
     for i in nums:
-        leaves, rebuild = flatten(args[i])
+        leaves, rebuild = flatten(new_args[i])
         wrapped = [track(leaf, level, name) for leaf in leaves]
         inputs.extend(leaves)
         nodes.extend(w._gnode for w in wrapped)
         rebuilds.append((len(leaves), rebuild))
-        args[i] = rebuild(wrapped)
-    return args, inputs, nodes, rebuilds
+        new_args[i] = rebuild(wrapped)
+    return new_args, inputs, nodes, rebuilds
 
 
 def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:

@@ -17,6 +17,7 @@ derivatives.
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Literal
 
 from .._creation import zeros_like
 from .._dispatch import dispatch, suspended
@@ -104,7 +105,7 @@ class dual_level(_DecoratorContext):
         self.level = enter_dual_level()
         return self.level
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         exit_dual_level(level=self.level)
         return False
 

@@ -126,7 +126,7 @@ def assert_close(
         raise AssertionError(
             msg or f"The values for attribute 'dtype' do not match: {a.dtype} != {e.dtype}."
         )
-    if rtol is None:
+    if rtol is None or atol is None:  # (both, as checked above)
         rtol, atol = _default_tolerances(a.dtype, e.dtype)
     if a.dtype == np.bool_ and e.dtype == np.bool_:
         close = a == e
