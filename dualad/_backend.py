@@ -143,6 +143,8 @@ class Device:
 
 
 CPU = Device("cpu")
+# what a ``device=`` argument takes: a Device, "cpu", "cuda", "cuda:N", a CUDA index or None
+DeviceArg = Device | str | int | None
 
 
 def device_of(array: Any) -> Device:
@@ -153,7 +155,7 @@ def device_of(array: Any) -> Device:
     return Device("cuda", int(array.device.id))
 
 
-def module_for(device: Device | str | None) -> ModuleType:
+def module_for(device: DeviceArg) -> ModuleType:
     """The array module that allocates on ``device`` (None means cpu)."""
     if device is None:
         return np
@@ -193,7 +195,7 @@ def cuda_is_available() -> bool:
     return True
 
 
-def allocate_on(device: Device | str | None, make):
+def allocate_on(device: DeviceArg, make):
     """Run ``make(xp)`` with the right array module and, for CUDA, the right current device."""
     xp = module_for(device)
     if xp is np or device is None:  # (None is the cpu: module_for gave NumPy)

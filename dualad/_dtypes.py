@@ -25,8 +25,12 @@ from __future__ import annotations
 import builtins
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ._state import ACTIVE
+
+# what a ``dtype=`` argument takes: a NumPy dtype, a scalar type, a name, or None (the default)
+DTypeArg = DTypeLike | None
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -50,7 +54,7 @@ DIFFERENTIABLE_KINDS = frozenset("fc")
 # kinds a tensor may hold (bool, signed and unsigned ints, floats, complex)
 TENSOR_KINDS = frozenset("biufc")
 
-_default = [float64]
+_default: list[np.dtype] = [float64]
 _DTYPE_TOKEN = object()  # in ``_state.ACTIVE`` while the default dtype is not float64
 _COMPLEX_OF: dict[np.dtype, np.dtype] = {
     float16: complex64,
@@ -70,7 +74,7 @@ def get_default_dtype() -> np.dtype:
     return _default[0]
 
 
-def set_default_dtype(dtype) -> None:
+def set_default_dtype(dtype: DTypeLike) -> None:
     """Set the dtype of tensors made from Python floats (float16, float32 or float64).
 
     Python complex numbers then become the matching complex dtype (complex64 for float32).
@@ -81,16 +85,16 @@ def set_default_dtype(dtype) -> None:
     (dtype('float32'), dtype('complex64'))
     >>> dualad.set_default_dtype(dualad.float64)
     """
-    dtype = to_dtype(dtype)
-    if dtype is None or dtype.kind != "f":
+    new = to_dtype(dtype)
+    if new is None or new.kind != "f":
         raise TypeError(
             f"dualad.set_default_dtype: only floating-point types are supported as the default "
-            f"type, got {dtype}"
+            f"type, got {new}"
         )
-    _default[0] = dtype
+    _default[0] = new
     # the ops' fast callers convert to the default dtype only on their careful path, which they
     # take while ``ACTIVE`` is non-empty: it holds a token while the default is not float64
-    if dtype == float64:
+    if new == float64:
         while _DTYPE_TOKEN in ACTIVE:
             ACTIVE.remove(_DTYPE_TOKEN)
     elif _DTYPE_TOKEN not in ACTIVE:
@@ -151,7 +155,7 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
     return _COMPLEX_OF.get(dtype, complex128)
 
 
-def promote_types(a, b) -> np.dtype:
+def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """The dtype of an elementwise op between tensors of dtypes ``a`` and ``b``: NumPy's table.
 
     The higher kind wins (bool < integer < floating < complex), widened so that it holds both:

@@ -3,6 +3,9 @@ reverse graph)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .._tree import flatten
@@ -12,7 +15,7 @@ from ._forward import _jvp
 from ._reverse import _grad_transform, _vjp, vjp
 
 
-def hvp(func, primals, tangents):
+def hvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     """``(func(*primals), H·tangents)`` for a scalar ``func``: forward mode over the gradient
     (``jvp`` of ``grad``). With tuples the product is a tuple with one entry per primal, like
     ``jvp``; a single Tensor primal and tangent give a single Tensor product, as in
@@ -56,7 +59,7 @@ def hvp(func, primals, tangents):
     return tree_to_arrays(out) if plain else out
 
 
-def linearize(func, *primals):
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
 
     ``func`` runs once. Its reverse graph is recorded by ``vjp``; ``vjp_fn`` is linear in the

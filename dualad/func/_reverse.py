@@ -10,6 +10,8 @@ tensor([ 3., 12.])
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
@@ -61,7 +63,9 @@ def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
     return out
 
 
-def grad_and_value(func, argnums=0, has_aux: bool = False):
+def grad_and_value(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """``(gradient, value)`` of a scalar-valued ``func`` (``(gradient, (value, aux))`` with
     ``has_aux``). The gradient is with respect to ``argnums`` (an int: that argument's pytree;
     a tuple: a tuple of them).
@@ -74,7 +78,9 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     return _grad_transform(func, argnums, has_aux, "grad_and_value", with_value=True)
 
 
-def grad(func, argnums=0, has_aux: bool = False):
+def grad(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``func`` with respect to ``argnums`` (``(gradient, aux)``
     with ``has_aux``). Composes with every transform (``vmap(grad(f))`` gives per-example
     gradients; ``grad(grad(f))`` second derivatives).
@@ -118,7 +124,7 @@ def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
     return wrapper
 
 
-def vjp(func, *primals, has_aux: bool = False):
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
     (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
     (``jacrev`` vmaps it).

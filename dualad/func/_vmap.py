@@ -22,15 +22,15 @@ from ._arrays import holds_tensor, leaf_to_tensor, tree_to_arrays
 
 
 def vmap(
-    func: Callable,
+    func: Callable[..., Any],
     in_dims: Any = 0,
     out_dims: Any = 0,
-    randomness="error",
+    randomness: str = "error",
     *,
-    chunk_size=None,
-    max_memory=None,
+    chunk_size: int | str | None = None,
+    max_memory: int | str | None = None,
     progress: bool = False,
-):
+) -> Callable[..., Any]:
     # (api.vmap's signature and checks; its docstring is this function's)
     batched = api.vmap(
         func,

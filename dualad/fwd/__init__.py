@@ -17,7 +17,7 @@ derivatives.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Literal
+from typing import Any, Literal
 
 from .._creation import zeros_like
 from .._dispatch import dispatch, suspended
@@ -211,7 +211,7 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
     return out
 
 
-def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None for a non-dual.
 
     With nested levels the two carry the other levels' perturbations, whichever level is

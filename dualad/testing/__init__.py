@@ -16,10 +16,12 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.gradcheck import GradcheckError
 from ..autograd.gradcheck import gradcheck as _gradcheck
 from ..autograd.gradcheck import gradgradcheck as _gradgradcheck
@@ -37,12 +39,17 @@ def _with_test_defaults(kwargs: dict) -> dict:
     return kwargs
 
 
-def gradcheck(fn, inputs, **kwargs: Any) -> bool:
+def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], **kwargs: Any) -> bool:
     """``dualad.autograd.gradcheck`` with ``fast_mode=True, check_batched_grad=True`` defaults."""
     return _gradcheck(fn, inputs, **_with_test_defaults(kwargs))
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs: Any) -> bool:
+def gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
+    **kwargs: Any,
+) -> bool:
     """``dualad.autograd.gradgradcheck`` with ``fast_mode=True, check_batched_grad=True``
     defaults."""
     return _gradgradcheck(fn, inputs, grad_outputs, **_with_test_defaults(kwargs))
@@ -83,8 +90,8 @@ def _index(values: np.ndarray) -> tuple:
 
 
 def assert_close(
-    actual,
-    expected,
+    actual: Any,
+    expected: Any,
     *,
     rtol: float | None = None,
     atol: float | None = None,

@@ -54,6 +54,8 @@ import collections
 import functools
 import inspect
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -139,7 +141,7 @@ class Jitted:
         functools.update_wrapper(self, fn)
 
     # ------------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if GRAD.levels or DEFAULT_DTYPE[0] is not _F64:
             if DEFAULT_DTYPE[0] is _F64:
                 found = batchable(self, args, kwargs)
@@ -369,7 +371,29 @@ def _outputs(program: _Compiled, results: tuple, plain: bool):
     return program.spec(leaves)
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), max_traces: int = 8):
+@overload
+def jit(
+    fn: Callable[..., Any],
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Jitted: ...
+@overload
+def jit(
+    fn: None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Callable[[Callable[..., Any]], Jitted]: ...
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Trace ``fn`` once per call signature and replay it as straight-line array code.
 
     ``static_argnums`` / ``static_argnames``: arguments that are not traced; their (hashable)
