@@ -44,8 +44,13 @@ def jvp(
 
 
 def _jvp(
-    func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool, name: str = "jvp"
-):
+    func: Callable[..., Any],
+    primals: tuple,
+    tangents: tuple,
+    has_aux: bool,
+    copy_tangents: bool,
+    name: str = "jvp",
+) -> tuple:
     """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
     (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals.
     ``name``: the transform the user called (``jacfwd``, ``hvp`` ...), which errors name."""

@@ -49,7 +49,7 @@ def hvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any
     if not nums:
         raise RuntimeError("dualad.func.hvp: expected at least one primal")
 
-    def gradient_and_value(*p):
+    def gradient_and_value(*p: Any) -> Any:
         return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
     (_, value), (product, _) = _jvp(
@@ -81,7 +81,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
     diff = [k for k, o in enumerate(out_leaves) if o.dtype.kind in "fc"]
     fixed = [zeros_like(o) for o in out_leaves]
 
-    def pullback(*cotangents):
+    def pullback(*cotangents: Any) -> Any:
         cts = list(fixed)
         for k, ct in zip(diff, cotangents):
             cts[k] = ct
@@ -89,7 +89,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
 
     transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
 
-    def jvp_fn(*tangents):
+    def jvp_fn(*tangents: Any) -> Any:
         tangents, saw_t = tree_to_tensors(tangents, "linearize")
         tangent_leaves, _ = flatten(tangents)
         if len(tangent_leaves) != len(in_leaves):

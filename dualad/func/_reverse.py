@@ -25,7 +25,7 @@ from ._checks import (
     _normalize_argnums,
     _split_aux,
 )
-from .grad_level import backward, enter, leave, track, unwrap
+from .grad_level import GradLevel, backward, enter, leave, track, unwrap
 
 
 def _zeros_for_unused(grads: list, inputs: list) -> list:
@@ -37,7 +37,9 @@ def _zeros_for_unused(grads: list, inputs: list) -> list:
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
-def _wrap_argnums(args: tuple, nums: tuple, level, name: str):
+def _wrap_argnums(
+    args: tuple, nums: tuple, level: GradLevel, name: str
+) -> tuple[list, list, list, list]:
     """Replace the differentiated arguments by leaves of ``level``; returns the new argument
     list, the input leaves, their capture nodes and one rebuild function per argnum."""
     new_args = list(args)
@@ -93,17 +95,23 @@ def grad(
     return _grad_transform(func, argnums, has_aux, "grad", with_value=False)
 
 
-def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+def _grad_transform(
+    func: Callable[..., Any],
+    argnums: int | tuple[int, ...],
+    has_aux: bool,
+    name: str,
+    with_value: bool,
+) -> Callable[..., Any]:
     _check_callable(func, name)
 
     @functools.wraps(func, updated=())
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args), name)
         args, plain = convert_args(args, nums, kwargs, name)
         level = enter(f"dualad.func.{name}")
         try:
-            args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
-            result = func(*args, **kwargs)
+            wrapped, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
+            result = func(*wrapped, **kwargs)
             aux = None
             if has_aux:
                 result, aux = _split_aux(result, name)
@@ -140,7 +148,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     res = _vjp(func, primals, has_aux, "vjp")
     vjp_fn = res[1]
 
-    def array_vjp_fn(cotangents, *, retain_graph: bool = True):
+    def array_vjp_fn(cotangents: Any, *, retain_graph: bool = True) -> Any:
         cotangents, saw_ct = tree_to_tensors(cotangents, "vjp")
         grads = vjp_fn(cotangents, retain_graph=retain_graph)
         # (copies: the retained graph may hold what a gradient is made of)
@@ -151,7 +159,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     return (tree_to_arrays(res[0], copy=True), array_vjp_fn, *tree_to_arrays(res[2:]))
 
 
-def _vjp(func, primals: tuple, has_aux: bool, name: str):
+def _vjp(
+    func: Callable[..., Any], primals: tuple, has_aux: bool, name: str
+) -> tuple:  # (output, vjp_fn) or (output, vjp_fn, aux)
     """``vjp``; ``name``: the transform the user called (``jacrev``, ``linearize`` ...), which
     error messages name."""
     level = enter(f"dualad.func.{name}")
@@ -173,7 +183,7 @@ def _vjp(func, primals: tuple, has_aux: bool, name: str):
         leave(level)
     values = [unwrap(o, level) for o in out_leaves]
 
-    def vjp_fn(cotangents, *, retain_graph: bool = True):
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True) -> tuple:
         ct_leaves, _ = flatten(cotangents)
         if len(ct_leaves) != len(out_leaves):
             raise RuntimeError(

@@ -33,7 +33,7 @@ UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal and its tangent (or None)."
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> int:
     # ``_current_level`` (PyTorch's module attribute): this thread's innermost dual level
     # number, -1 when it has none. Computed on read: levels are per thread.
     if name == "_current_level":
@@ -105,7 +105,7 @@ class dual_level(_DecoratorContext):
         self.level = enter_dual_level()
         return self.level
 
-    def __exit__(self, *exc) -> Literal[False]:
+    def __exit__(self, *exc: object) -> Literal[False]:
         exit_dual_level(level=self.level)
         return False
 
@@ -256,7 +256,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 # without L's perturbation).
 
 
-def _above(level, dual: DualLevel) -> bool:
+def _above(level: object, dual: DualLevel) -> bool:
     """Whether ``level`` is above ``dual`` on this thread's stack (both active)."""
     try:
         stack = GRAD.levels
@@ -293,7 +293,7 @@ def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
     return out
 
 
-def _coefficient(tensor: Tensor, dual: DualLevel, above: list):
+def _coefficient(tensor: Tensor, dual: DualLevel, above: list) -> Tensor | None:
     """The coefficient of ``dual``'s perturbation in ``tensor`` (None: zero), carrying the
     perturbations of the levels below ``dual`` and of ``above`` (the levels above ``dual`` to
     account for, innermost last)."""

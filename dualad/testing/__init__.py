@@ -65,7 +65,7 @@ _TOLERANCES = {
 }
 
 
-def _to_numpy(value) -> np.ndarray:
+def _to_numpy(value: Any) -> np.ndarray:
     data = getattr(value, "_data", None)
     if data is not None and hasattr(value, "detach"):
         value = data
@@ -76,7 +76,7 @@ def _to_numpy(value) -> np.ndarray:
     return np.asarray(value)
 
 
-def _default_tolerances(*dtypes) -> tuple[float, float]:
+def _default_tolerances(*dtypes: np.dtype) -> tuple[float, float]:
     rtol, atol = 0.0, 0.0
     for dtype in dtypes:
         r, a = _TOLERANCES.get(np.dtype(dtype), (0.0, 0.0))
