@@ -284,7 +284,7 @@ class Jitted:
         self._traces = 0
         self._warned = False
 
-    def source(self, *args, **kwargs) -> str:
+    def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated program that a call with these arguments replays (traces it first if
         needed: ``fn``'s side effects happen then). Like JAX's ``make_jaxpr``."""
         key, leaves = signature(args, kwargs, self._static, self._names)
@@ -300,7 +300,7 @@ class Jitted:
             raise RuntimeError(f"dualad.jit: this call runs eagerly: {program.eager_only}")
         return program.source
 
-    def __get__(self, obj, objtype=None):
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:
