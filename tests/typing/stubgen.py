@@ -70,7 +70,8 @@ def _member_sources(tensor_class: type) -> list[type]:
             if value is tensor_class or issubclass(value, tensor_class):
                 continue
             members = {k: v for k, v in vars(value).items() if k not in BOOKKEEPING}
-            if members and all(vars(tensor_class).get(k) is v for k, v in members.items()):
+            attached = vars(tensor_class)
+            if members and all(k in attached and attached[k] is v for k, v in members.items()):
                 found.append(value)
     return found
 
