@@ -68,10 +68,11 @@ def test_stubs_match_the_runtime():
         )
 
 
-# the namespaces whose hand-written functions are annotated in full (dualad.fft, linalg, special
-# and nn.functional are not yet: their op functions are typed by the registry's factories)
+# the namespaces whose hand-written functions are annotated in full (dualad.linalg, special and
+# nn.functional are not yet: their op functions are typed by the registry's factories)
 NAMESPACES = (
     dualad,
+    dualad.fft,
     dualad.func,
     dualad.autograd,
     dualad.autograd.functional,
