@@ -10,6 +10,8 @@ tensor([0.87758256, 0.54030231])
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from . import autograd
 from . import ops as _ops
 from ._backend import Device, cuda_is_available
@@ -58,6 +60,9 @@ from ._dtypes import (
 )
 from ._tensor import Tensor, is_tensor
 from .ops import *
+
+if _TYPE_CHECKING:  # dualad.ops.__all__ is computed: type checkers read its generated stub
+    from .ops._public_names import *
 from .rev.checkpoint import checkpoint, checkpoint_sequential
 from .rev.grad_mode import (
     enable_grad,
@@ -93,7 +98,8 @@ def _name_made_functions() -> None:
         for name in getattr(namespace, "__all__", None) or dir(namespace):
             fn = getattr(namespace, name, None)
             if (
-                getattr(fn, "__module__", None) in made
+                fn is not None
+                and getattr(fn, "__module__", None) in made
                 and getattr(namespace, fn.__qualname__, None) is fn
             ):
                 fn.__module__ = namespace.__name__

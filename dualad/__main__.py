@@ -47,6 +47,7 @@ def main() -> None:
     x = dualad.tensor(x0, requires_grad=True)
     value = loss(x)
     value.backward()
+    assert x.grad is not None  # (a leaf that requires grad has one after backward)
     print("loss(x) = sum(exp(-x) * cos(3x)) at x =", x0)
     print("  value               :", value.item())
     print("  gradient (backward) :", x.grad.numpy())

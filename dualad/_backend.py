@@ -116,13 +116,16 @@ class Device:
     """
 
     __slots__ = ("index", "type")
+    index: int | None  # (the slots' types, for type checkers)
+    type: str
 
     def __init__(self, spec: str | int | Device = "cpu", index: int | None = None) -> None:
         if isinstance(spec, Device):
             self.type, self.index = spec.type, spec.index
             return
         if isinstance(spec, int) and not isinstance(spec, bool) and index is None:
-            spec, index = "cuda", spec
+            index = spec
+            spec = "cuda"
         if not isinstance(spec, str):
             raise TypeError(f"dualad: a device is 'cpu', 'cuda' or 'cuda:N', got {spec!r}")
         kind, colon, number = spec.strip().partition(":")
@@ -163,6 +166,8 @@ class Device:
 
 
 CPU = Device("cpu")
+# what a ``device=`` argument takes: a Device, "cpu", "cuda", "cuda:N", a CUDA index or None
+DeviceArg = Device | str | int | None
 
 
 def device_of(array: Any) -> Device:
@@ -173,7 +178,7 @@ def device_of(array: Any) -> Device:
     return Device("cuda", int(array.device.id))
 
 
-def module_for(device: Device | str | None) -> ModuleType:
+def module_for(device: DeviceArg) -> ModuleType:
     """The array module that allocates on ``device`` (None means cpu)."""
     if device is None:
         return np
@@ -230,10 +235,10 @@ def cuda_is_available() -> bool:
     return True
 
 
-def allocate_on(device: Device | str | None, make):
+def allocate_on(device: DeviceArg, make):
     """Run ``make(xp)`` with the right array module and, for CUDA, the right current device."""
     xp = module_for(device)
-    if xp is np:
+    if xp is np or device is None:  # (None is the cpu: module_for gave NumPy)
         return make(np)
     index = Device(device).index or 0
     with xp.cuda.Device(index):

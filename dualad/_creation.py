@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import builtins
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import _dtypes, _tracked_values
-from ._backend import allocate_on
+from ._backend import DeviceArg, allocate_on
+from ._dtypes import DTypeArg
 from ._state import GRAD
 from ._tensor import (
     _PYTHON_SCALARS,
@@ -43,7 +45,9 @@ from ._tracked_values import _holds_tracked, _tracked_argument, _tracked_tensor
 # tensor, as_tensor, from_numpy
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """A new leaf tensor holding a copy of ``data``.
 
     ``data`` may be a Python scalar, a (nested) list or tuple of numbers or tensors, a NumPy or
@@ -74,7 +78,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return out
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data: Any, dtype: DTypeArg = None, device: DeviceArg = None) -> Tensor:
     """``data`` as a tensor, sharing memory when it is already an array of that dtype and device.
 
     A tensor is returned as is, or converted with ``Tensor.to`` (which keeps its graph).
@@ -240,7 +244,13 @@ def _scalar_dtype(value) -> np.dtype:
     raise TypeError(f"dualad: expected a number, got {type(value).__name__}")
 
 
-def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros(
+    *shape: int | Sequence[int],
+    size: int | Sequence[int] | None = None,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor of zeros: ``dualad.zeros(2, 3)`` or ``dualad.zeros((2, 3))``.
 
     >>> import dualad
@@ -251,7 +261,13 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     return _finish(allocate_on(device, lambda xp: xp.zeros(shape, dtype=dtype)), requires_grad)
 
 
-def ones(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones(
+    *shape: int | Sequence[int],
+    size: int | Sequence[int] | None = None,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor of ones.
 
     >>> import dualad
@@ -262,7 +278,13 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     return _finish(allocate_on(device, lambda xp: xp.ones(shape, dtype=dtype)), requires_grad)
 
 
-def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty(
+    *shape: int | Sequence[int],
+    size: int | Sequence[int] | None = None,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """An uninitialised tensor (its values are whatever the memory held).
 
     >>> import dualad
@@ -275,7 +297,14 @@ def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     return _finish(allocate_on(device, lambda xp: xp.empty(shape, dtype=dtype)), requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(
+    size: int | Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor filled with ``fill_value``; its dtype is inferred from the value like ``tensor``.
 
     >>> import dualad
@@ -299,7 +328,14 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     )
 
 
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The ``n x m`` identity matrix (``m`` defaults to ``n``).
 
     >>> import dualad
@@ -313,7 +349,15 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     return _finish(allocate_on(device, lambda xp: xp.eye(n, m, dtype=dtype)), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; ``arange(n)`` is ``0..n-1``.
 
     Integer arguments give int64, any float argument the default float dtype.
@@ -349,7 +393,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     )
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included.
 
     >>> import dualad
@@ -424,7 +476,9 @@ def _like(t, dtype, device, make) -> Any:
     return allocate_on(device, lambda xp: make(xp, shape, dtype))
 
 
-def zeros_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Tensor, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """Zeros with the shape (and by default the dtype and device) of ``t``.
 
     >>> import dualad
@@ -435,7 +489,9 @@ def zeros_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Te
     return _finish(array, requires_grad)
 
 
-def ones_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Tensor, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """Ones with the shape (and by default the dtype and device) of ``t``.
 
     >>> import dualad
@@ -446,7 +502,9 @@ def ones_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Ten
     return _finish(array, requires_grad)
 
 
-def empty_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty_like(
+    t: Tensor, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor with the shape (and by default dtype and device) of ``t``.
 
     >>> import dualad
@@ -457,7 +515,14 @@ def empty_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Te
     return _finish(array, requires_grad)
 
 
-def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(
+    t: Tensor,
+    fill_value: Any,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``fill_value`` everywhere, with the shape (and by default dtype and device) of ``t``.
 
     >>> import dualad

@@ -364,7 +364,9 @@ def _bound(op: OpDef) -> tuple:
     )
 
 
-def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
+def unary_caller(
+    op: OpDef, name: str | None = None, doc: str | None = None
+) -> Callable[[object], Tensor]:
     """The public function for a one-argument op without parameters."""
     impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
 
@@ -405,7 +407,9 @@ def unary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
     return _finish(call, op, name, doc)
 
 
-def binary_caller(op: OpDef, name: str | None = None, doc: str | None = None):
+def binary_caller(
+    op: OpDef, name: str | None = None, doc: str | None = None
+) -> Callable[[object, object], Tensor]:
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
     impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
     scalars = SCALAR_TYPES

@@ -25,8 +25,12 @@ from __future__ import annotations
 import builtins
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ._state import ACTIVE
+
+# what a ``dtype=`` argument takes: a NumPy dtype, a scalar type, a name, or None (the default)
+DTypeArg = DTypeLike | None
 
 float16 = np.dtype("float16")
 float32 = np.dtype("float32")
@@ -50,9 +54,13 @@ DIFFERENTIABLE_KINDS = frozenset("fc")
 # kinds a tensor may hold (bool, signed and unsigned ints, floats, complex)
 TENSOR_KINDS = frozenset("biufc")
 
-_default = [float64]
+_default: list[np.dtype] = [float64]
 _DTYPE_TOKEN = object()  # in ``_state.ACTIVE`` while the default dtype is not float64
-_COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+_COMPLEX_OF: dict[np.dtype, np.dtype] = {
+    float16: complex64,
+    float32: complex64,
+    float64: complex128,
+}
 # bool < integer < floating < complex: the kinds a Python scalar may lift a tensor to
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -66,7 +74,7 @@ def get_default_dtype() -> np.dtype:
     return _default[0]
 
 
-def set_default_dtype(dtype) -> None:
+def set_default_dtype(dtype: DTypeLike) -> None:
     """Set the dtype of tensors made from Python floats (float16, float32 or float64).
 
     Python complex numbers then become the matching complex dtype (complex64 for float32).
@@ -77,16 +85,16 @@ def set_default_dtype(dtype) -> None:
     (dtype('float32'), dtype('complex64'))
     >>> dualad.set_default_dtype(dualad.float64)
     """
-    dtype = to_dtype(dtype)
-    if dtype is None or dtype.kind != "f":
+    new = to_dtype(dtype)
+    if new is None or new.kind != "f":
         raise TypeError(
             f"dualad.set_default_dtype: only floating-point types are supported as the default "
-            f"type, got {dtype}"
+            f"type, got {new}"
         )
-    _default[0] = dtype
+    _default[0] = new
     # the ops' fast callers convert to the default dtype only on their careful path, which they
     # take while ``ACTIVE`` is non-empty: it holds a token while the default is not float64
-    if dtype == float64:
+    if new == float64:
         while _DTYPE_TOKEN in ACTIVE:
             ACTIVE.remove(_DTYPE_TOKEN)
     elif _DTYPE_TOKEN not in ACTIVE:
@@ -147,7 +155,7 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
     return _COMPLEX_OF.get(dtype, complex128)
 
 
-def promote_types(a, b) -> np.dtype:
+def promote_types(a: DTypeLike, b: DTypeLike) -> np.dtype:
     """The dtype of an elementwise op between tensors of dtypes ``a`` and ``b``: NumPy's table.
 
     The higher kind wins (bool < integer < floating < complex), widened so that it holds both:
@@ -159,7 +167,8 @@ def promote_types(a, b) -> np.dtype:
     >>> promote_types(complex64, float64), promote_types(uint8, int8)
     (dtype('complex128'), dtype('int16'))
     """
-    return np.promote_types(to_dtype(a), to_dtype(b))
+    # (a None operand is NumPy's default, float64, as np.dtype(None) is; its stubs omit None)
+    return np.promote_types(to_dtype(a), to_dtype(b))  # type: ignore[arg-type]
 
 
 _PYTHON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -188,7 +197,7 @@ def result_type(*operands) -> np.dtype:
             continue
         dtype = getattr(operand, "dtype", None)
         dtype = to_dtype(operand) if dtype is None else np.dtype(dtype)
-        strong = dtype if strong is None else np.promote_types(strong, dtype)
+        strong = dtype if strong is None else np.promote_types(strong, dtype)  # type: ignore[arg-type]
     if strong is None:
         return (bool_, int64, _default[0], default_complex_dtype())[weak_category]
     category = _CATEGORY[strong.kind]

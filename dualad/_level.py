@@ -24,6 +24,8 @@ class Level:
     """
 
     __slots__ = ("alive", "index")
+    alive: bool  # (the slots' types, for type checkers)
+    index: int
 
     # ``process_in(stack, op, args, params)``: ``process`` given this thread's level stack
     # (which ``dispatch`` has in hand already), for levels on the hot path; None: ``process``

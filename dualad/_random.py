@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import operator
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from . import _dtypes
-from ._backend import allocate_on
+from ._backend import DeviceArg, allocate_on
 from ._creation import _finish, _float_dtype, _scalar_value, _size, as_tensor
+from ._dtypes import DTypeArg
 from ._state import ACTIVE, GRAD
 from ._tensor import Tensor
 
@@ -151,7 +154,13 @@ def _random(name, public, draw, shape, size, dtype, device, requires_grad) -> Te
     )
 
 
-def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(
+    *shape: int | Sequence[int],
+    size: int | Sequence[int] | None = None,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Uniform random numbers in [0, 1) (real and imaginary parts, for complex dtypes).
 
     >>> import dualad
@@ -162,7 +171,13 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     return _random("rand", rand, _uniform, shape, size, dtype, device, requires_grad)
 
 
-def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn(
+    *shape: int | Sequence[int],
+    size: int | Sequence[int] | None = None,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Standard normal random numbers (complex dtypes: unit variance, E|z|^2 = 1).
 
     >>> import dualad
@@ -173,7 +188,13 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
 
 
 def randint(
-    low, high=None, size=None, *, dtype=None, device=None, requires_grad: bool = False
+    low: Any,  # (an int or a 0-d tensor; torch's randint(high, size) is accepted too)
+    high: Any = None,
+    size: int | Sequence[int] | None = None,
+    *,
+    dtype: DTypeArg = None,
+    device: DeviceArg = None,
+    requires_grad: bool = False,
 ) -> Tensor:
     """Random integers in [low, high): ``randint(low, high, size)`` or ``randint(high, size)``.
 
@@ -225,7 +246,9 @@ def _random_like(draw, t, dtype, device, requires_grad) -> Tensor:
     return draw(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(
+    t: Tensor, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """Uniform random numbers in [0, 1) with the shape (dtype, device) of ``t``.
 
     >>> import dualad

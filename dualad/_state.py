@@ -81,6 +81,7 @@ class LevelStack(list):
     read where code holding the stack needs it, not a thread-local lookup)."""
 
     __slots__ = ("token",)
+    token: _Unlist  # (the slot's type, for type checkers)
 
 
 class _GradState(threading.local):

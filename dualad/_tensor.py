@@ -29,13 +29,13 @@ import numpy as np
 from . import _dtypes
 from ._backend import CPU, Device, device_of, to_device
 from ._errors import TrackedConversionError
-from ._meta import _version_box
+from ._meta import AttachedMembers, _version_box
 from ._state import GRAD
 
 _new = object.__new__
 
 
-class Tensor:
+class Tensor(AttachedMembers):
     """An n-dimensional array on NumPy (cpu) or CuPy (cuda) that records gradients.
 
     Create tensors with :func:`dualad.tensor`, :func:`dualad.as_tensor` or the factories.

@@ -20,6 +20,8 @@ Invariants:
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._tensor import Tensor, _new
 
 # The parent's slots of a fresh wrapper, in the order ``new_wrapper`` assigns them (``_rg``,
@@ -50,6 +52,8 @@ class LevelTensor(Tensor):
     """A value of one transform level: the value one level down plus what the level adds."""
 
     __slots__ = ("_level", "_value")
+    _level: Any  # (the slots' types, for type checkers: each wrapper names its level's class)
+    _value: Tensor
 
     # whether the wrapper stands for a batch of values (vmap's): the dual levels below make the
     # tangents that in-place writes need batched at those levels too (``fwd.levels``)

@@ -1,4 +1,5 @@
 import os
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -103,6 +104,35 @@ def cuda_standin():
     if not was:
         fake_cupy.uninstall()
         _backend.forget_cupy()
+
+
+SKIP_REASON_LINES = 40  # the summary's length (pytest -rs lists every skip site)
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Why tests were skipped: one line per reason with its count, most frequent first (the
+    default run skips a few thousand parametrized cases: GPU-only, slow, and cases an op's
+    sample or dtype does not apply to)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.skipped]
+    if not skipped:
+        return
+    counts = Counter(_skip_reason(report) for report in skipped)
+    terminalreporter.section(f"{len(skipped)} skipped, by reason", sep="-")
+    shown = counts.most_common(SKIP_REASON_LINES)
+    for reason, count in shown:
+        terminalreporter.write_line(f"{count:6d}  {reason}")
+    rest = len(counts) - len(shown)
+    if rest:
+        rest_count = len(skipped) - sum(count for _, count in shown)
+        terminalreporter.write_line(
+            f"{rest_count:6d}  ({rest} more reasons, each rarer: run with -rs to list every one)"
+        )
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ under a dual level's rule) and ``once_differentiable``, which refuses ``func.gra
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from .._creation import zeros_like
 from .._errors import TrackedConversionError
@@ -66,7 +68,7 @@ class Function(FunctionBase):
         giving zero tangents."""
         level = enter(f"the forward-mode derivative of {cls.__name__} (from its backward)")
         try:
-            us = []
+            us: list = []
             for o, (kind, _) in zip(outputs, kinds):
                 if kind == NONTENSOR:
                     us.append(None)
@@ -105,7 +107,7 @@ class Function(FunctionBase):
 _ONCE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
 
 
-def once_differentiable(fn):
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a Function's ``backward`` that cannot itself be differentiated.
 
     The backward runs with grad mode off (it may use any NumPy/CuPy code). When its result

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import repeat
+from typing import Any
 
 from .. import fwd
 from .._creation import eye, zeros, zeros_like
@@ -32,6 +33,8 @@ from .gradients import grad as _grad
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 _STRATEGIES = ("forward-mode", "reverse-mode")
+_Fn = Callable[..., Any]  # (the types of the public functions' arguments)
+_In = Tensor | tuple[Tensor, ...]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +273,9 @@ def _finish(outputs, is_outputs_tuple, result, is_result_tuple, create_graph: bo
     )
 
 
-def _scalar_jacobian(func: Callable, inputs, v, create_graph: bool, strict: bool, fn_name: str):
+def _scalar_jacobian(
+    func: _Fn, inputs, v, create_graph: bool, strict: bool, fn_name: str
+) -> tuple[bool, tuple, Any, Any, Any]:
     """vhp's and hvp's common start: ``(is_inputs_tuple, inputs, v, outputs, jacobian)`` of a
     function with a single-element output, the jacobian recorded."""
     is_inputs_tuple, inputs = _inputs(inputs, fn_name, create_graph)
@@ -285,7 +290,9 @@ def _scalar_jacobian(func: Callable, inputs, v, create_graph: bool, strict: bool
 # vector products (each keeps PyTorch's signature and a doctest: their heads look alike on purpose)
 
 
-def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def vjp(
+    func: _Fn, inputs: _In, v: _In | None = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """``(func(inputs), vᵀ J)``: the vector-Jacobian product of ``func`` at ``inputs``.
 
     >>> import dualad
@@ -301,7 +308,9 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return _finish(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph)
 
 
-def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def jvp(
+    func: _Fn, inputs: _In, v: _In | None = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """``(func(inputs), J v)``: the Jacobian-vector product (double-backward trick).
 
     >>> import dualad
@@ -321,7 +330,9 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return _finish(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph)
 
 
-def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def vhp(
+    func: _Fn, inputs: _In, v: _In | None = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """``(func(inputs), vᵀ H)`` for a function with a single-element output.
 
     >>> import dualad
@@ -337,7 +348,9 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     return _finish(outputs, False, result, is_inputs_tuple, create_graph)
 
 
-def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def hvp(
+    func: _Fn, inputs: _In, v: _In | None = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """``(func(inputs), H v)`` for a function with a single-element output (double-backward
     trick, as PyTorch; equal to ``vhp`` for twice continuously differentiable functions).
 
@@ -371,13 +384,13 @@ def _check_strategy(strategy: str) -> None:
 
 
 def jacobian(
-    func: Callable,
-    inputs,
+    func: _Fn,
+    inputs: _In,
     create_graph: bool = False,
     strict: bool = False,
     vectorize: bool = False,
     strategy: str = "reverse-mode",
-):
+) -> Any:
     """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` of shape ``out_i.shape + in_j.shape``.
 
     >>> import dualad
@@ -476,7 +489,7 @@ def _jacrev_vectorized(outputs: tuple, inputs: tuple, create_graph: bool) -> lis
         grads = _autograd_grad(
             tuple(outputs), inputs, grad_outputs, create_graph=create_graph, is_grads_batched=True
         )
-    rows = [[] for _ in outputs]
+    rows: list[list] = [[] for _ in outputs]
     for g, inp in zip(grads, inputs):
         parts = repeat(None) if g is None else (block for _, block in _blocks(g, numels))
         for row, out, block in zip(rows, outputs, parts):
@@ -524,11 +537,11 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
     if sum(numels) == 0:
         # no basis to push: one call finds the outputs' shapes; every block has no elements
         out_tangents = push_forward(*(zeros(t.shape, dtype=t.dtype) for t in inputs))
-        rows = tuple(
+        empty = tuple(
             tuple(zeros((*o.shape, *t.shape), dtype=o.dtype, device=o.device) for t in inputs)
             for o in out_tangents
         )
-        return _tuple_postprocess(rows, (structure[0], is_inputs_tuple))
+        return _tuple_postprocess(empty, (structure[0], is_inputs_tuple))
     out_tangents = vmap(push_forward)(*tangents)  # each (total, *out.shape)
     rows = []
     for tangent in out_tangents:
@@ -543,13 +556,13 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool):
 
 
 def hessian(
-    func: Callable,
-    inputs,
+    func: _Fn,
+    inputs: _In,
     create_graph: bool = False,
     strict: bool = False,
     vectorize: bool = False,
     outer_jacobian_strategy: str = "reverse-mode",
-):
+) -> Any:
     """The Hessian of a function with a single-element output: ``H[i][j]`` of shape
     ``in_i.shape + in_j.shape``.
 

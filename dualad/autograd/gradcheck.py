@@ -35,7 +35,7 @@ True
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ __all__ = [
 
 def gradcheck(
     fn: Callable[..., Any],
-    inputs,
+    inputs: Tensor | Sequence[Any],
     *,
     eps: float = 1e-6,
     atol: float = 1e-5,
@@ -207,8 +207,8 @@ def _random_grad_output(output: Tensor, non_contiguous: bool) -> Tensor:
 # gradgradcheck's signature mirrors gradcheck's (PyTorch's two public functions): alike on purpose
 def gradgradcheck(
     fn: Callable[..., Any],
-    inputs,
-    grad_outputs=None,
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
     *,
     eps: float = 1e-6,
     atol: float = 1e-5,

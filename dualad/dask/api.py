@@ -23,7 +23,7 @@ from ._blocks import example_grads, hessian_rows, jacobian_columns, jacobian_row
 try:  # (optional: client= needs it, the default scheduler does not)
     import distributed
 except ImportError:  # pragma: no cover - dask installed without distributed
-    distributed = None
+    distributed = None  # type: ignore[assignment]
 
 _MODES = ("rev", "fwd")
 

@@ -26,7 +26,13 @@ tensor([ 6., 10.,  2., -2.])
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from .. import _dtypes, ops
+from .._backend import DeviceArg
+from .._dtypes import DTypeArg
+from .._tensor import Tensor
 from ..numpy import fft as _np_fft
 from ..numpy.fft import cook_nd_args, one_axis, swapped_norm, transform_input, transform_nd
 
@@ -69,11 +75,20 @@ def _input(x, kind: str, name: str):
     return transform_input(x, kind, f"fft.{name}", integer_dtype=_dtypes.get_default_dtype())
 
 
-def _one_dim(name: str, kind: str, forward: bool = True, hermitian: bool = False, doc: str = ""):
+def _one_dim(
+    name: str, kind: str, forward: bool = True, hermitian: bool = False, doc: str = ""
+) -> Callable[..., Tensor]:
     """``torch.fft.<name>``: the 1-D transform; ``hermitian``: hfft (irfft of the conjugate)
     or ihfft (the conjugate of rfft), with the norm of the other direction."""
 
-    def transform(input, n=None, dim=None, norm=None, *, axis=None):
+    def transform(
+        input: Any,
+        n: int | None = None,
+        dim: int | None = None,
+        norm: str | None = None,
+        *,
+        axis: int | None = None,
+    ) -> Tensor:
         x = _input(input, kind, name)
         axis = _either(name, dim, "axis", axis, -1)
         if hermitian:
@@ -88,10 +103,19 @@ def _one_dim(name: str, kind: str, forward: bool = True, hermitian: bool = False
     return transform
 
 
-def _n_dims(name: str, kind: str, forward=True, hermitian=False, default_dim=None, doc=""):
+def _n_dims(
+    name: str, kind: str, forward=True, hermitian=False, default_dim=None, doc=""
+) -> Callable[..., Tensor]:
     """``torch.fft.<name>``: the n-D (``default_dim`` (-2, -1): 2-D) transform."""
 
-    def transform(input, s=None, dim=None, norm=None, *, axes=None):
+    def transform(
+        input: Any,
+        s: Sequence[int] | None = None,
+        dim: int | Sequence[int] | None = None,
+        norm: str | None = None,
+        *,
+        axes: int | Sequence[int] | None = None,
+    ) -> Tensor:
         x = _input(input, kind, name)
         dims = _either(name, dim, "axes", axes, default_dim)
         if dims is not None and s is not None and len(tuple(s)) != len(tuple(dims)):
@@ -303,10 +327,15 @@ hfft2 = _n_dims("hfft2", "c2r", hermitian=True, default_dim=_2D, doc=_doc_2d("hf
 ihfft2 = _n_dims("ihfft2", "r2c", hermitian=True, default_dim=_2D, doc=_doc_2d("ihfft2", "ihfftn"))
 
 
-def _shift(name: str, doc: str):
+def _shift(name: str, doc: str) -> Callable[..., Tensor]:
     """``torch.fft.<name>``: NumPy's roll by half of each of ``dim`` (``axes``; default: all)."""
 
-    def shift(input, dim=None, *, axes=None):
+    def shift(
+        input: Any,
+        dim: int | Sequence[int] | None = None,
+        *,
+        axes: int | Sequence[int] | None = None,
+    ) -> Tensor:
         return getattr(_np_fft, name)(input, _either(name, dim, "axes", axes, None))
 
     shift.__name__ = shift.__qualname__ = name
@@ -334,10 +363,12 @@ ifftshift = _shift(
 )
 
 
-def _frequencies(name: str, doc: str):
+def _frequencies(name: str, doc: str) -> Callable[..., Tensor]:
     """``torch.fft.<name>``: NumPy's frequencies, in ``dtype`` when given."""
 
-    def frequencies(n, d=1.0, *, dtype=None, device=None):
+    def frequencies(
+        n: int, d: Any = 1.0, *, dtype: DTypeArg = None, device: DeviceArg = None
+    ) -> Tensor:
         out = getattr(_np_fft, name)(n, d=d, device=device)
         return out if dtype is None else ops.astype(out, dtype)
 

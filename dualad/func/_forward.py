@@ -3,6 +3,9 @@ tangents through ``_jvp``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .. import fwd
 from .._creation import zeros_like
 from .._state import GRAD
@@ -13,7 +16,14 @@ from ._arrays import tree_to_arrays, tree_to_tensors
 from ._checks import _check_callable
 
 
-def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
+def jvp(
+    func: Callable[..., Any],
+    primals: tuple,
+    tangents: tuple,
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+) -> tuple[Any, ...]:
     """``(func(*primals), J·tangents)`` by forward mode (one dual level).
 
     ``primals`` and ``tangents`` are tuples (pytrees) of the same structure and shapes; arrays
@@ -34,8 +44,13 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
 
 
 def _jvp(
-    func, primals: tuple, tangents: tuple, has_aux: bool, copy_tangents: bool, name: str = "jvp"
-):
+    func: Callable[..., Any],
+    primals: tuple,
+    tangents: tuple,
+    has_aux: bool,
+    copy_tangents: bool,
+    name: str = "jvp",
+) -> tuple:
     """``jvp``; ``copy_tangents=False`` when the tangents are the caller's private values
     (``jacfwd``'s basis): they need no copy protecting them from in-place ops on the duals.
     ``name``: the transform the user called (``jacfwd``, ``hvp`` ...), which errors name."""

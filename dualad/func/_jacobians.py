@@ -5,6 +5,8 @@ output basis or of ``jvp`` over the input basis (``chunk_size`` rows of it at a 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from .._creation import eye, ones_like, zeros
 from .._tensor import Tensor
@@ -86,14 +88,14 @@ def _reshaped(x: Tensor, shape: tuple) -> Tensor:
 
 
 def jacrev(
-    func,
-    argnums=0,
+    func: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
     *,
     has_aux: bool = False,
     chunk_size: int | str | None = None,
     max_memory: int | str | None = None,
     progress: bool = False,
-):
+) -> Callable[..., Any]:
     """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp_fn`` over the standard basis
     of the output. Each output leaf gets ``(*out.shape, *in.shape)`` blocks (a tuple over
     ``argnums`` when it is a tuple).
@@ -183,15 +185,15 @@ def _empty_block(out: Tensor, x: Tensor, dtype=None):
 
 
 def jacfwd(
-    func,
-    argnums=0,
+    func: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
     has_aux: bool = False,
     *,
     randomness: str = "error",
     chunk_size: int | str | None = None,
     max_memory: int | str | None = None,
     progress: bool = False,
-):
+) -> Callable[..., Any]:
     """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard basis of
     the inputs. Same layout as ``jacrev``. ``chunk_size`` (a dualad extension, as in
     ``jacrev``) pushes that many basis tangents at a time, bounding the memory of the batched
@@ -329,13 +331,13 @@ def _jacfwd_call(
 
 
 def hessian(
-    func,
-    argnums=0,
+    func: Callable[..., Any],
+    argnums: int | tuple[int, ...] = 0,
     *,
     chunk_size: int | str | None = None,
     max_memory: int | str | None = None,
     progress: bool = False,
-):
+) -> Callable[..., Any]:
     """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func))`` (forward-over-reverse).
     ``chunk_size`` (an int or ``"auto"``), ``max_memory`` and ``progress`` chunk the outer
     ``jacfwd``'s basis as in ``jacrev`` (dualad extensions).

@@ -3,6 +3,9 @@ reverse graph)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .._tree import flatten
@@ -12,7 +15,7 @@ from ._forward import _jvp
 from ._reverse import _grad_transform, _vjp, vjp
 
 
-def hvp(func, primals, tangents):
+def hvp(func: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     """``(func(*primals), H·tangents)`` for a scalar ``func``: forward mode over the gradient
     (``jvp`` of ``grad``). With tuples the product is a tuple with one entry per primal, like
     ``jvp``; a single Tensor primal and tangent give a single Tensor product, as in
@@ -46,7 +49,7 @@ def hvp(func, primals, tangents):
     if not nums:
         raise RuntimeError("dualad.func.hvp: expected at least one primal")
 
-    def gradient_and_value(*p):
+    def gradient_and_value(*p: Any) -> Any:
         return _grad_transform(func, nums, False, "hvp", with_value=True)(*p)
 
     (_, value), (product, _) = _jvp(
@@ -56,7 +59,7 @@ def hvp(func, primals, tangents):
     return tree_to_arrays(out) if plain else out
 
 
-def linearize(func, *primals):
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the JVP at ``primals``.
 
     ``func`` runs once. Its reverse graph is recorded by ``vjp``; ``vjp_fn`` is linear in the
@@ -78,7 +81,7 @@ def linearize(func, *primals):
     diff = [k for k, o in enumerate(out_leaves) if o.dtype.kind in "fc"]
     fixed = [zeros_like(o) for o in out_leaves]
 
-    def pullback(*cotangents):
+    def pullback(*cotangents: Any) -> Any:
         cts = list(fixed)
         for k, ct in zip(diff, cotangents):
             cts[k] = ct
@@ -86,7 +89,7 @@ def linearize(func, *primals):
 
     transpose = vjp(pullback, *[fixed[k] for k in diff])[1] if diff else None
 
-    def jvp_fn(*tangents):
+    def jvp_fn(*tangents: Any) -> Any:
         tangents, saw_t = tree_to_tensors(tangents, "linearize")
         tangent_leaves, _ = flatten(tangents)
         if len(tangent_leaves) != len(in_leaves):

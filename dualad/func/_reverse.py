@@ -10,6 +10,8 @@ tensor([ 3., 12.])
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from .._creation import ones_like, zeros_like
 from .._tensor import Tensor
@@ -23,7 +25,7 @@ from ._checks import (
     _normalize_argnums,
     _split_aux,
 )
-from .grad_level import backward, enter, leave, track, unwrap
+from .grad_level import GradLevel, backward, enter, leave, track, unwrap
 
 
 def _zeros_for_unused(grads: list, inputs: list) -> list:
@@ -35,21 +37,23 @@ def _zeros_for_unused(grads: list, inputs: list) -> list:
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
-def _wrap_argnums(args: tuple, nums: tuple, level, name: str):
+def _wrap_argnums(
+    args: tuple, nums: tuple, level: GradLevel, name: str
+) -> tuple[list, list, list, list]:
     """Replace the differentiated arguments by leaves of ``level``; returns the new argument
     list, the input leaves, their capture nodes and one rebuild function per argnum."""
-    args = list(args)
+    new_args = list(args)
     inputs: list = []
     nodes: list = []
     rebuilds = []
     for i in nums:
-        leaves, rebuild = flatten(args[i])
+        leaves, rebuild = flatten(new_args[i])
         wrapped = [track(leaf, level, name) for leaf in leaves]
         inputs.extend(leaves)
         nodes.extend(w._gnode for w in wrapped)
         rebuilds.append((len(leaves), rebuild))
-        args[i] = rebuild(wrapped)
-    return args, inputs, nodes, rebuilds
+        new_args[i] = rebuild(wrapped)
+    return new_args, inputs, nodes, rebuilds
 
 
 def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
@@ -61,7 +65,9 @@ def _rebuild_per_argnum(flat: list, rebuilds: list) -> list:
     return out
 
 
-def grad_and_value(func, argnums=0, has_aux: bool = False):
+def grad_and_value(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """``(gradient, value)`` of a scalar-valued ``func`` (``(gradient, (value, aux))`` with
     ``has_aux``). The gradient is with respect to ``argnums`` (an int: that argument's pytree;
     a tuple: a tuple of them).
@@ -74,7 +80,9 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     return _grad_transform(func, argnums, has_aux, "grad_and_value", with_value=True)
 
 
-def grad(func, argnums=0, has_aux: bool = False):
+def grad(
+    func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar-valued ``func`` with respect to ``argnums`` (``(gradient, aux)``
     with ``has_aux``). Composes with every transform (``vmap(grad(f))`` gives per-example
     gradients; ``grad(grad(f))`` second derivatives).
@@ -87,17 +95,23 @@ def grad(func, argnums=0, has_aux: bool = False):
     return _grad_transform(func, argnums, has_aux, "grad", with_value=False)
 
 
-def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
+def _grad_transform(
+    func: Callable[..., Any],
+    argnums: int | tuple[int, ...],
+    has_aux: bool,
+    name: str,
+    with_value: bool,
+) -> Callable[..., Any]:
     _check_callable(func, name)
 
     @functools.wraps(func, updated=())
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args), name)
         args, plain = convert_args(args, nums, kwargs, name)
         level = enter(f"dualad.func.{name}")
         try:
-            args, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
-            result = func(*args, **kwargs)
+            wrapped, inputs, nodes, rebuilds = _wrap_argnums(args, nums, level, name)
+            result = func(*wrapped, **kwargs)
             aux = None
             if has_aux:
                 result, aux = _split_aux(result, name)
@@ -118,7 +132,7 @@ def _grad_transform(func, argnums, has_aux: bool, name: str, with_value: bool):
     return wrapper
 
 
-def vjp(func, *primals, has_aux: bool = False):
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with one gradient
     (pytree) per primal. ``vjp_fn`` can be called many times, under other transforms too
     (``jacrev`` vmaps it).
@@ -134,7 +148,7 @@ def vjp(func, *primals, has_aux: bool = False):
     res = _vjp(func, primals, has_aux, "vjp")
     vjp_fn = res[1]
 
-    def array_vjp_fn(cotangents, *, retain_graph: bool = True):
+    def array_vjp_fn(cotangents: Any, *, retain_graph: bool = True) -> Any:
         cotangents, saw_ct = tree_to_tensors(cotangents, "vjp")
         grads = vjp_fn(cotangents, retain_graph=retain_graph)
         # (copies: the retained graph may hold what a gradient is made of)
@@ -145,7 +159,9 @@ def vjp(func, *primals, has_aux: bool = False):
     return (tree_to_arrays(res[0], copy=True), array_vjp_fn, *tree_to_arrays(res[2:]))
 
 
-def _vjp(func, primals: tuple, has_aux: bool, name: str):
+def _vjp(
+    func: Callable[..., Any], primals: tuple, has_aux: bool, name: str
+) -> tuple:  # (output, vjp_fn) or (output, vjp_fn, aux)
     """``vjp``; ``name``: the transform the user called (``jacrev``, ``linearize`` ...), which
     error messages name."""
     level = enter(f"dualad.func.{name}")
@@ -167,7 +183,7 @@ def _vjp(func, primals: tuple, has_aux: bool, name: str):
         leave(level)
     values = [unwrap(o, level) for o in out_leaves]
 
-    def vjp_fn(cotangents, *, retain_graph: bool = True):
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True) -> tuple:
         ct_leaves, _ = flatten(cotangents)
         if len(ct_leaves) != len(out_leaves):
             raise RuntimeError(

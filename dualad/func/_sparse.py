@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -408,7 +410,9 @@ def _joined(columns, k: int):
     return cat([c.reshape(k, -1) for c in columns], 1)
 
 
-def sparse_jacobian(fn, argnums=0, *, sparsity="auto"):
+def sparse_jacobian(
+    fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, sparsity: Any = "auto"
+) -> Callable[..., Any]:
     """The Jacobian of ``fn`` as a ``scipy.sparse`` CSR matrix (``cupyx.scipy.sparse`` for CuPy
     inputs), from a few ``jvp``s or ``vjp``s instead of one per input or output.
 
@@ -445,7 +449,9 @@ def sparse_jacobian(fn, argnums=0, *, sparsity="auto"):
     return SparseDerivative(fn, argnums, sparsity, hessian=False)
 
 
-def sparse_hessian(fn, argnums=0, *, sparsity="auto"):
+def sparse_hessian(
+    fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, sparsity: Any = "auto"
+) -> Callable[..., Any]:
     """The Hessian of a scalar ``fn`` as a ``scipy.sparse`` CSR matrix, from a few
     Hessian-vector products (forward over reverse) of a star colouring.
 

@@ -22,15 +22,15 @@ from ._arrays import holds_tensor, leaf_to_tensor, tree_to_arrays
 
 
 def vmap(
-    func: Callable,
+    func: Callable[..., Any],
     in_dims: Any = 0,
     out_dims: Any = 0,
-    randomness="error",
+    randomness: str = "error",
     *,
-    chunk_size=None,
-    max_memory=None,
+    chunk_size: int | str | None = None,
+    max_memory: int | str | None = None,
     progress: bool = False,
-):
+) -> Callable[..., Any]:
     # (api.vmap's signature and checks; its docstring is this function's)
     batched = api.vmap(
         func,
@@ -43,7 +43,7 @@ def vmap(
     )
 
     @functools.wraps(func, updated=())
-    def vmapped(*args, **kwargs):
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
         for arg in args:
             if not isinstance(arg, Tensor):
                 break
@@ -59,7 +59,7 @@ def vmap(
 vmap.__doc__ = api.vmap.__doc__
 
 
-def _convert_batched(args: tuple, in_dims):
+def _convert_batched(args: tuple, in_dims: Any) -> tuple[Any, bool]:
     """``(args with the leaves that have an int in_dim converted, no leaf was a Tensor)``;
     arguments that ``in_dims`` does not fit are left for ``api.vmap`` to report."""
     leaves, rebuild = flatten(args)

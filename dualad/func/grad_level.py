@@ -297,6 +297,12 @@ class GradTensor(LevelTensor):
     (which checks the levels below, and raises inside vmap)."""
 
     __slots__ = ("_gbase", "_gchain", "_gnode", "_gnr", "_gviews")
+    _level: GradLevel  # (the slots' types, for type checkers; see ``track`` for their meaning)
+    _gnode: Node | None
+    _gnr: int
+    _gbase: GradTensor | None
+    _gchain: tuple | None
+    _gviews: list | None
 
     def requires_grad_(self, requires_grad: bool = True):
         raise NotImplementedError(

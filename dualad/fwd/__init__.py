@@ -17,6 +17,7 @@ derivatives.
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import Any, Literal
 
 from .._creation import zeros_like
 from .._dispatch import dispatch, suspended
@@ -41,7 +42,7 @@ UnpackedDualTensor.__doc__ = """``unpack_dual``'s result: the primal and its tan
 """
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> int:
     # ``_current_level`` (PyTorch's module attribute): this thread's innermost dual level
     # number, -1 when it has none. Computed on read: levels are per thread.
     if name == "_current_level":
@@ -113,7 +114,7 @@ class dual_level(_DecoratorContext):
         self.level = enter_dual_level()
         return self.level
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         exit_dual_level(level=self.level)
         return False
 
@@ -219,7 +220,7 @@ def _make_dual(tensor: Tensor, tangent: Tensor, level: int | None, copy_tangent:
     return out
 
 
-def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of ``tensor`` at ``level``; tangent is None for a non-dual.
 
     With nested levels the two carry the other levels' perturbations, whichever level is
@@ -264,7 +265,7 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
 # without L's perturbation).
 
 
-def _above(level, dual: DualLevel) -> bool:
+def _above(level: object, dual: DualLevel) -> bool:
     """Whether ``level`` is above ``dual`` on this thread's stack (both active)."""
     try:
         stack = GRAD.levels
@@ -301,7 +302,7 @@ def _alias_below(tensor: Tensor, dual: DualLevel) -> Tensor:
     return out
 
 
-def _coefficient(tensor: Tensor, dual: DualLevel, above: list):
+def _coefficient(tensor: Tensor, dual: DualLevel, above: list) -> Tensor | None:
     """The coefficient of ``dual``'s perturbation in ``tensor`` (None: zero), carrying the
     perturbations of the levels below ``dual`` and of ``above`` (the levels above ``dual`` to
     account for, innermost last)."""

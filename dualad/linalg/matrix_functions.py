@@ -13,7 +13,8 @@ not real raises ``ValueError``; float32 stays float32; ``logm`` of a singular ma
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..ops import analytic_functions, astype, matrix_functions, narrow, polar
+from ..ops import analytic_functions, astype, matrix_functions, narrow
+from ..ops import polar as _polar
 from ..ops._lapack import linalg_dtype
 from ..ops._reducing import _as_tensor
 
@@ -44,7 +45,7 @@ tanm = analytic_functions.linalg_tanm
 coshm = analytic_functions.linalg_coshm
 sinhm = analytic_functions.linalg_sinhm
 tanhm = analytic_functions.linalg_tanhm
-polar = polar.linalg_polar
+polar = _polar.linalg_polar
 
 
 def expm_frechet(A, E, method=None, compute_expm: bool = True, check_finite: bool = True):

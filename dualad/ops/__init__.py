@@ -52,6 +52,7 @@ from ``_backend``, ``_dtypes``, ``_state``, ``_tensor``, ``_dispatch``, ``_creat
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .. import _tracked_values
 from . import (
@@ -186,6 +187,11 @@ from .torch_norm import *
 from .triangular import *
 from .trigonometric import *
 from .views import *
+
+if TYPE_CHECKING:
+    # ``__all__`` below is computed, so type checkers read the public ops from a generated stub
+    # (tests/typing/stubgen.py)
+    from ._public_names import *
 
 # the modules with public ops (those that register exports), in import order
 MODULES = tuple(

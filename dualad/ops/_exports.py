@@ -19,6 +19,10 @@ name, and for the latter also the in-place ``name_``). Nothing else lists the op
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+# an exported function keeps its type (what a type checker shows for ``dualad.sin``)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Exports:
@@ -47,14 +51,28 @@ class Exports:
             self.inplace_methods.append(name)
         return fn
 
-    def function(self, fn: Callable | None = None, name: str | None = None):
+    @overload
+    def function(self, fn: F, name: str | None = None) -> F: ...
+    @overload
+    def function(self, fn: None = None, name: str | None = None) -> Callable[[F], F]: ...
+    def function(self, fn=None, name=None):
         """A function of ``dualad`` only (no Tensor method)."""
         return self._add(fn, name, True, False, False)
 
-    def method(self, fn: Callable | None = None, name: str | None = None, *, function=True):
+    @overload
+    def method(self, fn: F, name: str | None = None, *, function: bool = True) -> F: ...
+    @overload
+    def method(
+        self, fn: None = None, name: str | None = None, *, function: bool = True
+    ) -> Callable[[F], F]: ...
+    def method(self, fn=None, name=None, *, function=True):
         """A function of ``dualad`` (unless ``function=False``) and a Tensor method."""
         return self._add(fn, name, function, True, False)
 
-    def inplace(self, fn: Callable | None = None, name: str | None = None):
+    @overload
+    def inplace(self, fn: F, name: str | None = None) -> F: ...
+    @overload
+    def inplace(self, fn: None = None, name: str | None = None) -> Callable[[F], F]: ...
+    def inplace(self, fn=None, name=None):
         """A function, a Tensor method and its in-place ``name_`` method."""
         return self._add(fn, name, True, True, True)

@@ -220,7 +220,7 @@ def unary(
     node_name: str | None = None,
     kernel: Callable | None = None,
     fused: Callable | None = None,
-):
+) -> Callable[[object], Tensor]:
     """The public function of an elementwise unary op without parameters (see ``unary_op``)."""
     op = unary_op(name, impl, deriv, uses=uses, node_name=node_name, kernel=kernel, fused=fused)
     return unary_caller(op, doc=doc)
@@ -237,7 +237,7 @@ def binary(
     save_mask: Callable | None = None,
     kernel: Callable | None = None,
     rules: tuple[Callable, Callable] | None = None,
-):
+) -> Callable[[object, object], Tensor]:
     """A broadcasting binary op from its partials ``(da(a, b, y), db(a, b, y))``.
 
     A partial is a function, a constant (``1`` or ``-1``: add, sub) or None (the op is not
@@ -338,7 +338,7 @@ def bilinear(
     doc: str | None = None,
     node_name: str | None = None,
     kernel: Callable | None = None,
-):
+) -> Callable[[object, object], Tensor]:
     """A broadcasting op linear in each argument (``mul``): d/da = b, d/db = a."""
     return binary(
         name,
@@ -428,19 +428,25 @@ def piecewise_constant_op(name: str, impl: Callable) -> OpDef:
     )
 
 
-def piecewise_constant(name: str, impl: Callable, *, doc: str | None = None):
+def piecewise_constant(
+    name: str, impl: Callable, *, doc: str | None = None
+) -> Callable[[object], Tensor]:
     """The public function of a parameterless piecewise-constant op (see
     ``piecewise_constant_op``)."""
     return unary_caller(piecewise_constant_op(name, impl), doc=doc)
 
 
-def nondiff_unary(name: str, impl: Callable, *, doc: str | None = None):
+def nondiff_unary(
+    name: str, impl: Callable, *, doc: str | None = None
+) -> Callable[[object], Tensor]:
     """An elementwise op whose output carries no gradient (predicates, rounding to ints, ...)."""
     op = register(OpDef(name, impl, batch=batching.elementwise, differentiable=False))
     return unary_caller(op, doc=doc)
 
 
-def nondiff_binary(name: str, impl: Callable, *, doc: str | None = None):
+def nondiff_binary(
+    name: str, impl: Callable, *, doc: str | None = None
+) -> Callable[[object, object], Tensor]:
     """A broadcasting binary op whose output carries no gradient (comparisons, logical ops)."""
     op = register(OpDef(name, impl, batch=batching.elementwise, differentiable=False))
     return binary_caller(op, doc=doc)

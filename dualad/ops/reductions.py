@@ -37,7 +37,7 @@ __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
 
 @public.method
-def sum(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
+def sum(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None) -> Tensor:
     """Sum over ``dim`` (all dims by default).
 
     >>> import dualad
@@ -66,7 +66,7 @@ _mean_op = linear(
 
 
 @public.method
-def mean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None):
+def mean(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None, dtype=None) -> Tensor:
     """Mean over ``dim`` (all dims by default); floating and complex tensors only.
 
     >>> import dualad

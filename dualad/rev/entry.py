@@ -15,6 +15,8 @@ Invariants:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -170,12 +172,12 @@ def _check_not_in_transform(what: str) -> None:
 
 
 def backward(
-    tensors,
-    grad_tensors=None,
-    retain_graph=None,
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
     create_graph: bool = False,
-    grad_variables=None,
-    inputs=None,
+    grad_variables: Any = None,
+    inputs: Tensor | Sequence[Tensor] | None = None,
 ) -> None:
     """Accumulate the gradients of ``tensors`` into ``.grad`` of the leaves of their graph.
 

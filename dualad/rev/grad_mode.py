@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
+from typing import Literal
 
 from .._state import GRAD
 
@@ -151,7 +152,7 @@ class _SetMode(_DecoratorContext):
         raise NotImplementedError
 
     @staticmethod
-    def _set(mode: bool) -> None:
+    def _set(mode: bool, /) -> None:  # (positional: each subclass names its own)
         raise NotImplementedError
 
     def __init__(self, mode: bool) -> None:
@@ -165,7 +166,7 @@ class _SetMode(_DecoratorContext):
     def __enter__(self) -> None:
         self._set(self.mode)
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:  # (never swallows an exception)
         self._set(self.previous)
         return False
 

@@ -10,6 +10,7 @@ layer below holds only data and metadata, so these members are written here as t
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 
 from .._meta import get_meta
 from .._tensor import Tensor, attach_members
@@ -20,6 +21,7 @@ from .hooks import (
     register_post_accumulate_hook,
     register_tensor_hook,
 )
+from .node import Node, RemovableHandle
 from .views import refresh_view_node
 
 
@@ -45,7 +47,7 @@ class _ReverseModeMembers:
         raise RuntimeError("dualad: the requires_grad attribute cannot be deleted")
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         if self._view is not None:
             return refresh_view_node(self)
         return self._node
@@ -59,7 +61,7 @@ class _ReverseModeMembers:
         raise RuntimeError("dualad: the _grad_fn attribute cannot be deleted")
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         meta = self._meta
         if self._node is not None and not (meta is not None and meta.retains_grad):
             warnings.warn(
@@ -73,7 +75,7 @@ class _ReverseModeMembers:
         return None if meta is None else meta.grad
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(
@@ -117,18 +119,24 @@ class _ReverseModeMembers:
             return
         install_retain_grad(self)
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Register ``hook(grad) -> Tensor | None`` run when this tensor's gradient is computed.
 
         Returns a handle whose ``remove()`` unregisters it.
         """
         return register_tensor_hook(self, hook)
 
-    def register_post_accumulate_grad_hook(self, hook):
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
         """Register ``hook(tensor)`` run on a leaf after its ``.grad`` was accumulated."""
         return register_post_accumulate_hook(self, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Tensor | Sequence[Tensor] | None = None,
+    ) -> None:
         """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``)."""
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

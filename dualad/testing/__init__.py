@@ -16,10 +16,12 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.gradcheck import GradcheckError
 from ..autograd.gradcheck import gradcheck as _gradcheck
 from ..autograd.gradcheck import gradgradcheck as _gradgradcheck
@@ -37,7 +39,7 @@ def _with_test_defaults(kwargs: dict) -> dict:
     return kwargs
 
 
-def gradcheck(fn, inputs, **kwargs: Any) -> bool:
+def gradcheck(fn: Callable[..., Any], inputs: Tensor | Sequence[Any], **kwargs: Any) -> bool:
     """``dualad.autograd.gradcheck`` with ``fast_mode=True, check_batched_grad=True`` defaults.
 
     >>> import dualad
@@ -49,7 +51,12 @@ def gradcheck(fn, inputs, **kwargs: Any) -> bool:
     return _gradcheck(fn, inputs, **_with_test_defaults(kwargs))
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs: Any) -> bool:
+def gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
+    **kwargs: Any,
+) -> bool:
     """``dualad.autograd.gradgradcheck`` with ``fast_mode=True, check_batched_grad=True``
     defaults.
 
@@ -72,7 +79,7 @@ _TOLERANCES = {
 }
 
 
-def _to_numpy(value) -> np.ndarray:
+def _to_numpy(value: Any) -> np.ndarray:
     data = getattr(value, "_data", None)
     if data is not None and hasattr(value, "detach"):
         value = data
@@ -83,7 +90,7 @@ def _to_numpy(value) -> np.ndarray:
     return np.asarray(value)
 
 
-def _default_tolerances(*dtypes) -> tuple[float, float]:
+def _default_tolerances(*dtypes: np.dtype) -> tuple[float, float]:
     rtol, atol = 0.0, 0.0
     for dtype in dtypes:
         r, a = _TOLERANCES.get(np.dtype(dtype), (0.0, 0.0))
@@ -97,8 +104,8 @@ def _index(values: np.ndarray) -> tuple:
 
 
 def assert_close(
-    actual,
-    expected,
+    actual: Any,
+    expected: Any,
     *,
     rtol: float | None = None,
     atol: float | None = None,
@@ -140,7 +147,7 @@ def assert_close(
         raise AssertionError(
             msg or f"The values for attribute 'dtype' do not match: {a.dtype} != {e.dtype}."
         )
-    if rtol is None:
+    if rtol is None or atol is None:  # (both, as checked above)
         rtol, atol = _default_tolerances(a.dtype, e.dtype)
     if a.dtype == np.bool_ and e.dtype == np.bool_:
         close = a == e

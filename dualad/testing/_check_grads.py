@@ -138,8 +138,8 @@ def _check_first_order(program: _Program, mode: str, arrays, path, rng, eps, ato
         _, analytic = jvp(
             lambda *v: tuple(program.outputs(v)), tuple(variables), tuple(_tensors(tangents))
         )
-        numeric = numerical_jvp(evaluate, arrays, tangents, eps)
-        _compare(list(analytic), numeric, "tangent of output", path, atol, rtol)
+        expected = numerical_jvp(evaluate, arrays, tangents, eps)
+        _compare(list(analytic), expected, "tangent of output", path, atol, rtol)
 
 
 def check_grads(

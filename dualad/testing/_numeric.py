@@ -237,7 +237,7 @@ def numerical_jvp(
             minus_args.append(np.asarray(array - eps * tangent).astype(array.dtype))
     plus = _evaluate(fn, plus_args)
     minus = _evaluate(fn, minus_args)
-    result = []
+    result: list = []
     for p, m in zip(plus, minus):
         if p is None or not is_differentiable_dtype(p.dtype):
             result.append(None)
@@ -256,7 +256,7 @@ def numerical_jvp(
 
 def sample_leaves(sample) -> tuple[list, list]:
     """The differentiable slots of ``sample`` and the arrays in them: ``(slots, arrays)``."""
-    slots = []
+    slots: list[tuple[int | str, int | None]] = []
     arrays = []
     for key in sample.diff:
         value = sample.args[key] if isinstance(key, int) else sample.kwargs[key]

@@ -40,6 +40,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without hypothes
         "pip install 'dualad[test]' (or pip install hypothesis)"
     ) from exc
 
+from typing import Literal
+
 import numpy as np
 
 import dualad
@@ -94,7 +96,7 @@ def broadcastable_shapes(
 
 
 def _elements(dtype: np.dtype, low: float, high: float):
-    width = 32 if dtype in (np.float32, np.complex64) else 64
+    width: Literal[16, 32, 64] = 32 if dtype in (np.float32, np.complex64) else 64
     if dtype.kind == "f":
         if dtype == np.float16:
             width = 16

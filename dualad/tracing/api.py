@@ -54,6 +54,8 @@ import collections
 import functools
 import inspect
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -159,7 +161,7 @@ class Jitted:
         functools.update_wrapper(self, fn)
 
     # ------------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if GRAD.levels or DEFAULT_DTYPE[0] is not _F64:
             if DEFAULT_DTYPE[0] is _F64:
                 found = batchable(self, args, kwargs)
@@ -302,7 +304,7 @@ class Jitted:
         self._traces = 0
         self._warned = False
 
-    def source(self, *args, **kwargs) -> str:
+    def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated program that a call with these arguments replays (traces it first if
         needed: ``fn``'s side effects happen then). Like JAX's ``make_jaxpr``."""
         key, leaves = signature(args, kwargs, self._static, self._names)
@@ -318,7 +320,7 @@ class Jitted:
             raise RuntimeError(f"dualad.jit: this call runs eagerly: {program.eager_only}")
         return program.source
 
-    def __get__(self, obj, objtype=None):
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:
@@ -389,7 +391,29 @@ def _outputs(program: _Compiled, results: tuple, plain: bool):
     return program.spec(leaves)
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), max_traces: int = 8):
+@overload
+def jit(
+    fn: Callable[..., Any],
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Jitted: ...
+@overload
+def jit(
+    fn: None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Callable[[Callable[..., Any]], Jitted]: ...
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    max_traces: int = 8,
+) -> Jitted | Callable[[Callable[..., Any]], Jitted]:
     """Trace ``fn`` once per call signature and replay it as straight-line array code.
 
     ``static_argnums`` / ``static_argnames``: arguments that are not traced; their (hashable)

@@ -244,6 +244,8 @@ class TraceTensor(LevelTensor):
     """
 
     __slots__ = ("_slot",)
+    _level: TraceLevel  # (the slots' types, for type checkers)
+    _slot: int
     views_of_value = True  # (its value is the concrete tensor, with eager view records)
 
     def _guarded(self, kind: str, result):

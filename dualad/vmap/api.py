@@ -103,7 +103,7 @@ def vmap(
 # one call
 
 
-def _vmap_call(func, in_dims, out_dims, randomness, chunking: tuple, args, kwargs):
+def _vmap_call(func, in_dims, out_dims, randomness, chunking: tuple[Any, Any, bool], args, kwargs):
     name = _name(func)
     _check_out_dims(out_dims, name)
     chunk_size, _, progress = chunking

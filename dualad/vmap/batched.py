@@ -311,6 +311,8 @@ class BatchedTensor(LevelTensor):
     """
 
     __slots__ = ("_bdim",)
+    _level: VmapLevel  # (the slots' types, for type checkers)
+    _bdim: int
     batches = True
 
     # ------------------------------------------------------------------ logical metadata
