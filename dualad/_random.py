@@ -260,7 +260,9 @@ def rand_like(
     return _random_like(rand, t, dtype, device, requires_grad)
 
 
-def randn_like(t, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(
+    t: Tensor, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
+) -> Tensor:
     """Standard normal random numbers with the shape (dtype, device) of ``t``.
 
     >>> import dualad

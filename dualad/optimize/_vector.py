@@ -4,6 +4,9 @@ or ``scipy.sparse`` by colouring) and the Hessian of ``v · c(x)`` that trust-co
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._creation import as_tensor
@@ -24,7 +27,7 @@ class VectorFunction:
     def __init__(self, params: Params, fn, name: str, what: str, jit: bool = False) -> None:
         self.params = params
         self.size: int | None = None  # the number of outputs, known after the first call
-        self._sparse = None
+        self._sparse: Callable[..., Any] | None = None
         self.evaluations = 0
 
         def flat_out(tree, *args):
