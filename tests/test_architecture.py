@@ -412,3 +412,12 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--print-allowlists"]:
         sys.exit(__doc__)
     print_allowlists()
+
+
+def test_test_file_names_are_unique():
+    # the tests are not packages (no __init__.py): pytest imports each file by its base name,
+    # so two files of the same name in different folders stop the run at collection
+    names: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert not {name: paths for name, paths in names.items() if len(paths) > 1}
