@@ -157,12 +157,8 @@ def _pow_dbase(a, b, y):
         return where(b == 0, 0.0, b * pow(a, b - 1))
     if b == 0:
         return 0.0
-    # a**1 is a, and its derivative 1, bit for bit: no power computed (x**2's second
-    # derivative, a Hessian's products, would otherwise raise a to the powers 1 and 0)
-    if b == 1:
-        return 1.0
-    if b == 2:
-        return 2 * a
+    # (no shortcut for b = 1 or 2: ``b * a ** (b - 1)`` keeps the result a function of ``a``,
+    # so the next derivative exists as in PyTorch, e.g. d4/dx4 x**3 = 0 rather than an error)
     return b * pow(a, b - 1)
 
 
