@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._backend import _MODULE_OF_TYPE, _resolve
+from ._backend import _MODULE_OF_TYPE, _resolve, to_device
 from ._creation import as_tensor, tensor
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
@@ -164,7 +164,7 @@ def eager(op: OpDef, args: tuple, params: dict):
             if xp is None:
                 xp = _xp(data)
             elif _xp(data) is not xp:
-                raise _device_error(op, args)
+                return _mixed_devices(op, args, params)
             if a._rg:
                 requires_grad = True
             datas.append(data)
@@ -300,6 +300,24 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     if add_note is not None:
         add_note(text)
     return exc
+
+
+def _mixed_devices(op: OpDef, args: tuple, params: dict):
+    """Tensors of several devices: PyTorch's rule lets 0-d CPU tensors that need no gradient (a
+    scalar made of Python numbers inside a derivative rule, say) join tensors of one other
+    device, moved there (a one-number copy); anything else is the device error."""
+    others = {a.device for a in args if isinstance(a, Tensor) and not _cpu_scalar(a)}
+    if len(others) != 1 or any(isinstance(a, Tensor) and a._rg and _cpu_scalar(a) for a in args):
+        raise _device_error(op, args)
+    device = others.pop()
+    if device.type == "cpu":
+        raise _device_error(op, args)
+    moved = tuple(wrap(to_device(a._data, device)) if _cpu_scalar(a) else a for a in args)
+    return eager(op, moved, params)
+
+
+def _cpu_scalar(a) -> bool:
+    return isinstance(a, Tensor) and a._data.ndim == 0 and type(a._data) is np.ndarray
 
 
 def _device_error(op: OpDef, args: tuple) -> RuntimeError:
