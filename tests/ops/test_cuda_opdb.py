@@ -149,17 +149,9 @@ ASKED_TRANSFERS = {
 CONSTANT_UPLOADS = {
     "affine_grid": "uploads a small constant built on the host (grid_sampling.py)",
     "embedding_bag": "uploads a small constant built on the host (bags.py)",
-    "fft.fftfreq": "uploads a small constant built on the host (fft.py)",
-    "fft.rfftfreq": "uploads a small constant built on the host (fft.py)",
-    "histogramdd": "uploads a small constant built on the host (counting.py)",
     "interpolate": "uploads a small constant built on the host (sampling.py)",
-    "linalg.eig": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.eigh": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.svd": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.svd_full": "the op-database wrapper (test code) uploads its fixed weights",
-    "nanquantile": "uploads a small constant built on the host (quantiles.py)",
-    "pdist": "uploads a small constant built on the host (distances.py)",
-    "quantile": "uploads a small constant built on the host (quantiles.py)",
+    "nanquantile": "q, given as host data (Python numbers), is copied in",
+    "quantile": "q, given as host data (Python numbers), is copied in",
 }
 
 
