@@ -264,7 +264,9 @@ def _check_grad_of_vmap(info, sample: Sample) -> None:
     ]
     outputs = [o for o in flatten_outputs(dualad.vmap(fn, in_dims=-1)(*inputs))]
     pairs = [(o, o.dtype) for o in outputs if isinstance(o, Tensor) and o.dtype.kind in "fc"]
-    pairs = [(o, to_tensor(rng.standard_normal(o.shape).astype(d))) for o, d in pairs]
+    pairs = [
+        (o, to_tensor(rng.standard_normal(o.shape).astype(d), device=o.device)) for o, d in pairs
+    ]
     pairs = [(o, ct) for o, ct in pairs if o.requires_grad]
     if not pairs:
         return
