@@ -48,13 +48,15 @@ def run_slow(config) -> bool:
 
 
 def _mark_expected_failures(items) -> None:
-    """On a "cuda" test device, the tests of ops listed in CUDA_EXPECTED_FAILURES are expected
-    to fail with the NotImplementedError that names what CuPy lacks (never a silent skip)."""
+    """On a "cuda" test device, the tests of ops listed in CUDA_EXPECTED_FAILURES (and
+    CUDA_HIGHER_ORDER_FAILURES) are expected to fail with the NotImplementedError that names
+    what CuPy lacks, those of CUDA_OTHER_RESULTS with an AssertionError (never silent skips)."""
     for item in items:
         info = getattr(item, "callspec", None) and item.callspec.params.get("info")
-        reason = expected_failure(getattr(info, "name", None) or "")
-        if reason:
-            item.add_marker(pytest.mark.xfail(reason=reason, raises=NotImplementedError))
+        expected = expected_failure(getattr(info, "name", None) or "")
+        if expected:
+            reason, error = expected
+            item.add_marker(pytest.mark.xfail(reason=reason, raises=error))
 
 
 def pytest_report_header(config):

@@ -12,6 +12,8 @@ non-negative ``axis``), so their batching rules only shift the axis past the bat
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._dispatch import OpDef, dispatch, register
 from . import _batching as batching
 from .base import move_bdim_to_front
@@ -91,6 +93,8 @@ def nondiff_op(name: str, impl, batch, *, nout: int = 1) -> OpDef:
 
 
 def _argsort_impl(xp, x, *, axis, kind, stable):
+    if xp is not np:  # CuPy's sort is always stable (which every kind allows) and takes no
+        return xp.argsort(x, axis=axis)  # ``stable=`` nor a ``kind`` but "stable"
     return xp.argsort(x, axis=axis, **options(kind=kind, stable=stable))
 
 

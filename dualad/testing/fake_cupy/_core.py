@@ -390,10 +390,12 @@ def _index(key):
 
 
 def _stable(kwargs: dict, name: str) -> dict:
-    """CuPy's sorts are stable and accept no other ``kind``."""
+    """CuPy's sorts are stable and accept no other ``kind`` (nor NumPy 2's ``stable=``)."""
+    if "stable" in kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument 'stable'")
     kind = kwargs.pop("kind", None)
     if kind not in (None, "stable"):
-        raise ValueError(f"{name}: kind={kind!r} is not supported (CuPy sorts are stable)")
+        raise ValueError("kind can only be None or 'stable'")
     return {**kwargs, "kind": "stable"}
 
 
