@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._backend import _MODULE_OF_TYPE, _resolve
+from ._backend import _MODULE_OF_TYPE, _resolve, to_device
 from ._creation import as_tensor, tensor
 from ._dtypes import _default as DEFAULT_DTYPE
 from ._dtypes import default_complex_dtype
@@ -164,10 +164,7 @@ def eager(op: OpDef, args: tuple, params: dict):
             if xp is None:
                 xp = _xp(data)
             elif _xp(data) is not xp:
-                moved = _host_scalars_to_device(args)
-                if moved is None:
-                    raise _device_error(op, args)
-                return eager(op, moved, params)
+                return _mixed_devices(op, args, params)
             if a._rg:
                 requires_grad = True
             datas.append(data)
@@ -305,30 +302,22 @@ def op_error(op: OpDef, args: tuple, params: dict, exc: Exception) -> Exception:
     return exc
 
 
-def _host_scalars_to_device(args: tuple) -> tuple | None:
-    """``args`` with each 0-d host tensor that needs no gradient (a scalar: ``tensor(2.0)``,
-    a NumPy scalar, a constant a rule made from a Python number) copied to the device of the
-    other tensors, as PyTorch lets CPU scalars join CUDA tensors; ``None`` when the mismatch is
-    anything else (an array on the host, a scalar that requires grad, two devices), which
-    stays an error: arrays move only where asked."""
-    device_xp = None
-    for a in args:
-        if isinstance(a, Tensor):
-            xp = _xp(a._data)
-            if xp is not np:
-                if device_xp is not None and xp is not device_xp:
-                    return None
-                device_xp = xp
-    if device_xp is None:
-        return None
-    moved = []
-    for a in args:
-        if isinstance(a, Tensor) and _xp(a._data) is np:
-            if a._data.ndim or a._rg:
-                return None
-            a = wrap(device_xp.asarray(a._data))
-        moved.append(a)
-    return tuple(moved)
+def _mixed_devices(op: OpDef, args: tuple, params: dict):
+    """Tensors of several devices: PyTorch's rule lets 0-d CPU tensors that need no gradient (a
+    scalar made of Python numbers inside a derivative rule, say) join tensors of one other
+    device, moved there (a one-number copy); anything else is the device error."""
+    others = {a.device for a in args if isinstance(a, Tensor) and not _cpu_scalar(a)}
+    if len(others) != 1 or any(isinstance(a, Tensor) and a._rg and _cpu_scalar(a) for a in args):
+        raise _device_error(op, args)
+    device = others.pop()
+    if device.type == "cpu":
+        raise _device_error(op, args)
+    moved = tuple(wrap(to_device(a._data, device)) if _cpu_scalar(a) else a for a in args)
+    return eager(op, moved, params)
+
+
+def _cpu_scalar(a) -> bool:
+    return isinstance(a, Tensor) and a._data.ndim == 0 and type(a._data) is np.ndarray
 
 
 def _device_error(op: OpDef, args: tuple) -> RuntimeError:

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 
 from dualad import _backend
 from dualad.testing import fake_cupy
-from dualad.testing.device import CUDA_EXPECTED_FAILURES, expected_failure, select_cupy
+from dualad.testing.device import expected_failure, select_cupy
 
 # DUALAD_TEST_DEVICE=cuda: the op-database tests run on "cuda", with the CuPy stand-in where
 # CuPy is missing or DUALAD_FAKE_CUPY=1 (installed before anything imports cupy); docs/gpu.md
@@ -55,17 +55,15 @@ def run_slow(config) -> bool:
 
 
 def _mark_expected_failures(items) -> None:
-    """On a "cuda" test device, the tests of ops listed in CUDA_EXPECTED_FAILURES are expected
-    to fail with the NotImplementedError that names what CuPy lacks (never a silent skip)."""
+    """On a "cuda" test device, the tests of ops listed in CUDA_EXPECTED_FAILURES (and
+    CUDA_HIGHER_ORDER_FAILURES) are expected to fail with the NotImplementedError that names
+    what CuPy lacks, those of CUDA_OTHER_RESULTS with an AssertionError (never silent skips)."""
     for item in items:
         info = getattr(item, "callspec", None) and item.callspec.params.get("info")
-        name = getattr(info, "name", None) or ""
-        test = getattr(item, "originalname", "")
-        reason = expected_failure(name, test)
-        if reason and reason == CUDA_EXPECTED_FAILURES.get(name):  # what CuPy lacks: that error
-            item.add_marker(pytest.mark.xfail(reason=reason, raises=NotImplementedError))
-        elif reason:  # a second order that needs what CuPy lacks, or a difference by design
-            item.add_marker(pytest.mark.xfail(reason=reason))
+        expected = expected_failure(getattr(info, "name", None) or "", item.originalname)
+        if expected:
+            reason, error = expected
+            item.add_marker(pytest.mark.xfail(reason=reason, raises=error))
 
 
 def pytest_report_header(config):

@@ -25,6 +25,7 @@ import operator
 import numpy as np
 
 from .. import ops
+from .._backend import allocate_on
 from .._creation import _is_tracked, arange, as_tensor, zeros
 from .._dispatch import REGISTRY, apply
 from .._tensor import Tensor
@@ -170,6 +171,8 @@ def _outer_edges(column, bins, bounds, i):
         edges = arg(bins)
         if edges.ndim != 1:
             raise ValueError(f"dualad.numpy.histogramdd: `bins[{i}]` must be a scalar or 1d array")
+        if not isinstance(bins, Tensor):  # edges given as host data: on the sample's device
+            edges = edges.to(column.device)
         return edges, False
     if bins < 1:
         raise ValueError(f"dualad.numpy.histogramdd: `bins[{i}]` must be positive, when an integer")
@@ -184,7 +187,8 @@ def _outer_edges(column, bins, bounds, i):
         raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
-    return as_tensor(np.linspace(lo, hi, n + 1), device=column.device), False
+    # (made on the sample's device: no host array copied over)
+    return as_tensor(allocate_on(column.device, lambda xp: xp.linspace(lo, hi, n + 1))), False
 
 
 @uses(histogramdd_op, *_EDGE_OPS)

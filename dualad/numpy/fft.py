@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, ops
+from .._backend import allocate_on
 from .._creation import as_tensor
 from .._tensor import Tensor
 from ..ops import astype
@@ -52,20 +53,22 @@ def ifftshift(x, axes=None):
     return _shifted(x, axes, -1)
 
 
-def _frequencies(numpy_fn, n, d, device):
+def _frequencies(name: str, n, d, device):
+    """``fftfreq``/``rfftfreq`` made by the array module of ``device`` (no host array copied
+    to a GPU)."""
     if isinstance(d, Tensor):  # k / (n d): differentiable in the spacing
-        return as_tensor(numpy_fn(n, 1.0), device=d.device) / d
-    return as_tensor(numpy_fn(n, d), device=device)
+        return as_tensor(allocate_on(d.device, lambda xp: getattr(xp.fft, name)(n, 1.0))) / d
+    return as_tensor(allocate_on(device, lambda xp: getattr(xp.fft, name)(n, d)))
 
 
 def fftfreq(n, d=1.0, device=None):
     """``numpy.fft.fftfreq``: the sample frequencies of an ``n``-point FFT with spacing ``d``."""
-    return _frequencies(np.fft.fftfreq, n, d, device)
+    return _frequencies("fftfreq", n, d, device)
 
 
 def rfftfreq(n, d=1.0, device=None):
     """``numpy.fft.rfftfreq``: the sample frequencies of an ``n``-point real FFT."""
-    return _frequencies(np.fft.rfftfreq, n, d, device)
+    return _frequencies("rfftfreq", n, d, device)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -135,7 +135,10 @@ def searchsorted(a, v, side="left", sorter=None):
         raise ValueError(f"dualad.numpy.searchsorted: a must be 1-d, got shape {tuple(a.shape)}")
     if sorter is not None:
         a = ops.take(a, arg(sorter))
-    return apply(searchsorted_op, a, arg(v), side=side)
+    values = arg(v)
+    if not isinstance(v, Tensor):  # values given as host data: on a's device, as NumPy's
+        values = values.to(a.device)
+    return apply(searchsorted_op, a, values, side=side)
 
 
 @uses(digitize_op)

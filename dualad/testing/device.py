@@ -6,8 +6,9 @@ finite differences stay NumPy (``as_numpy`` copies results back). CuPy is the re
 imports; otherwise, or with ``DUALAD_FAKE_CUPY=1``, the stand-in ``dualad.testing.fake_cupy``
 (``select_cupy()``, called by the test suite's conftest before anything imports CuPy).
 
-``CUDA_EXPECTED_FAILURES`` lists the ops that legitimately cannot run on CuPy, each with why;
-the device test mode marks their tests as expected failures (never silent skips).
+``CUDA_EXPECTED_FAILURES`` lists the ops that legitimately cannot run on CuPy, each with why,
+``CUDA_HIGHER_ORDER_FAILURES`` those whose second derivatives cannot; the device test mode
+marks their tests as expected failures raising NotImplementedError (never silent skips).
 
 >>> device_under_test() in ("cpu", "cuda")
 True
@@ -24,9 +25,10 @@ from .._backend import Device, forget_cupy
 from . import fake_cupy
 
 __all__ = [
-    "CUDA_EXPECTED_DIFFERENCES",
+    "SECOND_ORDER_TESTS",
     "CUDA_EXPECTED_FAILURES",
-    "CUDA_EXPECTED_SECOND_ORDER_FAILURES",
+    "CUDA_HIGHER_ORDER_FAILURES",
+    "CUDA_OTHER_RESULTS",
     "ENV_DEVICE",
     "ENV_FAKE_CUPY",
     "expected_failure",
@@ -177,6 +179,26 @@ CUDA_EXPECTED_FAILURES: dict[str, str] = {
 }
 
 
+_NO_JV = "their second derivatives call {} of order 2, which cupyx.scipy.special has no"
+# ops whose values and first derivatives run on CuPy but whose higher derivatives need a
+# function cupyx lacks (the op tests of second order are expected to fail on "cuda")
+CUDA_HIGHER_ORDER_FAILURES: dict[str, str] = {
+    "i0": _NO_JV.format("iv"),
+    "i0e": _NO_JV.format("ive"),
+    "j0": _NO_JV.format("jv"),
+    "y0": _NO_JV.format("yv"),
+    "k0": _NO_JV.format("kv"),
+}
+
+
+# ops whose results on CuPy may legitimately differ from NumPy's reference (marked as expected
+# failures raising AssertionError on "cuda")
+CUDA_OTHER_RESULTS: dict[str, str] = {
+    "argsort": "CuPy's sort is stable: ties come in input order, NumPy's default sort orders "
+    "them otherwise (both valid for kind=None)",
+}
+
+
 def device_under_test() -> str:
     """The device the test helpers put samples on: ``$DUALAD_TEST_DEVICE``, "cpu" by default."""
     return str(Device(os.environ.get(ENV_DEVICE) or "cpu"))
@@ -201,15 +223,7 @@ def select_cupy() -> str | None:
     return "real" if device_under_test() != "cpu" else None
 
 
-# op name -> why its SECOND derivative cannot run on CuPy (its first derivative does): the
-# rules of these Bessel functions reach order 2 through jv/yv/kv/iv, which cupyx.scipy.special
-# (CuPy 14.2) lacks: it has j0 j1 y0 y1 yn i0 i1 k0 k1 and their scaled forms only
-CUDA_EXPECTED_SECOND_ORDER_FAILURES: dict[str, str] = {
-    name: "cupyx.scipy.special has no jv/yv/kv/iv for the orders the second derivative needs"
-    for name in ("j0", "y0", "k0", "i0", "i0e")
-}
-
-# the op-database tests that differentiate an op's rules (second order)
+# the op-database tests that differentiate an op's rules (where CUDA_HIGHER_ORDER_FAILURES apply)
 SECOND_ORDER_TESTS = frozenset(
     (
         "test_grad_of_grad_matches_finite_differences",
@@ -219,30 +233,22 @@ SECOND_ORDER_TESTS = frozenset(
     )
 )
 
-# (test, op) pairs that differ on CuPy by design, each with why (test "": every test)
-CUDA_EXPECTED_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("test_forward_matches_reference", "argsort"): (
-        "ties: CuPy's sort is stable, NumPy's default quicksort orders equal keys otherwise"
-    ),
-    ("", "to_device"): (
-        "the op's result is on the cpu, the device mode's cotangent on cuda (an error by design)"
-    ),
-    ("", "histogramdd"): (  # (every test: "" matches any)
-        "a sample gives NumPy bin edges: host arrays never move to the device implicitly"
-    ),
-}
 
+def expected_failure(name: str, test: str | None = None) -> tuple[str, type] | None:
+    """Why the op tests of ``name`` are expected to fail on the test device, and with which
+    exception class (None: they must pass there). ``test``, the test function's name, limits
+    CUDA_HIGHER_ORDER_FAILURES to the second-order tests (None: every test).
 
-def expected_failure(name: str, test: str = "") -> str | None:
-    """Why the op ``name`` cannot run on the test device (None: it must pass there); ``test``,
-    the test function's name, selects the second-order and by-design entries."""
+    >>> expected_failure("sin", "test_vjp_matches_finite_differences") is None
+    True
+    """
     if device_under_test() == "cpu":
         return None
-    if test in SECOND_ORDER_TESTS and name in CUDA_EXPECTED_SECOND_ORDER_FAILURES:
-        return CUDA_EXPECTED_SECOND_ORDER_FAILURES[name]
-    differences = CUDA_EXPECTED_DIFFERENCES
-    return (
-        CUDA_EXPECTED_FAILURES.get(name)
-        or differences.get((test, name))
-        or differences.get(("", name))
-    )
+    reason = CUDA_EXPECTED_FAILURES.get(name)
+    if reason is None and (test is None or test in SECOND_ORDER_TESTS):
+        reason = CUDA_HIGHER_ORDER_FAILURES.get(name)
+    if reason:
+        return reason, NotImplementedError
+    if name in CUDA_OTHER_RESULTS:
+        return CUDA_OTHER_RESULTS[name], AssertionError
+    return None

@@ -272,7 +272,8 @@ def batch_outermost(out: Tensor, bdim, values: tuple) -> Tensor:
         return out  # the batch is outermost already
     xp = xp_of(data)
     for v in values:
-        if type(v) is Tensor and xp.may_share_memory(data, v._data):
+        # (memory of another device is never shared: CuPy refuses NumPy arrays here)
+        if type(v) is Tensor and xp_of(v._data) is xp and xp.may_share_memory(data, v._data):
             return out
     order = [bdim, *sorted((d for d in range(len(shape)) if d != bdim), key=lambda d: -strides[d])]
     return copy_in_order(out, order)

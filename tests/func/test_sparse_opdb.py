@@ -13,7 +13,7 @@ import dualad.numpy as dnp
 from dualad.func import jacfwd, sparse_hessian, sparse_jacobian
 from dualad.nn import functional as F
 from dualad.testing import strategies as ds
-from dualad.testing._numeric import flatten_outputs, sample_to_tensors
+from dualad.testing._numeric import as_numpy, flatten_outputs, sample_to_tensors, to_tensor
 from dualad.testing.opdb import all_ops
 
 # samples per op checked (the first ones: every op's basic shapes)
@@ -36,7 +36,7 @@ def _flat_function(info, sample):
     args, kwargs, leaves = sample_to_tensors(sample, requires_grad=False)
     shapes = [tuple(t.shape) for t in leaves]
     sizes = [int(np.prod(s)) for s in shapes]
-    x = np.concatenate([np.asarray(t._data).ravel() for t in leaves]) if leaves else None
+    x = np.concatenate([as_numpy(t).ravel() for t in leaves]) if leaves else None
 
     def f(vector):
         pieces = []
@@ -64,19 +64,27 @@ def _cases():
             yield pytest.param(info, sample, id=f"{info.name}-{i}")
 
 
+def _dense(matrix) -> np.ndarray:
+    """A sparse result (SciPy's, or cupyx's on "cuda") as a NumPy array."""
+    return (matrix.get() if hasattr(matrix, "get") else matrix).toarray()
+
+
 def _check(f, x):
+    x_host, x = x, to_tensor(x)  # (on the test device: DUALAD_TEST_DEVICE)
     try:
-        dense = np.asarray(jacfwd(f)(x))
+        dense = as_numpy(jacfwd(f)(x))
+    except NotImplementedError:  # (an op CuPy cannot run: an expected failure on "cuda")
+        raise
     except Exception as error:  # an op jacfwd cannot run here: nothing to compare with
         pytest.skip(f"jacfwd: {type(error).__name__}: {error}")
-    dense = dense.reshape(-1, x.size)
+    dense = dense.reshape(-1, x_host.size)
     jac = sparse_jacobian(f)
     result = jac(x)
     assert result.shape == dense.shape
     pattern = jac.pattern.toarray()
     missed = (dense != 0) & ~pattern
     assert not missed.any(), f"missed nonzeros at {np.argwhere(missed)[:5].tolist()}"
-    np.testing.assert_allclose(result.toarray(), dense, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_dense(result), dense, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("info, sample", list(_cases()))
@@ -85,7 +93,7 @@ def test_sparse_jacobian_matches_jacfwd_over_the_op_database(info, sample):
     if x is None or x.size == 0:
         pytest.skip("no differentiable input")
     try:
-        f(dualad.tensor(x))
+        f(to_tensor(x))
     except (IndexError, TypeError) as error:  # (outputs that are not floating)
         pytest.skip(f"no floating output: {error}")
     _check(f, x)
@@ -108,12 +116,15 @@ def test_sparse_hessian_matches_hessian_over_the_op_database(info, sample):
     def loss(v):  # a scalar through the op: its curvature and the square's
         return (f(v) ** 2).sum()
 
+    x = to_tensor(x)  # (on the test device: DUALAD_TEST_DEVICE)
     try:
-        dense = np.asarray(dualad.func.hessian(loss)(x))
+        dense = as_numpy(dualad.func.hessian(loss)(x))
+    except NotImplementedError:  # (an op CuPy cannot run: an expected failure on "cuda")
+        raise
     except Exception as error:  # (not floating, or not twice differentiable here)
         pytest.skip(f"hessian: {type(error).__name__}: {error}")
     h = sparse_hessian(loss)
-    result = h(x).toarray()
+    result = _dense(h(x))
     missed = (dense != 0) & ~h.pattern.toarray()
     assert not missed.any(), f"missed nonzeros at {np.argwhere(missed)[:5].tolist()}"
     np.testing.assert_allclose(result, dense, rtol=1e-9, atol=1e-10)
@@ -164,7 +175,7 @@ def test_random_programs_hessian(program, x):
         x = np.array([0.3, -0.7])
     dense = np.asarray(dualad.func.hessian(f)(x))
     h = sparse_hessian(f)
-    result = h(x).toarray()
+    result = _dense(h(x))
     assert not ((dense != 0) & ~h.pattern.toarray()).any()
     np.testing.assert_allclose(result, dense, rtol=1e-9, atol=1e-11)
 

@@ -467,7 +467,7 @@ def test_adjoint_identity(info: OpInfo, dtype: str, sample: SampleInput):
     grads = dualad.autograd.grad(
         [outputs[k] for k in used],
         leaves,
-        [to_tensor(cts[k]) for k in used],
+        [to_tensor(cts[k], device=outputs[k].device) for k in used],
         allow_unused=True,
     )
     forward_terms = [real_inner(upcast(cts[k]), upcast(jt[k])) for k in used]
@@ -516,13 +516,16 @@ def test_reverse_mode_through_the_jvp_rule_gives_the_vjp(
         through_jvp = dualad.autograd.grad(
             [jt[k] for k in connected],
             tangents,
-            [to_tensor(cts[k]) for k in connected],
+            [to_tensor(cts[k], device=jt[k].device) for k in connected],
             allow_unused=True,
         )
     args, kwargs, inputs = sample.tensors(requires_grad=True)
     outputs = flatten_outputs(info.fn(*args, **kwargs))
     vjp = dualad.autograd.grad(
-        [outputs[k] for k in used], inputs, [to_tensor(cts[k]) for k in used], allow_unused=True
+        [outputs[k] for k in used],
+        inputs,
+        [to_tensor(cts[k], device=outputs[k].device) for k in used],
+        allow_unused=True,
     )
     for k, (a, e) in enumerate(zip(through_jvp, vjp)):
         a = np.zeros_like(leaves[k]) if a is None else as_numpy(a)
@@ -600,7 +603,7 @@ def _vjp_function(info: OpInfo, sample: SampleInput, cts: dict):
         grads = dualad.autograd.grad(
             [outputs[k] for k in cts],
             leaves,
-            [to_tensor(c) for c in cts.values()],
+            [to_tensor(c, device=outputs[k].device) for k, c in cts.items()],
             allow_unused=True,
         )
         return [np.zeros_like(a) if g is None else as_numpy(g) for a, g in zip(arrays, grads)]
@@ -636,7 +639,7 @@ def test_forward_over_reverse_matches_finite_differences(
         grads = dualad.autograd.grad(
             [outputs[k] for k in used],
             duals,
-            [to_tensor(c) for c in cts.values()],
+            [to_tensor(c, device=outputs[k].device) for k, c in cts.items()],
             allow_unused=True,
         )
         unpacked = [(None, None) if g is None else fwd.unpack_dual(g, level=level) for g in grads]

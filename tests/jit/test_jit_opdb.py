@@ -16,6 +16,7 @@ import pytest
 import dualad
 from dualad import func
 from dualad._tree import flatten
+from dualad.testing._numeric import as_numpy, to_tensor
 from dualad.testing.opdb import all_ops
 
 INFOS = all_ops()
@@ -49,7 +50,7 @@ def _arrays(tree) -> list:
     out = []
     for leaf in flatten(tree)[0]:
         if isinstance(leaf, dualad.Tensor):
-            out.append(np.asarray(leaf.detach()))
+            out.append(as_numpy(leaf))
         elif isinstance(leaf, (np.ndarray, np.generic)):
             out.append(np.asarray(leaf))
         else:
@@ -73,10 +74,10 @@ def _perturbed(leaves: list) -> list:
     """Other values of the same shapes and dtypes (floating ones nudged, others kept)."""
     out = []
     for leaf in leaves:
-        data = np.asarray(leaf)
+        data = as_numpy(leaf)
         if data.dtype.kind in "fc":
             data = data * (1 + 1e-3) + 1e-4
-        out.append(dualad.tensor(data.copy()))
+        out.append(to_tensor(data.copy()))
     return out
 
 
@@ -100,7 +101,7 @@ def _check(info, dtype, sample) -> None:
             return
         rng = np.random.default_rng(0)
         cts = [
-            dualad.tensor(rng.standard_normal(o.shape).astype(o.dtype)) for o in outs
+            to_tensor(rng.standard_normal(o.shape).astype(o.dtype)) for o in outs
         ]  # (real cotangents: complex outputs take them as well)
         if isinstance(expected, dualad.Tensor):
             ct = cts[0]

@@ -24,7 +24,7 @@ import dualad
 from dualad import fwd
 from dualad.testing import fake_cupy
 from dualad.testing._numeric import as_numpy, flatten_outputs, random_like
-from dualad.testing.device import CUDA_EXPECTED_FAILURES
+from dualad.testing.device import CUDA_EXPECTED_FAILURES, CUDA_OTHER_RESULTS
 from dualad.testing.opdb import all_ops
 
 INFOS = all_ops()
@@ -152,17 +152,9 @@ ASKED_TRANSFERS = {
 CONSTANT_UPLOADS = {
     "affine_grid": "uploads a small constant built on the host (grid_sampling.py)",
     "embedding_bag": "uploads a small constant built on the host (bags.py)",
-    "fft.fftfreq": "uploads a small constant built on the host (fft.py)",
-    "fft.rfftfreq": "uploads a small constant built on the host (fft.py)",
-    "histogramdd": "uploads a small constant built on the host (counting.py)",
     "interpolate": "uploads a small constant built on the host (sampling.py)",
-    "linalg.eig": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.eigh": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.svd": "the op-database wrapper (test code) uploads its fixed weights",
-    "linalg.svd_full": "the op-database wrapper (test code) uploads its fixed weights",
-    "nanquantile": "uploads a small constant built on the host (quantiles.py)",
-    "pdist": "uploads a small constant built on the host (distances.py)",
-    "quantile": "uploads a small constant built on the host (quantiles.py)",
+    "nanquantile": "q, given as host data (Python numbers), is copied in",
+    "quantile": "q, given as host data (Python numbers), is copied in",
 }
 
 
@@ -180,6 +172,9 @@ def test_op_on_cuda_equals_cpu_without_transfers(info, cuda_standin):
         errors = [r for r in cuda.values() if isinstance(r, NotImplementedError)]
         assert errors, f"{info.name} runs on cuda: take it out of CUDA_EXPECTED_FAILURES"
         assert "cannot run on a CUDA (CuPy) array" in str(errors[0])
+        return
+    if info.name in CUDA_OTHER_RESULTS:  # (it ran, without transfers; its values may differ)
+        assert not any(isinstance(r, Exception) for r in cuda.values()), cuda
         return
     for stage, result in cpu.items():
         tolerance = STANDIN_TOLERANCE if cuda_standin else REAL_TOLERANCE

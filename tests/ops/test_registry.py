@@ -198,7 +198,10 @@ def _vjp(info: OpInfo, sample: SampleInput, rng: np.random.Generator, *, create_
         for k, (o, c) in enumerate(zip(outputs, cotangents))
         if o is not None and c is not None and o.requires_grad
     ]
-    ct_tensors = [to_tensor(cotangents[k], requires_grad=create_graph) for k in used]
+    # (on each output's device: the test device, or the one a transfer op moved it to)
+    ct_tensors = [
+        to_tensor(cotangents[k], requires_grad=create_graph, device=outputs[k].device) for k in used
+    ]
     if not used:
         return leaves, outputs, cotangents, used, ct_tensors, [None] * len(leaves)
     grads = dualad.autograd.grad(
@@ -268,7 +271,7 @@ def _first_order_function(info: OpInfo, sample: SampleInput, used: list, n_leave
         grads = dualad.autograd.grad(
             [outputs[k] for k in used],
             leaves,
-            [to_tensor(c) for c in ct_arrays],
+            [to_tensor(c, device=outputs[k].device) for k, c in zip(used, ct_arrays)],
             allow_unused=True,
         )
         return [
@@ -295,7 +298,7 @@ def test_grad_of_grad_matches_finite_differences(info: OpInfo, dtype: str, sampl
         second = dualad.autograd.grad(
             [grads[k] for k in connected],
             inputs,
-            [to_tensor(directions[k]) for k in connected],
+            [to_tensor(directions[k], device=grads[k].device) for k in connected],
             allow_unused=True,
         )
     else:

@@ -161,3 +161,18 @@ def test_expected_failures_name_what_cupy_lacks():
     assert len(CUDA_EXPECTED_FAILURES) > 50
     for op, why in CUDA_EXPECTED_FAILURES.items():
         assert "has no" in why or "CuPy has no" in why, (op, why)
+
+
+def test_cpu_scalars_join_cuda_tensors_as_in_pytorch(cuda_standin):
+    x = dualad.tensor(np.array([1.0, 2.0]), device="cuda")
+    scalar = dualad.log(2.0)  # a 0-d cpu tensor made of a Python number
+    out = x * scalar
+    assert str(out.device) == "cuda:0"
+    np.testing.assert_allclose(as_numpy(out), [np.log(2.0), 2 * np.log(2.0)])
+    # quantile's midpoint interpolation builds such a scalar (it raised on cuda)
+    q = dualad.quantile(x, 0.5, interpolation="midpoint")
+    assert str(q.device) == "cuda:0" and float(q) == 1.5
+    with pytest.raises(RuntimeError, match="same device"):  # a gradient would be lost
+        x * dualad.tensor(2.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="same device"):  # not a scalar
+        x * dualad.tensor([2.0, 3.0])

@@ -9,9 +9,8 @@ value computed (0 through a clamped norm). The two differ only for vectors of no
 
 from __future__ import annotations
 
-import numpy as np
-
 from ... import ops
+from ..._backend import allocate_on
 from ..._creation import as_tensor
 from ..._tensor import Tensor
 
@@ -68,7 +67,8 @@ def pdist(input, p: float = 2.0):
         )
     if p < 0:
         raise ValueError("dualad.nn.functional.pdist: pdist only supports non-negative p values")
-    rows, cols = np.triu_indices(input.shape[0], 1)
-    first = ops.index_select(input, 0, as_tensor(rows, device=input.device))
-    second = ops.index_select(input, 0, as_tensor(cols, device=input.device))
+    # the pairs, made on the input's device (no host array copied to a GPU)
+    rows, cols = allocate_on(input.device, lambda xp: xp.triu_indices(input.shape[0], 1))
+    first = ops.index_select(input, 0, as_tensor(rows))
+    second = ops.index_select(input, 0, as_tensor(cols))
     return ops.norm(first - second, p, 1)

@@ -108,6 +108,8 @@ def wrap(value):
     return value
 
 
+# always stable on CuPy (NumPy's default quicksort is not)
+_SORTS = frozenset({"sort", "argsort"})
 # NumPy gives read-only views where CuPy's are writable
 _WRITABLE_VIEWS = frozenset({"diagonal"})
 
@@ -122,6 +124,8 @@ def wrap_function(func, name: str):
     """``func`` (a NumPy/SciPy function) taking and giving stand-in arrays."""
 
     def function(*args, **kwargs):
+        if name in _SORTS:
+            kwargs = _stable(kwargs, name)
         out = kwargs.get("out")
         args = unwrap(args, name)
         kwargs = {k: unwrap(v, name) for k, v in kwargs.items()}
@@ -385,8 +389,20 @@ def _index(key):
     return key
 
 
+def _stable(kwargs: dict, name: str) -> dict:
+    """CuPy's sorts are stable and accept no other ``kind`` (nor NumPy 2's ``stable=``)."""
+    if "stable" in kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument 'stable'")
+    kind = kwargs.pop("kind", None)
+    if kind not in (None, "stable"):
+        raise ValueError("kind can only be None or 'stable'")
+    return {**kwargs, "kind": "stable"}
+
+
 def _method(name: str):
     def method(self, *args, **kwargs):
+        if name in _SORTS:
+            kwargs = _stable(kwargs, name)
         out = kwargs.get("out")
         args = unwrap(args, name)
         kwargs = {k: unwrap(v, name) for k, v in kwargs.items()}

@@ -67,6 +67,12 @@ def _weights(n, like):
     return np.arange(1.0, n + 1.0).astype(np.empty(0, like.dtype).real.dtype)
 
 
+def _weights_of(n, like):
+    """``_weights`` as a tensor on ``like``'s device (made there: no host array copied)."""
+    real = np.empty(0, like.dtype).real.dtype
+    return dualad.arange(1.0, n + 1.0, dtype=real, device=like.device)
+
+
 def _sym(a):
     return (a + spectral_mH(a)) * 0.5
 
@@ -90,7 +96,7 @@ def _np_projected(V, w):
 
 def _eigh_fn(a, UPLO="L"):
     L, V = spectral.eigh(_sym(a), UPLO)
-    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V), device=V.device))
+    return L, _projected(V, _weights_of(V.shape[-1], V))
 
 
 def _eigh_ref(a, UPLO="L"):
@@ -130,7 +136,7 @@ def _svd_fn(a, full_matrices=False):
     U, S, Vh = spectral.svd(a, full_matrices=full_matrices)
     k = S.shape[-1]
     U, Vh = U[..., :k], Vh[..., :k, :]
-    return S, (U * dualad.tensor(_weights(k, U), device=U.device)) @ Vh
+    return S, (U * _weights_of(k, U)) @ Vh
 
 
 def _svd_ref(a, full_matrices=False):
@@ -234,7 +240,7 @@ def _complex_of(x):
 
 def _eig_fn(a):
     L, V = eigen_general.eig(a)
-    return L, _projected(V, dualad.tensor(_weights(V.shape[-1], V), device=V.device))
+    return L, _projected(V, _weights_of(V.shape[-1], V))
 
 
 def _eig_ref(a):
