@@ -60,6 +60,8 @@ def _mark_expected_failures(items) -> None:
     what CuPy lacks, those of CUDA_OTHER_RESULTS with an AssertionError (never silent skips)."""
     for item in items:
         info = getattr(item, "callspec", None) and item.callspec.params.get("info")
+        if item.originalname == "test_op_on_cuda_equals_cpu_without_transfers":
+            continue  # (that test asserts the NotImplementedError itself)
         expected = expected_failure(getattr(info, "name", None) or "", item.originalname)
         if expected:
             reason, error = expected
