@@ -48,3 +48,24 @@ def test_make_dual_casts_another_float_width_and_rejects_a_complex_tangent_for_a
             fwAD.make_dual(dualad.ones(3), dualad.ones(3, dtype=dualad.complex128))
         z = fwAD.make_dual(dualad.ones(3, dtype=dualad.complex128), dualad.ones(3))
         assert fwAD.unpack_dual(z).tangent.dtype == dualad.complex128
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev"])
+def test_writing_a_tracked_value_into_an_untracked_tensor_names_the_transform(transform):
+    # (it said "vmap: ... being vmapped over" under func.grad, where no vmap is involved)
+    def f(x):
+        y = dualad.zeros(2)
+        y[0] = x[0]
+        return (y * y).sum()
+
+    with pytest.raises(
+        RuntimeError, match=rf"dualad.func.{transform}: in-place op .* shape \(2,\)"
+    ):
+        getattr(func, transform)(f)(dualad.tensor([3.0, 4.0]))
+
+    def g(x):  # the fix the message suggests
+        y = x * 0
+        y[0] = x[0]
+        return (y * y).sum()
+
+    assert func.grad(g)(dualad.tensor([3.0, 4.0])).tolist() == [6.0, 0.0]

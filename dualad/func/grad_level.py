@@ -40,7 +40,6 @@ from .._wrapper import LevelTensor, new_wrapper
 from ..ops import astype
 from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
-from ..vmap.batched import inplace_batched_into_unbatched
 from .grad_views import (
     NOGRAD,
     _rebind,
@@ -346,9 +345,15 @@ class GradTensor(LevelTensor):
         return f"GradTrackingTensor(lvl={self._level.index}{state}"
 
     def _written_into_plain(self, name: str, target: Tensor) -> Exception:
-        # (vmap's error, as before the wrappers shared a base: a message naming the grad level
-        # would be a behaviour change of its own; programs that catch "vmap" rely on it)
-        return inplace_batched_into_unbatched(name, target, self)
+        # (named for the transform the user called: this said "vmap: ... vmapped over" before)
+        name = {"copy_from": "copy", "index_put": "setitem/index_put"}.get(name, name)
+        return RuntimeError(
+            f"{self._level.title}: in-place op {name}_ writes a value that depends on the "
+            f"transform's inputs into a tensor of shape {tuple(target.shape)} that the transform "
+            "does not track (made from constants inside the function, or closed over): its "
+            "derivative would be lost. Start from a tracked value instead (y = x * 0, "
+            "x.clone()) or build the result out of place (dualad.stack, dualad.where, cat)."
+        )
 
     def __reduce_ex__(self, protocol):
         raise RuntimeError("dualad.func: a tensor tracked by a grad level cannot be pickled")
