@@ -18,7 +18,8 @@ import numpy as np
 from .. import ops
 from .._tensor import Tensor
 from ._common import _NoValue, axis_of, cast, floating, tensor_of
-from .manipulation import concatenate, ravel
+from .joining import concatenate
+from .manipulation import ravel
 from .searching import argsort, searchsorted
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap"]

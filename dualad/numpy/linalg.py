@@ -4,8 +4,8 @@ matrix_transpose vecdot cross tensordot``, and the solvers (the last section): `
 slogdet cholesky lstsq pinv matrix_rank tensorsolve tensorinv``.
 
 The decompositions (``svd eigh eigvalsh eig eigvals qr svdvals``, NumPy 2's named-tuple
-results) and the matrix norms through singular values (``ord=2``, ``-2``, ``'nuc'``) are in
-the last section (``dualad.linalg`` has their derivative conventions). Functions that
+results) are in ``linalg_decompositions``; the matrix norms through singular values (``ord=2``,
+``-2``, ``'nuc'``) use them (``dualad.linalg`` has their derivative conventions). Functions that
 are not here have no attribute, so ``np.linalg.f(t, ...)`` raises the protocol's TypeError
 instead of converting the tensors and dropping the derivative.
 
@@ -33,6 +33,7 @@ from ..linalg import solvers as linalg_solvers
 from ..linalg import spectral as linalg_spectral
 from . import indexing, manipulation, products
 from ._common import _NoValue, axes_of, axis_of, finish, floating, promoted_pair, tensor_of
+from .linalg_decompositions import eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 
 __all__ = [
     "norm",
@@ -318,7 +319,10 @@ for _function, _ops in (
     (matrix_rank, ("linalg_matrix_rank",)),
 ):
     _function.ops = _ops
-# decompositions (dualad.linalg's ops with NumPy's signatures, promotion and result types)
+
+
+# ---------------------------------------------------------------------------------------------
+# decompositions (in ``linalg_decompositions``) and the matrix norms through singular values
 
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "qr"]
 
@@ -334,107 +338,6 @@ def _singular_value_norm(x, ord, row, col, keepdims):
         shape[row] = shape[col] = 1
         r = ops.reshape(r, tuple(shape))
     return r
-
-
-def _square_input(a, name: str):
-    x = floating(tensor_of(a))
-    if x.ndim < 2:
-        raise np.linalg.LinAlgError(
-            f"{x.ndim}-dimensional array given. Array must be at least two-dimensional"
-        )
-    if name and x.shape[-1] != x.shape[-2]:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    return x
-
-
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` alone when ``compute_uv`` is
-    False); ``hermitian=True`` takes them from ``eigh`` like NumPy (``S = |eigenvalues|``
-    sorted descending)."""
-    x = _square_input(a, "svd" if hermitian else "")
-    if hermitian:
-        if not compute_uv:
-            s = ops.abs(linalg_spectral.eigvalsh(x))
-            return ops.flip(ops.sort(s, -1).values, (-1,))
-        w, v = linalg_spectral.eigh(x)
-        order = ops.flip(ops.sort(ops.abs(w), -1).indices, (-1,))
-        s = ops.take_along_dim(ops.abs(w), order, -1)
-        signs = ops.take_along_dim(ops.sgn(w), order, -1)
-        index = ops.broadcast_to(order.unsqueeze(-2), tuple(v.shape))
-        u = ops.take_along_dim(v, index, -1)
-        vh = ops.conj(ops.matrix_transpose(u * signs.unsqueeze(-2)))
-        return linalg_spectral.SVDResult(u, s, vh)
-    if not compute_uv:
-        return linalg_spectral.svdvals(x)
-    return linalg_spectral.svd(x, full_matrices=bool(full_matrices))
-
-
-def svdvals(x, /):
-    """``numpy.linalg.svdvals``: the singular values, descending."""
-    return linalg_spectral.svdvals(_square_input(x, ""))
-
-
-def eigh(a, UPLO="L"):
-    """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of Hermitian
-    matrices (the ``UPLO`` triangle is read)."""
-    return linalg_spectral.eigh(_square_input(a, "eigh"), UPLO)
-
-
-def eigvalsh(a, UPLO="L"):
-    """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices."""
-    return linalg_spectral.eigvalsh(_square_input(a, "eigvalsh"), UPLO)
-
-
-def qr(a, mode="reduced"):
-    """``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode`` ``'reduced'`` or ``'complete'``,
-    ``R`` alone for ``'r'`` (``'raw'``, LAPACK's Householder reflectors, is not supported)."""
-    x = _square_input(a, "")
-    if mode == "raw":
-        raise NotImplementedError(
-            "dualad.numpy.linalg.qr: mode='raw' (Householder reflectors) is not supported; use "
-            "'reduced', 'complete' or 'r'"
-        )
-    if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"Unrecognized mode '{mode}'")
-    if mode == "r":
-        return linalg_spectral.qr(x, "r").R
-    return linalg_spectral.qr(x, mode)
-
-
-def _real_if_real(a, values, *others):
-    """NumPy's ``eig``/``eigvals`` of real input: real results when every eigenvalue is real
-    (decided from the values, like NumPy)."""
-    if a.dtype.kind == "c" or not bool(ops.all(ops.imag(values) == 0)):
-        return (values, *others)
-    return (ops.real(values), *(ops.real(o) for o in others))
-
-
-def eig(a):
-    """``numpy.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex unless the
-    input is real and every eigenvalue is real (NumPy's rule)."""
-    x = _square_input(a, "eig")
-    w, v = linalg_spectral.eig(x)
-    return linalg_spectral.EigResult(*_real_if_real(x, w, v))
-
-
-def eigvals(a):
-    """``numpy.linalg.eigvals``: the eigenvalues, complex unless real input has real ones."""
-    x = _square_input(a, "eigvals")
-    return _real_if_real(x, linalg_spectral.eigvals(x))[0]
-
-
-# the registered ops behind each function, for the coverage table (``coverage._ops_of``)
-for _fn, _ops in (
-    (svd, ("linalg_svd", "linalg_svdvals")),
-    (svdvals, ("linalg_svdvals",)),
-    (eigh, ("linalg_eigh",)),
-    (eigvalsh, ("linalg_eigvalsh",)),
-    (eig, ("linalg_eig",)),
-    (eigvals, ("linalg_eigvals",)),
-    (qr, ("linalg_qr", "linalg_qr_r")),
-):
-    _fn.ops = _ops
-del _fn, _ops
 
 
 # ---------------------------------------------------------------------------------------------

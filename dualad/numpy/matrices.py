@@ -17,7 +17,7 @@ import sys
 
 from .. import ops
 from ._common import cast, tensor_of
-from .manipulation import concatenate
+from .joining import concatenate
 
 __all__ = ["asmatrix", "bmat"]
 

@@ -26,7 +26,8 @@ from .._tensor import Tensor
 from ..ops.convolve import convolve_full_op
 from . import linalg
 from ._common import cast, promoted_pair, tensor_of
-from .manipulation import atleast_1d, concatenate, flip
+from .joining import concatenate
+from .manipulation import atleast_1d, flip
 from .padding import pad
 from .predicates import allclose
 

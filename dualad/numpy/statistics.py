@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ops
 from ._common import cast, floating, tensor_of
-from .manipulation import concatenate
+from .joining import concatenate
 
 __all__ = ["cov", "corrcoef"]
 
