@@ -58,7 +58,14 @@ def _joined(arrays, dtype, casting, name):
 
 
 def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.concatenate``: the arrays joined along ``axis`` (flattened when None)."""
+    """``numpy.concatenate``: the arrays joined along ``axis`` (flattened when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.concatenate([a, a], axis=1)
+    tensor([[1., 2., 1., 2.],
+            [3., 4., 3., 4.]], grad_fn=<CatBackward0>)
+    """
     tensors = _joined(arrays, dtype, casting, "concatenate")
     if axis is None:
         tensors, axis = [ops.reshape(t, (-1,)) for t in tensors], 0
@@ -75,12 +82,25 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
 
 
 def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.concat``: ``concatenate``'s Array API name."""
+    """``numpy.concat``: ``concatenate``'s Array API name.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.concat([x, x[:1]])
+    tensor([1., 2., 3., 1.], grad_fn=<CatBackward0>)
+    """
     return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.stack``: the arrays (of one shape) joined along a new axis ``axis``."""
+    """``numpy.stack``: the arrays (of one shape) joined along a new axis ``axis``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.stack([x, x])
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]], grad_fn=<StackBackward0>)
+    """
     tensors = _joined(arrays, dtype, casting, "stack")
     if len({tuple(t.shape) for t in tensors}) != 1:
         raise ValueError("all input arrays must have the same shape")
@@ -89,13 +109,26 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
-    """``numpy.hstack``: joined along axis 1 (axis 0 for 1-D inputs)."""
+    """``numpy.hstack``: joined along axis 1 (axis 0 for 1-D inputs).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.hstack([x, x[:1]])
+    tensor([1., 2., 3., 1.], grad_fn=<CatBackward0>)
+    """
     tensors = _atleast(1, _joined(tup, dtype, casting, "hstack"))
     return concatenate(tensors, axis=0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    """``numpy.vstack``: joined along axis 0, 1-D inputs as rows."""
+    """``numpy.vstack``: joined along axis 0, 1-D inputs as rows.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.vstack([x, x])
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]], grad_fn=<CatBackward0>)
+    """
     return concatenate(_atleast(2, _joined(tup, dtype, casting, "vstack")), 0)
 
 
@@ -103,12 +136,26 @@ row_stack = vstack
 
 
 def dstack(tup):
-    """``numpy.dstack``: joined along axis 2, inputs made at least 3-D."""
+    """``numpy.dstack``: joined along axis 2, inputs made at least 3-D.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.dstack([x, x]).shape
+    (1, 3, 2)
+    """
     return concatenate(_atleast(3, _joined(tup, None, "same_kind", "dstack")), 2)
 
 
 def column_stack(tup):
-    """``numpy.column_stack``: 1-D inputs as columns, joined along axis 1."""
+    """``numpy.column_stack``: 1-D inputs as columns, joined along axis 1.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.column_stack([x, 2 * x])
+    tensor([[1., 2.],
+            [2., 4.],
+            [3., 6.]], grad_fn=<CatBackward0>)
+    """
     tensors = _joined(tup, None, "same_kind", "column_stack")
     tensors = [ops.reshape(t, (-1, 1)) if t.ndim < 2 else t for t in tensors]
     return concatenate(tensors, 1)
@@ -116,7 +163,13 @@ def column_stack(tup):
 
 def array_split(ary, indices_or_sections, axis=0):
     """``numpy.array_split``: pieces along ``axis`` (``n`` near-equal ones, or cut at the given
-    indices); a list of tensors."""
+    indices); a list of tensors.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.array_split(x, 2)
+    [tensor([1., 2.], grad_fn=<SliceBackward0>), tensor([3.], grad_fn=<SliceBackward0>)]
+    """
     x = tensor_of(ary)
     axis = axis_of(axis, x.ndim)
     length = x.shape[axis]
@@ -136,7 +189,14 @@ def array_split(ary, indices_or_sections, axis=0):
 
 
 def split(ary, indices_or_sections, axis=0):
-    """``numpy.split``: ``array_split`` whose sections must divide the axis equally."""
+    """``numpy.split``: ``array_split`` whose sections must divide the axis equally.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> first, second, third = dnp.split(x, 3)
+    >>> third
+    tensor([3.], grad_fn=<SliceBackward0>)
+    """
     x = tensor_of(ary)
     if isinstance(indices_or_sections, (int, np.integer)):
         length = x.shape[axis_of(axis, x.ndim)]
@@ -146,7 +206,15 @@ def split(ary, indices_or_sections, axis=0):
 
 
 def hsplit(ary, indices_or_sections):
-    """``numpy.hsplit``: ``split`` along axis 1 (axis 0 for 1-D input)."""
+    """``numpy.hsplit``: ``split`` along axis 1 (axis 0 for 1-D input).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.hsplit(a, 2)
+    [tensor([[1.],
+            [3.]], grad_fn=<SliceBackward0>), tensor([[2.],
+            [4.]], grad_fn=<SliceBackward0>)]
+    """
     x = tensor_of(ary)
     if x.ndim == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -154,7 +222,13 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    """``numpy.vsplit``: ``split`` along axis 0 of an at-least-2-D input."""
+    """``numpy.vsplit``: ``split`` along axis 0 of an at-least-2-D input.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.vsplit(a, 2)[1]
+    tensor([[3., 4.]], grad_fn=<SliceBackward0>)
+    """
     x = tensor_of(ary)
     if x.ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -162,7 +236,13 @@ def vsplit(ary, indices_or_sections):
 
 
 def dsplit(ary, indices_or_sections):
-    """``numpy.dsplit``: ``split`` along axis 2 of an at-least-3-D input."""
+    """``numpy.dsplit``: ``split`` along axis 2 of an at-least-3-D input.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> t = dnp.arange(4.0).reshape(1, 1, 4)
+    >>> dnp.dsplit(t, 2)
+    [tensor([[[0., 1.]]]), tensor([[[2., 3.]]])]
+    """
     x = tensor_of(ary)
     if x.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -170,7 +250,13 @@ def dsplit(ary, indices_or_sections):
 
 
 def append(arr, values, axis=None):
-    """``numpy.append``: ``values`` added at the end (both flattened when ``axis`` is None)."""
+    """``numpy.append``: ``values`` added at the end (both flattened when ``axis`` is None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.append(x, 4.0)
+    tensor([1., 2., 3., 4.], grad_fn=<CatBackward0>)
+    """
     x, v = tensor_of(arr), tensor_of(values)
     if axis is None:
         return concatenate([ops.reshape(x, (-1,)), ops.reshape(v, (-1,))], 0)
@@ -198,7 +284,14 @@ def _block_depth(arrays, path=()):
 
 def block(arrays):
     """``numpy.block``: one tensor assembled from nested lists of blocks (the innermost lists
-    joined along the last axis, the next along the second-to-last, ...)."""
+    joined along the last axis, the next along the second-to-last, ...).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.block([a, dnp.eye(2)])
+    tensor([[1., 2., 1., 0.],
+            [3., 4., 0., 1.]], grad_fn=<CatBackward0>)
+    """
     depth, most = _block_depth(arrays)
     ndim = builtins.max(depth, most)
 

@@ -34,7 +34,13 @@ def _square_input(a, name: str):
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` alone when ``compute_uv`` is
     False); ``hermitian=True`` takes them from ``eigh`` like NumPy (``S = |eigenvalues|``
-    sorted descending)."""
+    sorted descending).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.svd(a).S
+    tensor([5.4649857 , 0.36596619], grad_fn=<LinalgSvdBackward0>)
+    """
     x = _square_input(a, "svd" if hermitian else "")
     if hermitian:
         if not compute_uv:
@@ -54,24 +60,49 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 def svdvals(x, /):
-    """``numpy.linalg.svdvals``: the singular values, descending."""
+    """``numpy.linalg.svdvals``: the singular values, descending.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.svdvals(s)
+    tensor([3.61803399, 1.38196601], grad_fn=<LinalgSvdvalsBackward0>)
+    """
     return linalg_spectral.svdvals(_square_input(x, ""))
 
 
 def eigh(a, UPLO="L"):
     """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of Hermitian
-    matrices (the ``UPLO`` triangle is read)."""
+    matrices (the ``UPLO`` triangle is read).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.eigh(s).eigenvalues
+    tensor([1.38196601, 3.61803399], grad_fn=<LinalgEighBackward0>)
+    """
     return linalg_spectral.eigh(_square_input(a, "eigh"), UPLO)
 
 
 def eigvalsh(a, UPLO="L"):
-    """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices."""
+    """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.eigvalsh(s)
+    tensor([1.38196601, 3.61803399], grad_fn=<LinalgEigvalshBackward0>)
+    """
     return linalg_spectral.eigvalsh(_square_input(a, "eigvalsh"), UPLO)
 
 
 def qr(a, mode="reduced"):
     """``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode`` ``'reduced'`` or ``'complete'``,
-    ``R`` alone for ``'r'`` (``'raw'``, LAPACK's Householder reflectors, is not supported)."""
+    ``R`` alone for ``'r'`` (``'raw'``, LAPACK's Householder reflectors, is not supported).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.qr(a).R
+    tensor([[-3.16227766, -4.42718872],
+            [ 0.        , -0.63245553]], grad_fn=<LinalgQrBackward0>)
+    """
     x = _square_input(a, "")
     if mode == "raw":
         raise NotImplementedError(
@@ -95,14 +126,26 @@ def _real_if_real(a, values, *others):
 
 def eig(a):
     """``numpy.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex unless the
-    input is real and every eigenvalue is real (NumPy's rule)."""
+    input is real and every eigenvalue is real (NumPy's rule).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.eig(s).eigenvalues
+    tensor([1.38196601, 3.61803399], grad_fn=<RealBackward0>)
+    """
     x = _square_input(a, "eig")
     w, v = linalg_spectral.eig(x)
     return linalg_spectral.EigResult(*_real_if_real(x, w, v))
 
 
 def eigvals(a):
-    """``numpy.linalg.eigvals``: the eigenvalues, complex unless real input has real ones."""
+    """``numpy.linalg.eigvals``: the eigenvalues, complex unless real input has real ones.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.eigvals(a)
+    tensor([-0.37228132,  5.37228132], grad_fn=<RealBackward0>)
+    """
     x = _square_input(a, "eigvals")
     return _real_if_real(x, linalg_spectral.eigvals(x))[0]
 

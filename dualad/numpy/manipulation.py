@@ -67,7 +67,15 @@ def _shape_tuple(shape) -> tuple:
 
 
 def reshape(a, /, shape, order="C", *, copy=None):
-    """``numpy.reshape``: the same elements in ``shape`` (one entry may be -1)."""
+    """``numpy.reshape``: the same elements in ``shape`` (one entry may be -1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.reshape(x, (3, 1))
+    tensor([[1.],
+            [2.],
+            [3.]], grad_fn=<ViewBackward0>)
+    """
     check_order(order, "reshape", ("C", "F", "A"))
     x = tensor_of(a)
     shape = _shape_tuple(shape)
@@ -86,12 +94,25 @@ def _reversed_axes(x):
 
 
 def ravel(a, order="C"):
-    """``numpy.ravel``: the elements as a 1-D tensor (C order, or F order)."""
+    """``numpy.ravel``: the elements as a 1-D tensor (C order, or F order).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.ravel(a)
+    tensor([1., 2., 3., 4.], grad_fn=<ViewBackward0>)
+    """
     return reshape(a, (-1,), order="F" if order == "F" else "C")
 
 
 def transpose(a, axes=None):
-    """``numpy.transpose``: the axes permuted (reversed by default)."""
+    """``numpy.transpose``: the axes permuted (reversed by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.transpose(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(a)
     if axes is None:
         return _reversed_axes(x)
@@ -102,12 +123,26 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, axes=None):
-    """``numpy.permute_dims``: ``transpose``'s Array API name."""
+    """``numpy.permute_dims``: ``transpose``'s Array API name.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.permute_dims(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     return transpose(a, axes)
 
 
 def matrix_transpose(x, /):
-    """``numpy.matrix_transpose``: swaps the last two axes (of an at-least-2-D input)."""
+    """``numpy.matrix_transpose``: swaps the last two axes (of an at-least-2-D input).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.matrix_transpose(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(x)
     if x.ndim < 2:
         raise ValueError("Input array must be at least 2-dimensional")
@@ -115,7 +150,12 @@ def matrix_transpose(x, /):
 
 
 def moveaxis(a, source, destination):
-    """``numpy.moveaxis``: axes ``source`` moved to ``destination``."""
+    """``numpy.moveaxis``: axes ``source`` moved to ``destination``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.moveaxis(dnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     x = tensor_of(a)
     src = _axis_list(source, x.ndim)
     dst = _axis_list(destination, x.ndim)
@@ -138,14 +178,26 @@ def _axis_list(axes, ndim):
 
 
 def swapaxes(a, axis1, axis2):
-    """``numpy.swapaxes``: axes ``axis1`` and ``axis2`` exchanged."""
+    """``numpy.swapaxes``: axes ``axis1`` and ``axis2`` exchanged.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.swapaxes(a, 0, 1)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(a)
     return ops.swapaxes(x, axis_of(axis1, x.ndim), axis_of(axis2, x.ndim))
 
 
 def squeeze(a, axis=None):
     """``numpy.squeeze``: axes of length 1 removed (all of them, or those of ``axis``, which
-    must have length 1)."""
+    must have length 1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.squeeze(dualad.tensor([[1.0], [2.0]], requires_grad=True))
+    tensor([1., 2.], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         return ops.reshape(x, tuple(s for s in x.shape if s != 1))
@@ -156,7 +208,13 @@ def squeeze(a, axis=None):
 
 
 def expand_dims(a, axis):
-    """``numpy.expand_dims``: new axes of length 1 at the positions ``axis`` of the result."""
+    """``numpy.expand_dims``: new axes of length 1 at the positions ``axis`` of the result.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.expand_dims(x, 0)
+    tensor([[1., 2., 3.]], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim + (1 if isinstance(axis, (int, np.integer)) else len(axis)))
     sizes = iter(x.shape)
@@ -164,13 +222,27 @@ def expand_dims(a, axis):
 
 
 def broadcast_to(array, shape, subok=False):
-    """``numpy.broadcast_to``: ``array`` broadcast to ``shape``."""
+    """``numpy.broadcast_to``: ``array`` broadcast to ``shape``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.broadcast_to(x, (2, 3))
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]], grad_fn=<ExpandBackward0>)
+    """
     check_subok(subok, "broadcast_to")
     return ops.broadcast_to(tensor_of(array), _shape_tuple(shape))
 
 
 def broadcast_arrays(*args, subok=False):
-    """``numpy.broadcast_arrays``: the arguments broadcast to their common shape (a tuple)."""
+    """``numpy.broadcast_arrays``: the arguments broadcast to their common shape (a tuple).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.broadcast_arrays(x, dualad.tensor([[0.0], [1.0]]))[1]
+    tensor([[0., 0., 0.],
+            [1., 1., 1.]])
+    """
     check_subok(subok, "broadcast_arrays")
     tensors = [tensor_of(a) for a in args]
     shape = np.broadcast_shapes(*(t.shape for t in tensors))
@@ -179,7 +251,13 @@ def broadcast_arrays(*args, subok=False):
 
 def flip(m, axis=None):
     """``numpy.flip``: the order of the elements along ``axis`` (all axes when None)
-    reversed."""
+    reversed.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.flip(x)
+    tensor([3., 2., 1.], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     axes = axes_of(axis, x.ndim)
     axes = tuple(range(x.ndim)) if axes is None else axes
@@ -187,7 +265,14 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
-    """``numpy.fliplr``: columns reversed (axis 1)."""
+    """``numpy.fliplr``: columns reversed (axis 1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.fliplr(a)
+    tensor([[2., 1.],
+            [4., 3.]], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     if x.ndim < 2:
         raise ValueError("Input must be >= 2-d.")
@@ -195,7 +280,14 @@ def fliplr(m):
 
 
 def flipud(m):
-    """``numpy.flipud``: rows reversed (axis 0)."""
+    """``numpy.flipud``: rows reversed (axis 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.flipud(a)
+    tensor([[3., 4.],
+            [1., 2.]], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     if x.ndim < 1:
         raise ValueError("Input must be >= 1-d.")
@@ -204,7 +296,13 @@ def flipud(m):
 
 def roll(a, shift, axis=None):
     """``numpy.roll``: elements shifted cyclically by ``shift`` along ``axis`` (along the
-    flattened input when None)."""
+    flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.roll(x, 1)
+    tensor([3., 1., 2.], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         return ops.reshape(ops.roll(ops.reshape(x, (-1,)), _int_or_tuple(shift), 0), x.shape)
@@ -223,7 +321,14 @@ def _int_or_tuple(shift):
 
 
 def rot90(m, k=1, axes=(0, 1)):
-    """``numpy.rot90``: rotated by 90 degrees ``k`` times in the plane of ``axes``."""
+    """``numpy.rot90``: rotated by 90 degrees ``k`` times in the plane of ``axes``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.rot90(a)
+    tensor([[2., 4.],
+            [1., 3.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(m)
     axes = tuple(axes)
     if len(axes) != 2:
@@ -242,7 +347,13 @@ def rot90(m, k=1, axes=(0, 1)):
 
 
 def tile(A, reps):
-    """``numpy.tile``: ``A`` repeated ``reps`` times along each axis."""
+    """``numpy.tile``: ``A`` repeated ``reps`` times along each axis.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.tile(x, 2)
+    tensor([1., 2., 3., 1., 2., 3.], grad_fn=<TileBackward0>)
+    """
     x = tensor_of(A)
     reps = _shape_tuple(reps)
     if len(reps) < x.ndim:
@@ -252,7 +363,13 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """``numpy.repeat``: each element repeated ``repeats`` times along ``axis`` (of the
-    flattened input when None)."""
+    flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.repeat(x, 2)
+    tensor([1., 1., 2., 2., 3., 3.], grad_fn=<RepeatInterleaveBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
@@ -287,29 +404,57 @@ def _one_or_tuple(tensors):
 
 
 def atleast_1d(*arys):
-    """``numpy.atleast_1d``: 0-D inputs as shape ``(1,)``."""
+    """``numpy.atleast_1d``: 0-D inputs as shape ``(1,)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.atleast_1d(dualad.tensor(2.0, requires_grad=True))
+    tensor([2.], grad_fn=<ViewBackward0>)
+    """
     return _one_or_tuple(_atleast(1, arys))
 
 
 def atleast_2d(*arys):
-    """``numpy.atleast_2d``: inputs made 2-D: ``(1, 1)``, ``(1, N)``."""
+    """``numpy.atleast_2d``: inputs made 2-D: ``(1, 1)``, ``(1, N)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.atleast_2d(x)
+    tensor([[1., 2., 3.]], grad_fn=<ViewBackward0>)
+    """
     return _one_or_tuple(_atleast(2, arys))
 
 
 def atleast_3d(*arys):
-    """``numpy.atleast_3d``: inputs made 3-D: ``(1, 1, 1)``, ``(1, N, 1)``, ``(M, N, 1)``."""
+    """``numpy.atleast_3d``: inputs made 3-D: ``(1, 1, 1)``, ``(1, N, 1)``, ``(M, N, 1)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.atleast_3d(x).shape
+    (1, 3, 1)
+    """
     return _one_or_tuple(_atleast(3, arys))
 
 
 def copy(a, order="K", subok=False):
-    """``numpy.copy``: a copy (differentiable: the gradient flows to ``a``)."""
+    """``numpy.copy``: a copy (differentiable: the gradient flows to ``a``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.copy(x)
+    tensor([1., 2., 3.], grad_fn=<CloneBackward0>)
+    """
     check_order(order, "copy")
     check_subok(subok, "copy")
     return ops.clone(tensor_of(a))
 
 
 def rollaxis(a, axis, start=0):
-    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``."""
+    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.rollaxis(dnp.zeros((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    """
     x = tensor_of(a)
     axis = axis_of(axis, x.ndim)
     if not -x.ndim <= start <= x.ndim:
@@ -323,7 +468,13 @@ def rollaxis(a, axis, start=0):
 
 
 def unstack(x, /, *, axis=0):
-    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors."""
+    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.unstack(a)[1]
+    tensor([3., 4.], grad_fn=<SliceBackward0>)
+    """
     t = tensor_of(x)
     if t.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
