@@ -5,9 +5,11 @@ has no ``__all__``), ``dualad.autograd`` (with ``functional`` and ``graph``), ``
 forward mode (``dualad.fwd``, also ``dualad.autograd.forward_ad``), the ``dualad.vmap``
 package, ``dualad.jit`` (``dualad.tracing``), ``dualad.testing``, ``dualad.linalg``,
 ``dualad.fft``, ``dualad.special``, ``dualad.nn.functional``, ``dualad.dask``, ``dualad.optimize``,
-``dualad.utils.checkpoint`` and ``dualad.compat.autograd``. (``dualad.numpy``, NumPy's namespace,
-is not walked: its functions mirror NumPy's documented ones and most have no example yet.) Each function and class found there must have a ``>>>`` example in
-its docstring. Exceptions and warnings are exempt (they are raised, not called).
+``dualad.utils.checkpoint``, ``dualad.compat.autograd`` and NumPy's namespace ``dualad.numpy``
+(with ``linalg`` and ``fft``; its ufuncs are objects whose docstrings ``ufunc_table`` completes
+with their examples). Each function and class found there must have a ``>>>`` example in its
+docstring. Exceptions and warnings are exempt (they are raised, not called), and so are NumPy's
+own objects that ``dualad.numpy`` re-exports (``float64``, ``dtype``: NumPy documents them).
 
 The examples run as doctests: pytest's ``--doctest-modules`` collects those of the functions
 and classes whose module holds them under a name (op functions made by ``unary``/``binary``/...
@@ -44,6 +46,9 @@ PUBLIC = [
     "dualad.utils.checkpoint",
     "dualad.compat.autograd",
     "dualad.compat.autograd.test_util",
+    "dualad.numpy",
+    "dualad.numpy.linalg",
+    "dualad.numpy.fft",
 ]
 
 
@@ -71,6 +76,8 @@ def public_callables() -> dict[int, tuple[str, object]]:
                 continue
             if inspect.isclass(obj) and issubclass(obj, (BaseException, Warning)):
                 continue
+            if inspect.isclass(obj) and obj.__module__ == "numpy":
+                continue  # NumPy's own scalar types and dtype, re-exported by dualad.numpy
             found.setdefault(id(obj), (f"{name}.{attr}", obj))
     return found
 
@@ -94,6 +101,10 @@ def test_the_walk_finds_the_api():
         "dualad.Tensor",
         "dualad.jit",
         "dualad.linalg.solve",
+        "dualad.numpy.sum",
+        "dualad.numpy.sin",
+        "dualad.numpy.linalg.svd",
+        "dualad.numpy.fft.fftfreq",
     ):
         assert expected in names, expected
     assert len(CALLABLES) > 600

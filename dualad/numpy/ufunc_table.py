@@ -28,6 +28,8 @@ import numpy as np
 from .. import ops
 from .._creation import as_tensor
 from .._tensor import Tensor
+from .ufunc_examples import EXAMPLES
+from .ufunc_examples_untracked import EXAMPLES as UNTRACKED_EXAMPLES
 from .ufunc_keywords import _SCALARS, _dtype_key, check_input
 from .ufuncs import ufunc
 
@@ -185,6 +187,8 @@ def _make(name, fn, **kwargs):
     np_ufunc = getattr(np, name)
     made = ufunc(np_ufunc, _numpy_dtypes(np_ufunc, fn), differentiable=differentiable, **kwargs)
     made._float_fn = fn  # what floating tensors run (the protocol's lean path calls it)
+    example = (EXAMPLES if differentiable else UNTRACKED_EXAMPLES)[name]
+    made.__doc__ += f"\n\n>>> import dualad, dualad.numpy as dnp\n{example}"
     return made
 
 
@@ -293,3 +297,7 @@ matvec = _make("matvec", _matvec)
 vecmat = _make("vecmat", _vecmat)
 
 __all__ = sorted(name for name, value in globals().items() if isinstance(value, ufunc))
+
+# doctest runs the examples of the ufuncs' docstrings from here (``--doctest-modules`` collects
+# functions and classes only, and a ufunc is an instance)
+__test__ = {name: globals()[name].__doc__ for name in __all__ if globals()[name].__name__ == name}
