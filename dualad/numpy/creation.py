@@ -103,7 +103,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     >>> dnp.asarray([1, 2])
     tensor([1, 2])
     """
-    t = array(a, dtype, copy=bool(copy) if copy is not None else False, order=order)
+    # copy=None: a copy only where the dtype needs one (False would refuse that cast, as NumPy)
+    t = array(a, dtype, copy=copy, order=order)
     return t if device is None else t.to(device)
 
 
