@@ -5,9 +5,11 @@ has no ``__all__``), ``dualad.autograd`` (with ``functional`` and ``graph``), ``
 forward mode (``dualad.fwd``, also ``dualad.autograd.forward_ad``), the ``dualad.vmap``
 package, ``dualad.jit`` (``dualad.tracing``), ``dualad.testing``, ``dualad.linalg``,
 ``dualad.fft``, ``dualad.special``, ``dualad.nn.functional``, ``dualad.dask``, ``dualad.optimize``,
-``dualad.utils.checkpoint`` and ``dualad.compat.autograd``. (``dualad.numpy``, NumPy's namespace,
-is not walked: its functions mirror NumPy's documented ones and most have no example yet.) Each function and class found there must have a ``>>>`` example in
-its docstring. Exceptions and warnings are exempt (they are raised, not called).
+``dualad.utils.checkpoint``, ``dualad.compat.autograd`` and NumPy's namespace ``dualad.numpy``
+(with ``linalg`` and ``fft``; its ufuncs are objects whose docstrings ``ufunc_table`` completes
+with their examples). Each function and class found there must have a ``>>>`` example in its
+docstring. Exceptions and warnings are exempt (they are raised, not called), and so are NumPy's
+own objects that ``dualad.numpy`` re-exports (``float64``, ``dtype``: NumPy documents them).
 
 The examples run as doctests: pytest's ``--doctest-modules`` collects those of the functions
 and classes whose module holds them under a name (op functions made by ``unary``/``binary``/...
@@ -22,6 +24,7 @@ import sys
 from pathlib import Path
 
 import dualad
+import dualad.numpy
 
 ROOT = Path(dualad.__file__).resolve().parent
 
@@ -44,6 +47,9 @@ PUBLIC = [
     "dualad.utils.checkpoint",
     "dualad.compat.autograd",
     "dualad.compat.autograd.test_util",
+    "dualad.numpy",
+    "dualad.numpy.linalg",
+    "dualad.numpy.fft",
 ]
 
 
@@ -71,6 +77,8 @@ def public_callables() -> dict[int, tuple[str, object]]:
                 continue
             if inspect.isclass(obj) and issubclass(obj, (BaseException, Warning)):
                 continue
+            if inspect.isclass(obj) and obj.__module__ == "numpy":
+                continue  # NumPy's own scalar types and dtype, re-exported by dualad.numpy
             found.setdefault(id(obj), (f"{name}.{attr}", obj))
     return found
 
@@ -94,6 +102,10 @@ def test_the_walk_finds_the_api():
         "dualad.Tensor",
         "dualad.jit",
         "dualad.linalg.solve",
+        "dualad.numpy.sum",
+        "dualad.numpy.sin",
+        "dualad.numpy.linalg.svd",
+        "dualad.numpy.fft.fftfreq",
     ):
         assert expected in names, expected
     assert len(CALLABLES) > 600
@@ -107,10 +119,22 @@ def test_every_public_callable_has_an_example():
     )
 
 
+# the docstrings that modules of dualad hand to doctest in their ``__test__`` dict (the ufuncs
+# of dualad.numpy: instances, which doctest does not collect from a module's names)
+_IN_TEST_DICTS = {
+    id(doc)
+    for module in list(sys.modules.values())
+    if getattr(module, "__name__", "").startswith("dualad")
+    for doc in getattr(module, "__test__", {}).values()
+}
+
+
 def _collected_by_doctest_modules(obj) -> bool:
     """Whether ``--doctest-modules`` over dualad/ runs ``obj``'s examples: doctest looks at the
     names of each module's namespace and takes an object whose module (``inspect.getmodule``:
-    its ``__module__``) is that module."""
+    its ``__module__``) is that module, and at each module's ``__test__`` dict."""
+    if id(obj.__doc__) in _IN_TEST_DICTS:
+        return True
     module = inspect.getmodule(obj)
     path = getattr(module, "__file__", None) or ""
     return Path(path).resolve().is_relative_to(ROOT) and any(
@@ -130,6 +154,7 @@ def test_some_examples_are_collected_here():
     made by ``unary``, whose ``__module__`` names the module exporting them, are collected)"""
     assert _collected_by_doctest_modules(dualad.sin)
     assert _collected_by_doctest_modules(dualad.func.jacrev)
+    assert _collected_by_doctest_modules(dualad.numpy.sin)  # (ufunc_table's __test__)
     assert not _collected_by_doctest_modules(lambda: None)
 
 

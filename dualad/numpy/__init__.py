@@ -37,6 +37,7 @@ from .ufunc_table import *
 from .ufuncs import ufunc as ufunc
 from .reductions import *
 from .manipulation import *
+from .joining import *
 from .padding import *
 from .functional import *
 from .assignment import *

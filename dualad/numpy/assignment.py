@@ -64,7 +64,15 @@ def _cyclic(values, count):
 
 
 def copyto(dst, src, casting="same_kind", where=True):
-    """``numpy.copyto``: ``src`` (broadcast) written into ``dst`` where ``where`` holds."""
+    """``numpy.copyto``: ``src`` (broadcast) written into ``dst`` where ``where`` holds.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dst = dnp.zeros(3)
+    >>> dnp.copyto(dst, x * 2)
+    >>> dst
+    tensor([2., 4., 6.], grad_fn=<CopyBackwards>)
+    """
     a = _destination(dst, "copyto")
     check_casting(casting, "copyto")
     s = tensor_of(src)
@@ -79,7 +87,14 @@ def copyto(dst, src, casting="same_kind", where=True):
 
 def put(a, ind, v, mode="raise"):
     """``numpy.put``: ``a.flat[ind] = v`` (``v`` repeated cyclically); ``mode`` 'raise',
-    'wrap' or 'clip' for indices out of range."""
+    'wrap' or 'clip' for indices out of range.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dnp.zeros(3)
+    >>> dnp.put(a, [0, 2], [1.0, 2.0])
+    >>> a
+    tensor([1., 0., 2.])
+    """
     t = _destination(a, "put")
     n = t.numel()
     idx = _plain(ind).astype(np.int64).ravel()
@@ -95,7 +110,14 @@ def put(a, ind, v, mode="raise"):
 
 
 def putmask(a, mask, values):
-    """``numpy.putmask``: ``a.flat[i] = values.flat[i % len(values)]`` where ``mask`` holds."""
+    """``numpy.putmask``: ``a.flat[i] = values.flat[i % len(values)]`` where ``mask`` holds.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dnp.zeros(3)
+    >>> dnp.putmask(a, dualad.tensor([True, False, True]), 7.0)
+    >>> a
+    tensor([7., 0., 7.])
+    """
     t = _destination(a, "putmask")
     m = ops.broadcast_to(tensor_of(mask), tuple(t.shape))
     if m.dtype.kind != "b":
@@ -106,7 +128,14 @@ def putmask(a, mask, values):
 
 def place(arr, mask, vals):
     """``numpy.place``: the entries where ``mask`` holds get the values ``vals`` in order
-    (repeated cyclically)."""
+    (repeated cyclically).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dnp.zeros(4)
+    >>> dnp.place(a, dualad.tensor([True, False, True, False]), [1.0, 2.0])
+    >>> a
+    tensor([1., 0., 2., 0.])
+    """
     t = _destination(arr, "place")
     m = _plain(mask).astype(bool).ravel()
     if m.size != t.numel():
@@ -118,7 +147,15 @@ def place(arr, mask, vals):
 
 def put_along_axis(arr, indices, values, axis):
     """``numpy.put_along_axis``: ``values`` written at ``indices`` along ``axis`` (of the
-    flattened array when None); the inverse of ``take_along_axis``."""
+    flattened array when None); the inverse of ``take_along_axis``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dnp.zeros((2, 2))
+    >>> dnp.put_along_axis(a, dualad.tensor([[1], [0]]), 1.0, axis=1)
+    >>> a
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
     t = _destination(arr, "put_along_axis")
     idx = _plain(indices).astype(np.int64)
     if axis is None:
@@ -147,7 +184,15 @@ def put_along_axis(arr, indices, values, axis):
 
 def fill_diagonal(a, val, wrap=False):
     """``numpy.fill_diagonal``: the main diagonal of ``a`` (2-D, or all axes of one length)
-    set to ``val`` (repeated cyclically); ``wrap`` continues below a tall matrix."""
+    set to ``val`` (repeated cyclically); ``wrap`` continues below a tall matrix.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dnp.zeros((2, 2))
+    >>> dnp.fill_diagonal(a, 5.0)
+    >>> a
+    tensor([[5., 0.],
+            [0., 5.]])
+    """
     t = _destination(a, "fill_diagonal")
     if t.ndim < 2:
         raise ValueError("array must be at least 2-d")

@@ -18,7 +18,8 @@ import numpy as np
 from .. import ops
 from .._tensor import Tensor
 from ._common import _NoValue, axis_of, cast, floating, tensor_of
-from .manipulation import concatenate, ravel
+from .joining import concatenate
+from .manipulation import ravel
 from .searching import argsort, searchsorted
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap"]
@@ -41,7 +42,13 @@ def _edge(value, x, axis):
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
-    """``numpy.diff``: the ``n``-th differences along ``axis`` (``!=`` for booleans)."""
+    """``numpy.diff``: the ``n``-th differences along ``axis`` (``!=`` for booleans).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 4.0, 9.0], requires_grad=True)
+    >>> dnp.diff(x)
+    tensor([3., 5.], grad_fn=<SubBackward0>)
+    """
     x = tensor_of(a)
     if n == 0:
         return x
@@ -65,7 +72,13 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
 
 def ediff1d(ary, to_end=None, to_begin=None):
     """``numpy.ediff1d``: the differences of the flattened input, with ``to_begin`` and
-    ``to_end`` around them (cast to the input's dtype)."""
+    ``to_end`` around them (cast to the input's dtype).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 4.0, 9.0], requires_grad=True)
+    >>> dnp.ediff1d(x, to_begin=0.0)
+    tensor([0., 3., 5.], grad_fn=<CatBackward0>)
+    """
     x = ravel(tensor_of(ary))
     parts = [diff(x)]
     if to_begin is not None:
@@ -149,7 +162,13 @@ def _gradient_along(f, axis, spacing, edge_order):
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``numpy.gradient``: second-order central differences inside, one-sided differences of
     order ``edge_order`` (1 or 2) at the boundaries; spacings are numbers or coordinates
-    (tensors differentiate). One tensor for one axis, else a tuple."""
+    (tensors differentiate). One tensor for one axis, else a tuple.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 4.0, 9.0, 16.0], requires_grad=True)
+    >>> dnp.gradient(x)
+    tensor([3., 4., 6., 7.], grad_fn=<CatBackward0>)
+    """
     x = floating(tensor_of(f))
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
@@ -166,7 +185,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """``numpy.trapezoid``: the integral of ``y`` along ``axis`` by the trapezoidal rule,
-    over sample points ``x`` (1-D along ``axis``, or ``y``'s shape) or spacing ``dx``."""
+    over sample points ``x`` (1-D along ``axis``, or ``y``'s shape) or spacing ``dx``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.trapezoid(x, dx=0.5)
+    tensor(2., grad_fn=<SumBackward0>)
+    """
     values = floating(tensor_of(y))
     axis = axis_of(axis, values.ndim)
     if x is None:
@@ -200,7 +225,13 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     default), or periodic in ``period``. Differentiable in ``x``, ``xp`` and ``fp``; at a sample
     point ``xp[k]`` the derivative in ``x`` is the slope of the segment to its right (the left
     one at ``xp[-1]``). Each point's segment is found by a binary search (``searchsorted``:
-    cost ``len(x) log len(xp)``, batched under vmap)."""
+    cost ``len(x) log len(xp)``, batched under vmap).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> fp = dualad.tensor([0.0, 10.0], requires_grad=True)
+    >>> dnp.interp([0.25, 0.5], [0.0, 1.0], fp)
+    tensor([2.5, 5. ], grad_fn=<WhereBackward0>)
+    """
     points, knots, values = tensor_of(x), tensor_of(xp), tensor_of(fp)
     if knots.ndim != 1 or values.ndim != 1:
         raise ValueError("data points must be 1-D sequences")
@@ -232,7 +263,13 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     """``numpy.unwrap``: jumps between neighbours larger than ``discont`` (``period / 2``)
     undone by adding multiples of ``period`` (NumPy's formula); the additions are piecewise
-    constant, so the derivative is the identity."""
+    constant, so the derivative is the identity.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> p = dualad.tensor([0.0, 3.0, 6.5], requires_grad=True)
+    >>> dnp.unwrap(p)
+    tensor([0.        , 3.        , 0.21681469], grad_fn=<CatBackward0>)
+    """
     x = floating(tensor_of(p))
     axis = axis_of(axis, x.ndim)
     step = diff(x, axis=axis)

@@ -44,7 +44,12 @@ def _tracked(a) -> bool:
 @uses(bincount_op, REGISTRY["index_add"])
 def bincount(x, /, weights=None, minlength=0):
     """The number of occurrences of each value of the non-negative int 1-d ``x``; with
-    ``weights``, the sum of the weights of each value (float64, differentiable in them)."""
+    ``weights``, the sum of the weights of each value (float64, differentiable in them).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.bincount(dualad.tensor([0, 1, 1, 3]))
+    tensor([1, 2, 0, 1])
+    """
     x = arg(x)
     minlength = operator.index(minlength)
     counts = apply(bincount_op, x, minlength=minlength)  # (NumPy's own checks of x too)
@@ -145,7 +150,12 @@ _EDGE_OPS = tuple(
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """The counts of ``a``'s values in ``bins`` (an int: equal widths over ``range``, by
     default ``a``'s; a 1-d array: the edges) and the edges, as NumPy's ``histogram``; with
-    ``density=True`` the counts divided by their total and the bin widths (float64)."""
+    ``density=True`` the counts divided by their total and the bin widths (float64).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.histogram(dualad.tensor([0.5, 1.5, 1.7, 2.9]), bins=3, range=(0.0, 3.0))
+    (tensor([1, 2, 1]), tensor([0., 1., 2., 3.]))
+    """
     counts, edges = _counts_and_edges(a, bins, range, weights, "histogram")
     if density:
         widths = (edges[1:] - edges[:-1]).astype("float64")
@@ -155,7 +165,12 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
 
 @uses(histogram_op, *_EDGE_OPS)
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    """The edges ``histogram`` would use for ``a``."""
+    """The edges ``histogram`` would use for ``a``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.histogram_bin_edges(dualad.tensor([0.0, 1.0, 4.0]), bins=4)
+    tensor([0., 1., 2., 3., 4.])
+    """
     return _counts_and_edges(a, bins, range, weights, "histogram_bin_edges")[1]
 
 
@@ -196,7 +211,14 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     """The counts (float64) of the ``(N, D)`` ``sample`` (or a sequence of ``D`` 1-d arrays) in
     the bins of each dimension, and the edges (a list), as NumPy's ``histogramdd``; ``bins`` and
     ``range`` per dimension or one for all. Edges drawn from the data's range are
-    differentiable, as ``histogram``'s."""
+    differentiable, as ``histogram``'s.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> points = dualad.tensor([[0.1, 0.2], [0.9, 0.4]])
+    >>> dnp.histogramdd(points, bins=2, range=[[0, 1], [0, 1]])
+    (tensor([[1., 0.],
+            [1., 0.]]), [tensor([0. , 0.5, 1. ]), tensor([0. , 0.5, 1. ])])
+    """
     if weights is not None:
         raise TypeError(
             "dualad.numpy.histogramdd: weights= is not supported (weighted counts are "
@@ -233,7 +255,14 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
 
 @uses(histogramdd_op, *_EDGE_OPS)
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
-    """``histogramdd`` of the points ``(x, y)``: ``(counts, x_edges, y_edges)``."""
+    """``histogramdd`` of the points ``(x, y)``: ``(counts, x_edges, y_edges)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x, y = dualad.tensor([0.1, 0.9]), dualad.tensor([0.2, 0.4])
+    >>> dnp.histogram2d(x, y, bins=2, range=[[0, 1], [0, 1]])
+    (tensor([[1., 0.],
+            [1., 0.]]), tensor([0. , 0.5, 1. ]), tensor([0. , 0.5, 1. ]))
+    """
     per_axis = isinstance(bins, (list, tuple)) and len(bins) in (1, 2)
     if not per_axis and _ndim(bins) == 1:
         bins = [bins, bins]  # one array of edges for both

@@ -44,12 +44,24 @@ def _shifted(x, axes, sign):
 
 
 def fftshift(x, axes=None):
-    """``numpy.fft.fftshift``: the zero frequency moved to the centre of ``axes`` (all)."""
+    """``numpy.fft.fftshift``: the zero frequency moved to the centre of ``axes`` (all).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.fft.fftshift(x)
+    tensor([3., 1., 2.], grad_fn=<RollBackward0>)
+    """
     return _shifted(x, axes, 1)
 
 
 def ifftshift(x, axes=None):
-    """``numpy.fft.ifftshift``: the inverse of ``fftshift``."""
+    """``numpy.fft.ifftshift``: the inverse of ``fftshift``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.fft.ifftshift(x)
+    tensor([2., 3., 1.], grad_fn=<RollBackward0>)
+    """
     return _shifted(x, axes, -1)
 
 
@@ -62,12 +74,22 @@ def _frequencies(name: str, n, d, device):
 
 
 def fftfreq(n, d=1.0, device=None):
-    """``numpy.fft.fftfreq``: the sample frequencies of an ``n``-point FFT with spacing ``d``."""
+    """``numpy.fft.fftfreq``: the sample frequencies of an ``n``-point FFT with spacing ``d``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.fft.fftfreq(4, d=0.5)
+    tensor([ 0. ,  0.5, -1. , -0.5])
+    """
     return _frequencies("fftfreq", n, d, device)
 
 
 def rfftfreq(n, d=1.0, device=None):
-    """``numpy.fft.rfftfreq``: the sample frequencies of an ``n``-point real FFT."""
+    """``numpy.fft.rfftfreq``: the sample frequencies of an ``n``-point real FFT.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.fft.rfftfreq(4, d=0.5)
+    tensor([0. , 0.5, 1. ])
+    """
     return _frequencies("rfftfreq", n, d, device)
 
 

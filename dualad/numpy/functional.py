@@ -27,7 +27,13 @@ __all__ = ["apply_along_axis", "apply_over_axes", "fromfunction"]
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """``numpy.apply_along_axis``: ``func1d`` applied to each 1-D slice along ``axis``, its
     results (of one shape) in place of that axis. A Python loop over the slices, so any
-    ``func1d`` written with dualad.numpy differentiates (``vmap`` is faster where it applies)."""
+    ``func1d`` written with dualad.numpy differentiates (``vmap`` is faster where it applies).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.apply_along_axis(dnp.sum, 1, a)
+    tensor([3., 7.], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(arr)
     axis = axis_of(axis, x.ndim)
     moved = ops.moveaxis(x, axis, -1)
@@ -46,7 +52,13 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
 
 def apply_over_axes(func, a, axes):
     """``numpy.apply_over_axes``: ``func(a, axis)`` for each of ``axes`` in turn, a result
-    with one axis fewer getting it back (length 1)."""
+    with one axis fewer getting it back (length 1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.apply_over_axes(dnp.sum, a, [0])
+    tensor([[4., 6.]], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     for axis in np.atleast_1d(np.asarray(axes)).tolist():
         axis = axis_of(axis, x.ndim)
@@ -61,6 +73,12 @@ def apply_over_axes(func, a, axes):
 
 def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     """``numpy.fromfunction``: ``function`` called once with the index grids (tensors of
-    ``dtype``) of ``shape``."""
+    ``dtype``) of ``shape``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.fromfunction(lambda i, j: i + 2 * j, (2, 3))
+    tensor([[0., 2., 4.],
+            [1., 3., 5.]])
+    """
     grids = np.indices(tuple(shape), dtype=dtype)
     return function(*(as_tensor(g) for g in grids), **kwargs)

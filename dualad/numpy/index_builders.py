@@ -64,27 +64,53 @@ def _values(value, name):
 @uses(differentiable=False)
 def indices(dimensions, dtype=int, sparse=False):
     """``numpy.indices``: the grid of indices of an array of shape ``dimensions`` (one
-    ``(len(dimensions), *dimensions)`` tensor, or a tuple of broadcastable ones when ``sparse``)."""
+    ``(len(dimensions), *dimensions)`` tensor, or a tuple of broadcastable ones when ``sparse``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.indices((2, 2))
+    tensor([[[0, 0],
+             [1, 1]],
+    <BLANKLINE>
+            [[0, 1],
+             [0, 1]]])
+    """
     return _tensors(np.indices(tuple(dimensions), dtype=dtype, sparse=sparse))
 
 
 @uses(differentiable=False)
 def ix_(*args):
     """``numpy.ix_``: open-mesh index tensors from 1-D sequences (booleans as the positions
-    where they hold), ``x[dnp.ix_(rows, cols)]`` picks the cross product."""
+    where they hold), ``x[dnp.ix_(rows, cols)]`` picks the cross product.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.ix_([0, 1], [1])
+    (tensor([[0],
+            [1]]), tensor([[1]]))
+    """
     return _tensors(np.ix_(*(_values(a, "ix_") for a in args)))
 
 
 @uses(differentiable=False)
 def diag_indices(n, ndim=2):
-    """``numpy.diag_indices``: the indices of the main diagonal of an ``(n,) * ndim`` array."""
+    """``numpy.diag_indices``: the indices of the main diagonal of an ``(n,) * ndim`` array.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.diag_indices(2)
+    (tensor([0, 1]), tensor([0, 1]))
+    """
     return _tensors(np.diag_indices(n, ndim))
 
 
 @uses(differentiable=False)
 def diag_indices_from(arr):
     """``numpy.diag_indices_from``: the main diagonal's indices of ``arr`` (every axis of the
-    same length, at least two axes)."""
+    same length, at least two axes).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.diag_indices_from(a)
+    (tensor([0, 1]), tensor([0, 1]))
+    """
     shape = arg(arr).shape
     if len(shape) < 2:
         raise ValueError("input array must be at least 2-d")
@@ -96,14 +122,24 @@ def diag_indices_from(arr):
 @uses(differentiable=False)
 def tril_indices(n, k=0, m=None):
     """``numpy.tril_indices``: the indices of the lower triangle (diagonal ``k`` and below)
-    of an ``(n, m)`` array."""
+    of an ``(n, m)`` array.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.tril_indices(2)
+    (tensor([0, 1, 1]), tensor([0, 0, 1]))
+    """
     return _tensors(np.tril_indices(n, k, m))
 
 
 @uses(differentiable=False)
 def triu_indices(n, k=0, m=None):
     """``numpy.triu_indices``: the indices of the upper triangle (diagonal ``k`` and above)
-    of an ``(n, m)`` array."""
+    of an ``(n, m)`` array.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.triu_indices(2)
+    (tensor([0, 0, 1]), tensor([0, 1, 1]))
+    """
     return _tensors(np.triu_indices(n, k, m))
 
 
@@ -116,14 +152,26 @@ def _matrix_shape(arr):
 
 @uses(differentiable=False)
 def tril_indices_from(arr, k=0):
-    """``numpy.tril_indices_from``: ``tril_indices`` for the shape of the 2-D ``arr``."""
+    """``numpy.tril_indices_from``: ``tril_indices`` for the shape of the 2-D ``arr``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.tril_indices_from(a)
+    (tensor([0, 1, 1]), tensor([0, 0, 1]))
+    """
     n, m = _matrix_shape(arr)
     return tril_indices(n, k, m)
 
 
 @uses(differentiable=False)
 def triu_indices_from(arr, k=0):
-    """``numpy.triu_indices_from``: ``triu_indices`` for the shape of the 2-D ``arr``."""
+    """``numpy.triu_indices_from``: ``triu_indices`` for the shape of the 2-D ``arr``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.triu_indices_from(a, k=1)
+    (tensor([0]), tensor([1]))
+    """
     n, m = _matrix_shape(arr)
     return triu_indices(n, k, m)
 
@@ -131,7 +179,12 @@ def triu_indices_from(arr, k=0):
 @uses(differentiable=False)
 def mask_indices(n, mask_func, k=0):
     """``numpy.mask_indices``: the indices where ``mask_func(ones((n, n)), k)`` is nonzero
-    (``mask_func`` such as ``dnp.triu``; NumPy's functions work too)."""
+    (``mask_func`` such as ``dnp.triu``; NumPy's functions work too).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.mask_indices(2, dnp.triu)
+    (tensor([0, 0, 1]), tensor([0, 1, 1]))
+    """
     mask = mask_func(as_tensor(np.ones((n, n), dtype=int)), k)
     return _tensors(np.nonzero(_values(mask, "mask_indices") != 0))
 
@@ -148,7 +201,13 @@ def _shape_only(operand):
 def einsum_path(*operands, optimize="greedy", einsum_call=False):
     """``numpy.einsum_path``: NumPy's contraction order and its report for these operands'
     shapes (a ``(path, report)`` pair of Python values); pass the path to ``dnp.einsum``'s
-    ``optimize=``."""
+    ``optimize=``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.einsum_path('ij,jk->ik', a, a)[0]
+    ['einsum_path', (0, 1)]
+    """
     return np.einsum_path(
         *(_shape_only(o) for o in operands), optimize=optimize, einsum_call=einsum_call
     )

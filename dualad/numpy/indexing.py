@@ -61,7 +61,13 @@ def _index_tensor(indices, x, length, mode, name):
 
 def take(a, indices, axis=None, out=None, mode="raise"):
     """``numpy.take``: the elements at ``indices`` along ``axis`` (of the flattened input when
-    None); ``mode`` 'raise', 'wrap' or 'clip'."""
+    None); ``mode`` 'raise', 'wrap' or 'clip'.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.take(x, [2, 0])
+    tensor([3., 1.], grad_fn=<IndexBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
@@ -72,7 +78,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 def take_along_axis(arr, indices, axis=-1):
     """``numpy.take_along_axis``: ``arr`` picked at ``indices`` (of the same number of axes,
-    broadcast against ``arr``) along ``axis`` (of the flattened input when None)."""
+    broadcast against ``arr``) along ``axis`` (of the flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.take_along_axis(a, dualad.tensor([[1], [0]]), axis=1)
+    tensor([[2.],
+            [3.]], grad_fn=<GatherBackward0>)
+    """
     x, idx = tensor_of(arr), tensor_of(indices)
     if axis is None:
         if idx.ndim != 1:
@@ -92,7 +105,13 @@ def _condition(condition):
 
 def where(condition, x=_NoValue, y=_NoValue, /):
     """``numpy.where``: ``x`` where ``condition`` holds, else ``y`` (broadcast; NEP 50 for
-    Python scalars). With the condition alone: the indices where it holds (untracked)."""
+    Python scalars). With the condition alone: the indices where it holds (untracked).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.where(x > 1.5, x, 0.0)
+    tensor([0., 2., 3.], grad_fn=<WhereBackward0>)
+    """
     if x is _NoValue and y is _NoValue:
         return ops.nonzero(_condition(condition), as_tuple=True)
     if x is _NoValue or y is _NoValue:
@@ -102,7 +121,13 @@ def where(condition, x=_NoValue, y=_NoValue, /):
 
 def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):
     """``numpy.clip``: ``a`` limited to ``[a_min, a_max]`` (either may be None or a tensor;
-    NumPy 2's ``min=``/``max=`` spellings too)."""
+    NumPy 2's ``min=``/``max=`` spellings too).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.clip(x, 1.5, 2.5)
+    tensor([1.5, 2. , 2.5], grad_fn=<ClampBackward0>)
+    """
     if kwargs:
         raise TypeError(
             f"dualad.numpy.clip: unsupported ufunc keywords {sorted(kwargs)} (only out=)"
@@ -126,7 +151,13 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
 
 
 def choose(a, choices, out=None, mode="raise"):
-    """``numpy.choose``: element ``i`` of ``choices[a[i]]`` (all broadcast together)."""
+    """``numpy.choose``: element ``i`` of ``choices[a[i]]`` (all broadcast together).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.choose(dualad.tensor([1, 0, 1]), [x, -x])
+    tensor([-1.,  2., -3.], grad_fn=<ViewBackward0>)
+    """
     idx = tensor_of(a)
     cs = [tensor_of(c) for c in choices]
     n = len(cs)
@@ -142,7 +173,13 @@ def choose(a, choices, out=None, mode="raise"):
 
 
 def select(condlist, choicelist, default=0):
-    """``numpy.select``: from the first choice whose condition holds, else ``default``."""
+    """``numpy.select``: from the first choice whose condition holds, else ``default``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.select([x < 2, x > 2], [x, 10 * x], default=0.0)
+    tensor([ 1.,  0., 30.], grad_fn=<WhereBackward0>)
+    """
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     if not choicelist:
@@ -171,7 +208,13 @@ def _positions(condition, name):
 
 def compress(condition, a, axis=None, out=None):
     """``numpy.compress``: the slices along ``axis`` where ``condition`` holds (``condition``
-    may be shorter than the axis)."""
+    may be shorter than the axis).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.compress([True, False, True], x)
+    tensor([1., 3.], grad_fn=<IndexSelectBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
@@ -186,13 +229,26 @@ def compress(condition, a, axis=None, out=None):
 
 
 def extract(condition, arr):
-    """``numpy.extract``: the elements of ``arr`` where ``condition`` holds (both flattened)."""
+    """``numpy.extract``: the elements of ``arr`` where ``condition`` holds (both flattened).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.extract(x > 1.5, x)
+    tensor([2., 3.], grad_fn=<IndexSelectBackward0>)
+    """
     return compress(ops.reshape(tensor_of(condition), (-1,)), ops.reshape(tensor_of(arr), (-1,)))
 
 
 def diag(v, k=0):
     """``numpy.diag``: the ``k``-th diagonal of a 2-D input, or a 2-D tensor with a 1-D input on
-    its ``k``-th diagonal."""
+    its ``k``-th diagonal.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.diag(x[:2])
+    tensor([[1., 0.],
+            [0., 2.]], grad_fn=<DiagEmbedBackward0>)
+    """
     x = tensor_of(v)
     if x.ndim not in (1, 2):
         raise ValueError("Input must be 1- or 2-d.")
@@ -200,7 +256,13 @@ def diag(v, k=0):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """``numpy.diagonal``: the diagonal of the ``axis1``/``axis2`` planes, as the last axis."""
+    """``numpy.diagonal``: the diagonal of the ``axis1``/``axis2`` planes, as the last axis.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.diagonal(a)
+    tensor([1., 4.], grad_fn=<DiagonalBackward0>)
+    """
     x = tensor_of(a)
     d1, d2 = axis_of(axis1, x.ndim), axis_of(axis2, x.ndim)
     if d1 == d2:
@@ -209,12 +271,25 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def diagflat(v, k=0):
-    """``numpy.diagflat``: the flattened input on the ``k``-th diagonal of a 2-D tensor."""
+    """``numpy.diagflat``: the flattened input on the ``k``-th diagonal of a 2-D tensor.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.diagflat(a[0])
+    tensor([[1., 0.],
+            [0., 2.]], grad_fn=<DiagEmbedBackward0>)
+    """
     return ops.diag(ops.reshape(tensor_of(v), (-1,)), k)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """``numpy.trace``: the sums along diagonals (of the ``axis1``/``axis2`` planes)."""
+    """``numpy.trace``: the sums along diagonals (of the ``axis1``/``axis2`` planes).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.trace(a)
+    tensor(5., grad_fn=<SumBackward0>)
+    """
     d = diagonal(a, offset, axis1, axis2)
     return finish(ops.sum(d, axis=-1, dtype=dtype), out, "trace")
 
@@ -228,12 +303,26 @@ def _triangle(m, k, lower):
 
 
 def tril(m, k=0):
-    """``numpy.tril``: the elements on and below the ``k``-th diagonal (others 0)."""
+    """``numpy.tril``: the elements on and below the ``k``-th diagonal (others 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.tril(a)
+    tensor([[1., 0.],
+            [3., 4.]], grad_fn=<WhereBackward0>)
+    """
     return _triangle(m, k, True)
 
 
 def triu(m, k=0):
-    """``numpy.triu``: the elements on and above the ``k``-th diagonal (others 0)."""
+    """``numpy.triu``: the elements on and above the ``k``-th diagonal (others 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.triu(a)
+    tensor([[1., 2.],
+            [0., 4.]], grad_fn=<WhereBackward0>)
+    """
     return _triangle(m, k, False)
 
 
@@ -253,7 +342,13 @@ def _flat_axis(x, axis):
 
 def delete(arr, obj, axis=None):
     """``numpy.delete``: ``arr`` without the entries ``obj`` (int, ints, slice or boolean
-    mask) along ``axis`` (of the flattened input when None)."""
+    mask) along ``axis`` (of the flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.delete(x, 1)
+    tensor([1., 3.], grad_fn=<IndexSelectBackward0>)
+    """
     x, axis = _flat_axis(tensor_of(arr), axis)
     n = x.shape[axis]
     obj = _plain_indices(obj)
@@ -280,7 +375,13 @@ def delete(arr, obj, axis=None):
 
 def insert(arr, obj, values, axis=None):
     """``numpy.insert``: ``values`` inserted before the indices ``obj`` along ``axis`` (of the
-    flattened input when None); differentiable in ``arr`` and ``values``."""
+    flattened input when None); differentiable in ``arr`` and ``values``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.insert(x, 1, 9.0)
+    tensor([1., 9., 2., 3.], grad_fn=<IndexSelectBackward0>)
+    """
     x, axis = _flat_axis(tensor_of(arr), axis)
     n = x.shape[axis]
     obj = _plain_indices(obj)
@@ -322,7 +423,14 @@ def insert(arr, obj, values, axis=None):
 
 
 def resize(a, new_shape):
-    """``numpy.resize``: the flattened input repeated cyclically to fill ``new_shape``."""
+    """``numpy.resize``: the flattened input repeated cyclically to fill ``new_shape``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.resize(x, (2, 2))
+    tensor([[1., 2.],
+            [3., 1.]], grad_fn=<ViewBackward0>)
+    """
     x = ops.reshape(tensor_of(a), (-1,))
     shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
     if any(s < 0 for s in shape):

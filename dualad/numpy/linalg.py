@@ -4,8 +4,8 @@ matrix_transpose vecdot cross tensordot``, and the solvers (the last section): `
 slogdet cholesky lstsq pinv matrix_rank tensorsolve tensorinv``.
 
 The decompositions (``svd eigh eigvalsh eig eigvals qr svdvals``, NumPy 2's named-tuple
-results) and the matrix norms through singular values (``ord=2``, ``-2``, ``'nuc'``) are in
-the last section (``dualad.linalg`` has their derivative conventions). Functions that
+results) are in ``linalg_decompositions``; the matrix norms through singular values (``ord=2``,
+``-2``, ``'nuc'``) use them (``dualad.linalg`` has their derivative conventions). Functions that
 are not here have no attribute, so ``np.linalg.f(t, ...)`` raises the protocol's TypeError
 instead of converting the tensors and dropping the derivative.
 
@@ -33,6 +33,7 @@ from ..linalg import solvers as linalg_solvers
 from ..linalg import spectral as linalg_spectral
 from . import indexing, manipulation, products
 from ._common import _NoValue, axes_of, axis_of, finish, floating, promoted_pair, tensor_of
+from .linalg_decompositions import eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 
 __all__ = [
     "norm",
@@ -83,7 +84,13 @@ def _matrix_norm(x, ord, row, col, keepdims):
 def norm(x, ord=None, axis=None, keepdims=False):
     """``numpy.linalg.norm``: vector norms (``ord`` None/2, any number, ``inf``, ``-inf``, 0)
     over one axis or the flattened input, matrix norms (``'fro'``, 1, -1, ``inf``, ``-inf``)
-    over two axes."""
+    over two axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.linalg.norm(x)
+    tensor(3.74165739, grad_fn=<LinalgVectorNormBackward0>)
+    """
     x = floating(tensor_of(x))
     if axis is None:
         if ord is None:
@@ -106,7 +113,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """``numpy.linalg.vector_norm``: the ``ord``-norm over ``axis`` (all axes by default, as
-    one vector)."""
+    one vector).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.vector_norm(a, axis=1)
+    tensor([2.23606798, 5.        ], grad_fn=<LinalgVectorNormBackward0>)
+    """
     x = floating(tensor_of(x))
     axes = axes_of(axis, x.ndim)
     r = _vector_norm(x, ord, axes, keepdims)
@@ -116,7 +129,13 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    """``numpy.linalg.matrix_norm``: the ``ord``-norm of the matrices of the last two axes."""
+    """``numpy.linalg.matrix_norm``: the ``ord``-norm of the matrices of the last two axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matrix_norm(a)
+    tensor(5.47722558, grad_fn=<LinalgVectorNormBackward0>)
+    """
     x = floating(tensor_of(x))
     if x.ndim < 2:
         raise ValueError(
@@ -126,7 +145,14 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 def matmul(x1, x2, /):
-    """``numpy.linalg.matmul``: the matrix product (stacks of matrices broadcast)."""
+    """``numpy.linalg.matmul``: the matrix product (stacks of matrices broadcast).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matmul(a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]], grad_fn=<MmBackward0>)
+    """
     a, b = promoted_pair(x1, x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
@@ -135,7 +161,13 @@ def matmul(x1, x2, /):
 
 def multi_dot(arrays, *, out=None):
     """``numpy.linalg.multi_dot``: the product of the matrices (the first may be a 1-D row,
-    the last a 1-D column), multiplied left to right."""
+    the last a 1-D column), multiplied left to right.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.multi_dot([a, a, [1.0, 0.0]])
+    tensor([ 7., 15.], grad_fn=<MmBackward0>)
+    """
     tensors = [tensor_of(a) for a in arrays]
     if len(tensors) < 2:
         raise ValueError("Expecting at least two arrays.")
@@ -151,7 +183,14 @@ def multi_dot(arrays, *, out=None):
 def matrix_power(a, n):
     """``numpy.linalg.matrix_power``: the ``n``-th power of square matrices for any integer
     ``n``, by repeated squaring (``n = 0``: the identity; ``n < 0``: powers of the inverse,
-    ``LinAlgError`` for a singular matrix)."""
+    ``LinAlgError`` for a singular matrix).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matrix_power(a, 2)
+    tensor([[ 7., 10.],
+            [15., 22.]], grad_fn=<MmBackward0>)
+    """
     x = tensor_of(a)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError("exponent must be an integer")
@@ -161,7 +200,14 @@ def matrix_power(a, n):
 
 
 def outer(x1, x2, /):
-    """``numpy.linalg.outer``: ``x1[i] * x2[j]`` of two 1-D inputs."""
+    """``numpy.linalg.outer``: ``x1[i] * x2[j]`` of two 1-D inputs.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.linalg.outer(x[:2], x)
+    tensor([[1., 2., 3.],
+            [2., 4., 6.]], grad_fn=<MulBackward0>)
+    """
     a, b = tensor_of(x1), tensor_of(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(
@@ -171,22 +217,47 @@ def outer(x1, x2, /):
 
 
 def trace(x, /, *, offset=0, dtype=None):
-    """``numpy.linalg.trace``: the sums of the diagonals of the last two axes."""
+    """``numpy.linalg.trace``: the sums of the diagonals of the last two axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.trace(a)
+    tensor(5., grad_fn=<SumBackward0>)
+    """
     return indexing.trace(x, offset, -2, -1, dtype)
 
 
 def diagonal(x, /, *, offset=0):
-    """``numpy.linalg.diagonal``: the diagonals of the last two axes."""
+    """``numpy.linalg.diagonal``: the diagonals of the last two axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.diagonal(a)
+    tensor([1., 4.], grad_fn=<DiagonalBackward0>)
+    """
     return indexing.diagonal(x, offset, -2, -1)
 
 
 def matrix_transpose(x, /):
-    """``numpy.linalg.matrix_transpose``: swaps the last two axes."""
+    """``numpy.linalg.matrix_transpose``: swaps the last two axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matrix_transpose(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     return manipulation.matrix_transpose(x)
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2)`` along ``axis`` (broadcast)."""
+    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2)`` along ``axis`` (broadcast).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.linalg.vecdot(x, x)
+    tensor(14., grad_fn=<SumBackward0>)
+    """
     a, b = promoted_pair(x1, x2)
     shape = np.broadcast_shapes(a.shape, b.shape)
     d = axis_of(axis, len(shape))
@@ -196,7 +267,13 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 def cross(x1, x2, /, *, axis=-1):
-    """``numpy.linalg.cross``: cross products of 3-vectors along ``axis``."""
+    """``numpy.linalg.cross``: cross products of 3-vectors along ``axis``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> u = dualad.tensor([1.0, 0.0, 0.0], requires_grad=True)
+    >>> dnp.linalg.cross(u, [0.0, 1.0, 0.0])
+    tensor([0., 0., 1.], grad_fn=<ViewBackward0>)
+    """
     a, b = tensor_of(x1), tensor_of(x2)
     if a.shape[axis_of(axis, a.ndim)] != 3 or b.shape[axis_of(axis, b.ndim)] != 3:
         raise ValueError(
@@ -207,7 +284,14 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 def tensordot(x1, x2, /, *, axes=2):
-    """``numpy.linalg.tensordot``: ``numpy.tensordot``."""
+    """``numpy.linalg.tensordot``: ``numpy.tensordot``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.tensordot(a, a, axes=1)
+    tensor([[ 7., 10.],
+            [15., 22.]], grad_fn=<EinsumBackward0>)
+    """
     return products.tensordot(x1, x2, axes)
 
 
@@ -233,42 +317,93 @@ SlogdetResult = namedtuple("SlogdetResult", ("sign", "logabsdet"))
 
 def solve(a, b):
     """``numpy.linalg.solve``: ``x`` with ``a @ x = b`` (``b`` a vector only when 1-D, as
-    NumPy 2); a singular ``a`` raises ``LinAlgError``."""
+    NumPy 2); a singular ``a`` raises ``LinAlgError``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.solve(a, [3.0, 7.0])
+    tensor([1., 1.], grad_fn=<ViewBackward0>)
+    """
     return ops.linalg_solve(tensor_of(a), tensor_of(b))
 
 
 def inv(a):
-    """``numpy.linalg.inv``: the inverse of square matrices (``LinAlgError`` when singular)."""
+    """``numpy.linalg.inv``: the inverse of square matrices (``LinAlgError`` when singular).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.inv(a)
+    tensor([[-2. ,  1. ],
+            [ 1.5, -0.5]], grad_fn=<LinalgInvBackward0>)
+    """
     return ops.linalg_inv(tensor_of(a))
 
 
 def det(a):
     """``numpy.linalg.det``: the determinant (its gradient is the transposed adjugate, finite
-    at singular matrices)."""
+    at singular matrices).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.det(a)
+    tensor(-2., grad_fn=<LinalgDetBackward0>)
+    """
     return ops.det(tensor_of(a))
 
 
 def slogdet(a):
     """``numpy.linalg.slogdet``: ``SlogdetResult(sign, logabsdet)``; ``(0, -inf)`` for a
-    singular matrix, where the gradient of logabsdet is NaN."""
+    singular matrix, where the gradient of logabsdet is NaN.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> sign, logabsdet = dnp.linalg.slogdet(a)
+    >>> sign
+    tensor(-1., grad_fn=<LinalgSlogdetBackward0>)
+    >>> logabsdet
+    tensor(0.69314718, grad_fn=<LinalgSlogdetBackward0>)
+    """
     return SlogdetResult(*ops.slogdet(tensor_of(a)))
 
 
 def cholesky(a, /, *, upper=False):
     """``numpy.linalg.cholesky``: the lower (``upper=True``: upper) Cholesky factor;
-    ``LinAlgError`` for a matrix that is not positive definite."""
+    ``LinAlgError`` for a matrix that is not positive definite.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.cholesky(s)
+    tensor([[1.41421356, 0.        ],
+            [0.70710678, 1.58113883]], grad_fn=<LinalgCholeskyBackward0>)
+    """
     return ops.linalg_cholesky(tensor_of(a), upper=upper)
 
 
 def lstsq(a, b, rcond=None):
     """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` (``rank`` a 0-d int tensor for one
-    matrix), the solution differentiable at full rank."""
+    matrix), the solution differentiable at full rank.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x, residuals, rank, sv = dnp.linalg.lstsq(a, [3.0, 7.0])
+    >>> x
+    tensor([1., 1.], grad_fn=<ViewBackward0>)
+    >>> rank
+    tensor(2, dtype=int32)
+    """
     return tuple(linalg_solvers.lstsq(tensor_of(a), tensor_of(b), rcond))
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     """``numpy.linalg.pinv``: singular values ``<= rcond * s_max`` count as zero (NumPy's
-    defaults: ``rcond=1e-15``, or ``max(m, n) * eps`` for ``rtol=None``)."""
+    defaults: ``rcond=1e-15``, or ``max(m, n) * eps`` for ``rtol=None``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.pinv(a)
+    tensor([[-2. ,  1. ],
+            [ 1.5, -0.5]], grad_fn=<LinalgPinvBackward0>)
+    """
     x = tensor_of(a)
     if rcond is None:
         if rtol is _NoValue:
@@ -284,7 +419,13 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     """``numpy.linalg.matrix_rank``: the number of singular values above ``tol`` (absolute) or
-    ``rtol * s_max``; a 1-D input has rank 1 unless it is all zeros (NumPy's rule)."""
+    ``rtol * s_max``; a 1-D input has rank 1 unless it is all zeros (NumPy's rule).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matrix_rank(a)
+    tensor(2)
+    """
     x = tensor_of(A)
     if x.ndim < 2:
         return int(bool(np.any(x.detach().numpy() != 0)))
@@ -297,13 +438,26 @@ matrix_rank.differentiable = False
 
 
 def tensorsolve(a, b, axes=None):
-    """``numpy.linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) = b``."""
+    """``numpy.linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) = b``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.tensorsolve(a, [3.0, 7.0])
+    tensor([1., 1.], grad_fn=<ViewBackward0>)
+    """
     return ops.linalg_tensorsolve(tensor_of(a), tensor_of(b), axes)
 
 
 def tensorinv(a, ind=2):
     """``numpy.linalg.tensorinv``: the inverse of ``a`` as a matrix of its first ``ind`` dims by
-    the rest."""
+    the rest.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.tensorinv(a, ind=1)
+    tensor([[-2. ,  1. ],
+            [ 1.5, -0.5]], grad_fn=<ViewBackward0>)
+    """
     return ops.linalg_tensorinv(tensor_of(a), ind)
 
 
@@ -318,7 +472,10 @@ for _function, _ops in (
     (matrix_rank, ("linalg_matrix_rank",)),
 ):
     _function.ops = _ops
-# decompositions (dualad.linalg's ops with NumPy's signatures, promotion and result types)
+
+
+# ---------------------------------------------------------------------------------------------
+# decompositions (in ``linalg_decompositions``) and the matrix norms through singular values
 
 __all__ += ["svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "qr"]
 
@@ -336,107 +493,6 @@ def _singular_value_norm(x, ord, row, col, keepdims):
     return r
 
 
-def _square_input(a, name: str):
-    x = floating(tensor_of(a))
-    if x.ndim < 2:
-        raise np.linalg.LinAlgError(
-            f"{x.ndim}-dimensional array given. Array must be at least two-dimensional"
-        )
-    if name and x.shape[-1] != x.shape[-2]:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    return x
-
-
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` alone when ``compute_uv`` is
-    False); ``hermitian=True`` takes them from ``eigh`` like NumPy (``S = |eigenvalues|``
-    sorted descending)."""
-    x = _square_input(a, "svd" if hermitian else "")
-    if hermitian:
-        if not compute_uv:
-            s = ops.abs(linalg_spectral.eigvalsh(x))
-            return ops.flip(ops.sort(s, -1).values, (-1,))
-        w, v = linalg_spectral.eigh(x)
-        order = ops.flip(ops.sort(ops.abs(w), -1).indices, (-1,))
-        s = ops.take_along_dim(ops.abs(w), order, -1)
-        signs = ops.take_along_dim(ops.sgn(w), order, -1)
-        index = ops.broadcast_to(order.unsqueeze(-2), tuple(v.shape))
-        u = ops.take_along_dim(v, index, -1)
-        vh = ops.conj(ops.matrix_transpose(u * signs.unsqueeze(-2)))
-        return linalg_spectral.SVDResult(u, s, vh)
-    if not compute_uv:
-        return linalg_spectral.svdvals(x)
-    return linalg_spectral.svd(x, full_matrices=bool(full_matrices))
-
-
-def svdvals(x, /):
-    """``numpy.linalg.svdvals``: the singular values, descending."""
-    return linalg_spectral.svdvals(_square_input(x, ""))
-
-
-def eigh(a, UPLO="L"):
-    """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of Hermitian
-    matrices (the ``UPLO`` triangle is read)."""
-    return linalg_spectral.eigh(_square_input(a, "eigh"), UPLO)
-
-
-def eigvalsh(a, UPLO="L"):
-    """``numpy.linalg.eigvalsh``: the eigenvalues (ascending) of Hermitian matrices."""
-    return linalg_spectral.eigvalsh(_square_input(a, "eigvalsh"), UPLO)
-
-
-def qr(a, mode="reduced"):
-    """``numpy.linalg.qr``: ``QRResult(Q, R)`` for ``mode`` ``'reduced'`` or ``'complete'``,
-    ``R`` alone for ``'r'`` (``'raw'``, LAPACK's Householder reflectors, is not supported)."""
-    x = _square_input(a, "")
-    if mode == "raw":
-        raise NotImplementedError(
-            "dualad.numpy.linalg.qr: mode='raw' (Householder reflectors) is not supported; use "
-            "'reduced', 'complete' or 'r'"
-        )
-    if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"Unrecognized mode '{mode}'")
-    if mode == "r":
-        return linalg_spectral.qr(x, "r").R
-    return linalg_spectral.qr(x, mode)
-
-
-def _real_if_real(a, values, *others):
-    """NumPy's ``eig``/``eigvals`` of real input: real results when every eigenvalue is real
-    (decided from the values, like NumPy)."""
-    if a.dtype.kind == "c" or not bool(ops.all(ops.imag(values) == 0)):
-        return (values, *others)
-    return (ops.real(values), *(ops.real(o) for o in others))
-
-
-def eig(a):
-    """``numpy.linalg.eig``: ``EigResult(eigenvalues, eigenvectors)``, complex unless the
-    input is real and every eigenvalue is real (NumPy's rule)."""
-    x = _square_input(a, "eig")
-    w, v = linalg_spectral.eig(x)
-    return linalg_spectral.EigResult(*_real_if_real(x, w, v))
-
-
-def eigvals(a):
-    """``numpy.linalg.eigvals``: the eigenvalues, complex unless real input has real ones."""
-    x = _square_input(a, "eigvals")
-    return _real_if_real(x, linalg_spectral.eigvals(x))[0]
-
-
-# the registered ops behind each function, for the coverage table (``coverage._ops_of``)
-for _fn, _ops in (
-    (svd, ("linalg_svd", "linalg_svdvals")),
-    (svdvals, ("linalg_svdvals",)),
-    (eigh, ("linalg_eigh",)),
-    (eigvalsh, ("linalg_eigvalsh",)),
-    (eig, ("linalg_eig",)),
-    (eigvals, ("linalg_eigvals",)),
-    (qr, ("linalg_qr", "linalg_qr_r")),
-):
-    _fn.ops = _ops
-del _fn, _ops
-
-
 # ---------------------------------------------------------------------------------------------
 # the condition number
 
@@ -445,5 +501,11 @@ __all__ += ["cond"]
 
 def cond(x, p=None):
     """``numpy.linalg.cond``: ``s_max / s_min`` (``p`` None, 2, -2) or ``norm(x, p) *
-    norm(inv(x), p)``; inf for a singular matrix (gradient 0 there: ``dualad.linalg.cond``)."""
+    norm(inv(x), p)``; inf for a singular matrix (gradient 0 there: ``dualad.linalg.cond``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> s = dualad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> dnp.linalg.cond(s)
+    tensor(2.61803399, grad_fn=<DivBackward0>)
+    """
     return linalg_norms.cond(tensor_of(x), p)

@@ -1,11 +1,9 @@
-"""NumPy's shape and joining functions over tensors (all linear, so all differentiable):
-``reshape ravel transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims
-broadcast_to broadcast_arrays concatenate concat stack hstack vstack dstack column_stack
-row_stack split array_split hsplit vsplit dsplit flip fliplr flipud roll rot90 tile repeat
-atleast_1d atleast_2d atleast_3d append copy block rollaxis unstack``.
+"""NumPy's shape functions over tensors (all linear, so all differentiable): ``reshape ravel
+transpose permute_dims matrix_transpose moveaxis swapaxes squeeze expand_dims broadcast_to
+broadcast_arrays flip fliplr flipud roll rot90 tile repeat atleast_1d atleast_2d atleast_3d
+copy rollaxis unstack`` (joining and splitting: ``joining``).
 
 NumPy's semantics where PyTorch's differ: ``squeeze`` of an axis whose length is not 1 raises,
-``concatenate(axis=None)`` flattens, ``split`` into sections that do not divide raises,
 ``repeat``/``roll``/``flip`` without an axis work on the flattened array, ``tile``/``atleast_*``
 follow NumPy's rules for the number of dimensions. Only ``order='C'`` (and ``'F'`` for
 ``reshape``/``ravel``) layouts.
@@ -20,22 +18,17 @@ tensor([1., 2., 3., 4., 5., 6., 6., 5., 4., 3., 2., 1.], grad_fn=<CatBackward0>)
 from __future__ import annotations
 
 import builtins
-import itertools
 import operator
 
 import numpy as np
 
 from .. import ops
 from .._creation import as_tensor
-from .._tensor import Tensor
 from ._common import (
     axes_of,
     axis_of,
-    cast,
-    check_casting,
     check_order,
     check_subok,
-    finish,
     tensor_of,
 )
 
@@ -51,19 +44,6 @@ __all__ = [
     "expand_dims",
     "broadcast_to",
     "broadcast_arrays",
-    "concatenate",
-    "concat",
-    "stack",
-    "hstack",
-    "vstack",
-    "row_stack",
-    "dstack",
-    "column_stack",
-    "split",
-    "array_split",
-    "hsplit",
-    "vsplit",
-    "dsplit",
     "flip",
     "fliplr",
     "flipud",
@@ -74,9 +54,7 @@ __all__ = [
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
-    "append",
     "copy",
-    "block",
     "rollaxis",
     "unstack",
 ]
@@ -89,7 +67,15 @@ def _shape_tuple(shape) -> tuple:
 
 
 def reshape(a, /, shape, order="C", *, copy=None):
-    """``numpy.reshape``: the same elements in ``shape`` (one entry may be -1)."""
+    """``numpy.reshape``: the same elements in ``shape`` (one entry may be -1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.reshape(x, (3, 1))
+    tensor([[1.],
+            [2.],
+            [3.]], grad_fn=<ViewBackward0>)
+    """
     check_order(order, "reshape", ("C", "F", "A"))
     x = tensor_of(a)
     shape = _shape_tuple(shape)
@@ -108,12 +94,25 @@ def _reversed_axes(x):
 
 
 def ravel(a, order="C"):
-    """``numpy.ravel``: the elements as a 1-D tensor (C order, or F order)."""
+    """``numpy.ravel``: the elements as a 1-D tensor (C order, or F order).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.ravel(a)
+    tensor([1., 2., 3., 4.], grad_fn=<ViewBackward0>)
+    """
     return reshape(a, (-1,), order="F" if order == "F" else "C")
 
 
 def transpose(a, axes=None):
-    """``numpy.transpose``: the axes permuted (reversed by default)."""
+    """``numpy.transpose``: the axes permuted (reversed by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.transpose(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(a)
     if axes is None:
         return _reversed_axes(x)
@@ -124,12 +123,26 @@ def transpose(a, axes=None):
 
 
 def permute_dims(a, axes=None):
-    """``numpy.permute_dims``: ``transpose``'s Array API name."""
+    """``numpy.permute_dims``: ``transpose``'s Array API name.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.permute_dims(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     return transpose(a, axes)
 
 
 def matrix_transpose(x, /):
-    """``numpy.matrix_transpose``: swaps the last two axes (of an at-least-2-D input)."""
+    """``numpy.matrix_transpose``: swaps the last two axes (of an at-least-2-D input).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.matrix_transpose(a)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(x)
     if x.ndim < 2:
         raise ValueError("Input array must be at least 2-dimensional")
@@ -137,7 +150,12 @@ def matrix_transpose(x, /):
 
 
 def moveaxis(a, source, destination):
-    """``numpy.moveaxis``: axes ``source`` moved to ``destination``."""
+    """``numpy.moveaxis``: axes ``source`` moved to ``destination``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.moveaxis(dnp.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
     x = tensor_of(a)
     src = _axis_list(source, x.ndim)
     dst = _axis_list(destination, x.ndim)
@@ -160,14 +178,26 @@ def _axis_list(axes, ndim):
 
 
 def swapaxes(a, axis1, axis2):
-    """``numpy.swapaxes``: axes ``axis1`` and ``axis2`` exchanged."""
+    """``numpy.swapaxes``: axes ``axis1`` and ``axis2`` exchanged.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.swapaxes(a, 0, 1)
+    tensor([[1., 3.],
+            [2., 4.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(a)
     return ops.swapaxes(x, axis_of(axis1, x.ndim), axis_of(axis2, x.ndim))
 
 
 def squeeze(a, axis=None):
     """``numpy.squeeze``: axes of length 1 removed (all of them, or those of ``axis``, which
-    must have length 1)."""
+    must have length 1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.squeeze(dualad.tensor([[1.0], [2.0]], requires_grad=True))
+    tensor([1., 2.], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         return ops.reshape(x, tuple(s for s in x.shape if s != 1))
@@ -178,7 +208,13 @@ def squeeze(a, axis=None):
 
 
 def expand_dims(a, axis):
-    """``numpy.expand_dims``: new axes of length 1 at the positions ``axis`` of the result."""
+    """``numpy.expand_dims``: new axes of length 1 at the positions ``axis`` of the result.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.expand_dims(x, 0)
+    tensor([[1., 2., 3.]], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim + (1 if isinstance(axis, (int, np.integer)) else len(axis)))
     sizes = iter(x.shape)
@@ -186,146 +222,42 @@ def expand_dims(a, axis):
 
 
 def broadcast_to(array, shape, subok=False):
-    """``numpy.broadcast_to``: ``array`` broadcast to ``shape``."""
+    """``numpy.broadcast_to``: ``array`` broadcast to ``shape``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.broadcast_to(x, (2, 3))
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]], grad_fn=<ExpandBackward0>)
+    """
     check_subok(subok, "broadcast_to")
     return ops.broadcast_to(tensor_of(array), _shape_tuple(shape))
 
 
 def broadcast_arrays(*args, subok=False):
-    """``numpy.broadcast_arrays``: the arguments broadcast to their common shape (a tuple)."""
+    """``numpy.broadcast_arrays``: the arguments broadcast to their common shape (a tuple).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.broadcast_arrays(x, dualad.tensor([[0.0], [1.0]]))[1]
+    tensor([[0., 0., 0.],
+            [1., 1., 1.]])
+    """
     check_subok(subok, "broadcast_arrays")
     tensors = [tensor_of(a) for a in args]
     shape = np.broadcast_shapes(*(t.shape for t in tensors))
     return tuple(ops.broadcast_to(t, shape) for t in tensors)
 
 
-def _joined(arrays, dtype, casting, name):
-    if isinstance(arrays, (np.ndarray, Tensor)):
-        arrays = list(arrays)  # NumPy iterates over the first axis
-    check_casting(casting, name)
-    tensors = [tensor_of(a) for a in arrays]
-    if not tensors:
-        raise ValueError("need at least one array to concatenate")
-    if dtype is None:
-        dtype = np.result_type(*(t.dtype for t in tensors))
-    return [cast(t, dtype) for t in tensors]
-
-
-def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.concatenate``: the arrays joined along ``axis`` (flattened when None)."""
-    tensors = _joined(arrays, dtype, casting, "concatenate")
-    if axis is None:
-        tensors, axis = [ops.reshape(t, (-1,)) for t in tensors], 0
-    if tensors[0].ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    axis = axis_of(axis, tensors[0].ndim)
-    for t in tensors:
-        if t.ndim != tensors[0].ndim:
-            raise ValueError(
-                "all the input array dimensions except for the concatenation axis must match "
-                f"exactly (got {t.ndim} and {tensors[0].ndim} dimensions)"
-            )
-    return finish(ops.cat(tensors, axis), out, "concatenate")
-
-
-def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.concat``: ``concatenate``'s Array API name."""
-    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
-
-
-def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    """``numpy.stack``: the arrays (of one shape) joined along a new axis ``axis``."""
-    tensors = _joined(arrays, dtype, casting, "stack")
-    if len({tuple(t.shape) for t in tensors}) != 1:
-        raise ValueError("all input arrays must have the same shape")
-    axis = axis_of(axis, tensors[0].ndim + 1)
-    return finish(ops.stack(tensors, axis), out, "stack")
-
-
-def hstack(tup, *, dtype=None, casting="same_kind"):
-    """``numpy.hstack``: joined along axis 1 (axis 0 for 1-D inputs)."""
-    tensors = _atleast(1, _joined(tup, dtype, casting, "hstack"))
-    return concatenate(tensors, axis=0 if tensors[0].ndim == 1 else 1)
-
-
-def vstack(tup, *, dtype=None, casting="same_kind"):
-    """``numpy.vstack``: joined along axis 0, 1-D inputs as rows."""
-    return concatenate(_atleast(2, _joined(tup, dtype, casting, "vstack")), 0)
-
-
-row_stack = vstack
-
-
-def dstack(tup):
-    """``numpy.dstack``: joined along axis 2, inputs made at least 3-D."""
-    return concatenate(_atleast(3, _joined(tup, None, "same_kind", "dstack")), 2)
-
-
-def column_stack(tup):
-    """``numpy.column_stack``: 1-D inputs as columns, joined along axis 1."""
-    tensors = _joined(tup, None, "same_kind", "column_stack")
-    tensors = [ops.reshape(t, (-1, 1)) if t.ndim < 2 else t for t in tensors]
-    return concatenate(tensors, 1)
-
-
-def array_split(ary, indices_or_sections, axis=0):
-    """``numpy.array_split``: pieces along ``axis`` (``n`` near-equal ones, or cut at the given
-    indices); a list of tensors."""
-    x = tensor_of(ary)
-    axis = axis_of(axis, x.ndim)
-    length = x.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        sections = int(indices_or_sections)
-        if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        each, extra = divmod(length, sections)
-        sizes = [each + 1] * extra + [each] * (sections - extra)
-        bounds = [0, *np.cumsum(sizes).tolist()]
-    else:
-        bounds = [0, *(operator.index(i) for i in indices_or_sections), length]
-    pieces = []
-    for start, stop in itertools.pairwise(bounds):  # Python's slicing rules, as NumPy's
-        pieces.append(x[(slice(None),) * axis + (slice(start, stop),)])
-    return pieces
-
-
-def split(ary, indices_or_sections, axis=0):
-    """``numpy.split``: ``array_split`` whose sections must divide the axis equally."""
-    x = tensor_of(ary)
-    if isinstance(indices_or_sections, (int, np.integer)):
-        length = x.shape[axis_of(axis, x.ndim)]
-        if indices_or_sections == 0 or length % int(indices_or_sections):
-            raise ValueError("array split does not result in an equal division")
-    return array_split(x, indices_or_sections, axis)
-
-
-def hsplit(ary, indices_or_sections):
-    """``numpy.hsplit``: ``split`` along axis 1 (axis 0 for 1-D input)."""
-    x = tensor_of(ary)
-    if x.ndim == 0:
-        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
-    return split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
-
-
-def vsplit(ary, indices_or_sections):
-    """``numpy.vsplit``: ``split`` along axis 0 of an at-least-2-D input."""
-    x = tensor_of(ary)
-    if x.ndim < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
-    return split(x, indices_or_sections, 0)
-
-
-def dsplit(ary, indices_or_sections):
-    """``numpy.dsplit``: ``split`` along axis 2 of an at-least-3-D input."""
-    x = tensor_of(ary)
-    if x.ndim < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
-    return split(x, indices_or_sections, 2)
-
-
 def flip(m, axis=None):
     """``numpy.flip``: the order of the elements along ``axis`` (all axes when None)
-    reversed."""
+    reversed.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.flip(x)
+    tensor([3., 2., 1.], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     axes = axes_of(axis, x.ndim)
     axes = tuple(range(x.ndim)) if axes is None else axes
@@ -333,7 +265,14 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
-    """``numpy.fliplr``: columns reversed (axis 1)."""
+    """``numpy.fliplr``: columns reversed (axis 1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.fliplr(a)
+    tensor([[2., 1.],
+            [4., 3.]], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     if x.ndim < 2:
         raise ValueError("Input must be >= 2-d.")
@@ -341,7 +280,14 @@ def fliplr(m):
 
 
 def flipud(m):
-    """``numpy.flipud``: rows reversed (axis 0)."""
+    """``numpy.flipud``: rows reversed (axis 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.flipud(a)
+    tensor([[3., 4.],
+            [1., 2.]], grad_fn=<FlipBackward0>)
+    """
     x = tensor_of(m)
     if x.ndim < 1:
         raise ValueError("Input must be >= 1-d.")
@@ -350,7 +296,13 @@ def flipud(m):
 
 def roll(a, shift, axis=None):
     """``numpy.roll``: elements shifted cyclically by ``shift`` along ``axis`` (along the
-    flattened input when None)."""
+    flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.roll(x, 1)
+    tensor([3., 1., 2.], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         return ops.reshape(ops.roll(ops.reshape(x, (-1,)), _int_or_tuple(shift), 0), x.shape)
@@ -369,7 +321,14 @@ def _int_or_tuple(shift):
 
 
 def rot90(m, k=1, axes=(0, 1)):
-    """``numpy.rot90``: rotated by 90 degrees ``k`` times in the plane of ``axes``."""
+    """``numpy.rot90``: rotated by 90 degrees ``k`` times in the plane of ``axes``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.rot90(a)
+    tensor([[2., 4.],
+            [1., 3.]], grad_fn=<PermuteBackward0>)
+    """
     x = tensor_of(m)
     axes = tuple(axes)
     if len(axes) != 2:
@@ -388,7 +347,13 @@ def rot90(m, k=1, axes=(0, 1)):
 
 
 def tile(A, reps):
-    """``numpy.tile``: ``A`` repeated ``reps`` times along each axis."""
+    """``numpy.tile``: ``A`` repeated ``reps`` times along each axis.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.tile(x, 2)
+    tensor([1., 2., 3., 1., 2., 3.], grad_fn=<TileBackward0>)
+    """
     x = tensor_of(A)
     reps = _shape_tuple(reps)
     if len(reps) < x.ndim:
@@ -398,7 +363,13 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     """``numpy.repeat``: each element repeated ``repeats`` times along ``axis`` (of the
-    flattened input when None)."""
+    flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.repeat(x, 2)
+    tensor([1., 1., 2., 2., 3., 3.], grad_fn=<RepeatInterleaveBackward0>)
+    """
     x = tensor_of(a)
     if axis is None:
         x, axis = ops.reshape(x, (-1,)), 0
@@ -433,71 +404,57 @@ def _one_or_tuple(tensors):
 
 
 def atleast_1d(*arys):
-    """``numpy.atleast_1d``: 0-D inputs as shape ``(1,)``."""
+    """``numpy.atleast_1d``: 0-D inputs as shape ``(1,)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.atleast_1d(dualad.tensor(2.0, requires_grad=True))
+    tensor([2.], grad_fn=<ViewBackward0>)
+    """
     return _one_or_tuple(_atleast(1, arys))
 
 
 def atleast_2d(*arys):
-    """``numpy.atleast_2d``: inputs made 2-D: ``(1, 1)``, ``(1, N)``."""
+    """``numpy.atleast_2d``: inputs made 2-D: ``(1, 1)``, ``(1, N)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.atleast_2d(x)
+    tensor([[1., 2., 3.]], grad_fn=<ViewBackward0>)
+    """
     return _one_or_tuple(_atleast(2, arys))
 
 
 def atleast_3d(*arys):
-    """``numpy.atleast_3d``: inputs made 3-D: ``(1, 1, 1)``, ``(1, N, 1)``, ``(M, N, 1)``."""
+    """``numpy.atleast_3d``: inputs made 3-D: ``(1, 1, 1)``, ``(1, N, 1)``, ``(M, N, 1)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.atleast_3d(x).shape
+    (1, 3, 1)
+    """
     return _one_or_tuple(_atleast(3, arys))
 
 
-def append(arr, values, axis=None):
-    """``numpy.append``: ``values`` added at the end (both flattened when ``axis`` is None)."""
-    x, v = tensor_of(arr), tensor_of(values)
-    if axis is None:
-        return concatenate([ops.reshape(x, (-1,)), ops.reshape(v, (-1,))], 0)
-    return concatenate([x, v], axis)
-
-
 def copy(a, order="K", subok=False):
-    """``numpy.copy``: a copy (differentiable: the gradient flows to ``a``)."""
+    """``numpy.copy``: a copy (differentiable: the gradient flows to ``a``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.copy(x)
+    tensor([1., 2., 3.], grad_fn=<CloneBackward0>)
+    """
     check_order(order, "copy")
     check_subok(subok, "copy")
     return ops.clone(tensor_of(a))
 
 
-def _block_depth(arrays, path=()):
-    """The nesting depth of ``block``'s lists and the largest number of axes of a block;
-    NumPy's errors for tuples, empty lists and mismatched depths."""
-    if isinstance(arrays, tuple):
-        raise TypeError(
-            f"arrays{''.join(f'[{i}]' for i in path)} is a tuple. Only lists can be used to "
-            "arrange blocks, and np.block does not allow implicit conversion from tuple to "
-            "ndarray."
-        )
-    if not isinstance(arrays, list):
-        return 0, tensor_of(arrays).ndim
-    if not arrays:
-        raise ValueError(f"List at arrays{''.join(f'[{i}]' for i in path)} cannot be empty")
-    found = [_block_depth(a, (*path, i)) for i, a in enumerate(arrays)]
-    if len({d for d, _ in found}) != 1:
-        raise ValueError("List depths are mismatched.")
-    return found[0][0] + 1, builtins.max(n for _, n in found)
-
-
-def block(arrays):
-    """``numpy.block``: one tensor assembled from nested lists of blocks (the innermost lists
-    joined along the last axis, the next along the second-to-last, ...)."""
-    depth, most = _block_depth(arrays)
-    ndim = builtins.max(depth, most)
-
-    def build(part, level):
-        if not isinstance(part, list):
-            t = tensor_of(part)
-            return ops.reshape(t, (1,) * (ndim - t.ndim) + tuple(t.shape))
-        return concatenate([build(p, level + 1) for p in part], axis=level - depth)
-
-    return build(arrays, 0)
-
-
 def rollaxis(a, axis, start=0):
-    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``."""
+    """``numpy.rollaxis``: axis ``axis`` moved to just before position ``start``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.rollaxis(dnp.zeros((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    """
     x = tensor_of(a)
     axis = axis_of(axis, x.ndim)
     if not -x.ndim <= start <= x.ndim:
@@ -511,7 +468,13 @@ def rollaxis(a, axis, start=0):
 
 
 def unstack(x, /, *, axis=0):
-    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors."""
+    """``numpy.unstack``: the slices along ``axis``, a tuple of tensors.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.unstack(a)[1]
+    tensor([3., 4.], grad_fn=<SliceBackward0>)
+    """
     t = tensor_of(x)
     if t.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")

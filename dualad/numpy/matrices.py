@@ -17,14 +17,20 @@ import sys
 
 from .. import ops
 from ._common import cast, tensor_of
-from .manipulation import concatenate
+from .joining import concatenate
 
 __all__ = ["asmatrix", "bmat"]
 
 
 def asmatrix(data, dtype=None):
     """``numpy.asmatrix``: ``data`` as a 2-D tensor with NumPy's ``matrix`` shape (see the
-    module docstring: a tensor, not a ``numpy.matrix``)."""
+    module docstring: a tensor, not a ``numpy.matrix``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.asmatrix(x)
+    tensor([[1., 2., 3.]], grad_fn=<ViewBackward0>)
+    """
     x = tensor_of(data)
     if dtype is not None:
         x = cast(x, dtype)
@@ -57,7 +63,14 @@ def bmat(obj, ldict=None, gdict=None):
     """``numpy.bmat``: a 2-D tensor built from blocks: nested lists (each row's blocks joined
     along the last axis, then the rows along the first), or a string ``"A, B; C, D"`` whose
     names are looked up in ``ldict`` and ``gdict`` (the caller's variables when ``gdict`` is
-    None, as in NumPy)."""
+    None, as in NumPy).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.bmat([[a, a]])
+    tensor([[1., 2., 1., 2.],
+            [3., 4., 3., 4.]], grad_fn=<CatBackward0>)
+    """
     if isinstance(obj, str):
         if gdict is None:
             frame = sys._getframe(1)  # (NumPy's rule: the caller's names)

@@ -46,7 +46,13 @@ _METHODS = ("linear", "averaged_inverted_cdf", "interpolated_inverted_cdf", "haz
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """``numpy.sort``: the values sorted along ``axis`` (of the flattened input when None);
-    every ``kind`` gives the same values (ties are equal values)."""
+    every ``kind`` gives the same values (ties are equal values).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    >>> dnp.sort(x)
+    tensor([1., 2., 3.], grad_fn=<SortBackward0>)
+    """
     if order is not None:
         raise ValueError("dualad.numpy.sort: order= (structured arrays) is not supported")
     x = tensor_of(a)
@@ -59,7 +65,13 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """``numpy.partition``: ``a`` rearranged along ``axis`` (of the flattened input when None)
     so that its ``kth`` element(s) sit where sorting puts them, smaller ones before; the values
     are NumPy's (taken at ``argpartition``'s indices, the same selection) and differentiate
-    through that permutation."""
+    through that permutation.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([3.0, 1.0, 4.0, 2.0], requires_grad=True)
+    >>> dnp.partition(x, 1)[1]
+    tensor(2., grad_fn=<SliceBackward0>)
+    """
     if order is not None:
         raise ValueError("dualad.numpy.partition: order= (structured arrays) is not supported")
     if kind != "introselect":
@@ -72,7 +84,12 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
 
 
 def sort_complex(a):
-    """``numpy.sort_complex``: sorted by real part, then imaginary part, as complex."""
+    """``numpy.sort_complex``: sorted by real part, then imaginary part, as complex.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.sort_complex(dualad.tensor([2.0, 1.0, 3.0]))
+    tensor([1.+0.j, 2.+0.j, 3.+0.j])
+    """
     x = tensor_of(a)
     if x.dtype.kind == "c":
         dtype = x.dtype
@@ -95,7 +112,13 @@ def _sorted_last(x, axis):
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``numpy.median``: the middle value (the mean of the two middle values) over
-    ``axis``."""
+    ``axis``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([3.0, 1.0, 4.0, 2.0], requires_grad=True)
+    >>> dnp.median(x)
+    tensor(2.5, grad_fn=<WhereBackward0>)
+    """
     x = floating(tensor_of(a))
     s, keep_shape = _sorted_last(x, axis)
     n = s.shape[-1]
@@ -196,7 +219,13 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     NumPy's 13 methods (``weights``, plain values, with ``inverted_cdf``); for an array ``q``
     the quantiles are along the first axes of the result. The derivative goes to the one or
     two order statistics each quantile is made of (the discontinuous methods' jumps, where
-    ``q`` moves the choice, do not involve the data)."""
+    ``q`` moves the choice, do not involve the data).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.quantile(x, [0.25, 0.75])
+    tensor([1.5, 2.5], grad_fn=<ViewBackward0>)
+    """
     method, qs, x, dtype = _prepare(a, q, method, None, interpolation)
     if weights is not None:
         return _weighted_quantile(cast(x, dtype), qs, axis, method, weights, keepdims, out)
@@ -276,7 +305,13 @@ def _weighted_quantile(x, qs, axis, method, weights, keepdims, out):
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
-    """``numpy.percentile``: ``quantile`` with ``q`` in percent (in [0, 100])."""
+    """``numpy.percentile``: ``quantile`` with ``q`` in percent (in [0, 100]).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.percentile(x, 50)
+    tensor(2., grad_fn=<WhereBackward0>)
+    """
     return quantile(a, _percent(q), axis, out, overwrite_input, method, keepdims,
                     weights=weights, interpolation=interpolation)  # fmt: skip
 
@@ -318,7 +353,13 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     """``numpy.nanquantile``: ``quantile`` of the values that are not NaN (NaN for a slice of
     NaNs only), by any of NumPy's methods. Each slice's positions depend on its count of NaNs,
     so they are computed with dualad ops (this also runs under vmap); NaN entries get no
-    derivative."""
+    derivative.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanquantile(x, 0.25)
+    tensor(1.5, grad_fn=<WhereBackward0>)
+    """
     method, qs, x, dtype = _prepare(a, q, method, weights, interpolation)
     if x.dtype.kind not in "fc":
         return quantile(x, q, axis, out, False, method, keepdims)
@@ -340,11 +381,23 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
-    """``numpy.nanpercentile``: ``nanquantile`` with ``q`` in percent."""
+    """``numpy.nanpercentile``: ``nanquantile`` with ``q`` in percent.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanpercentile(x, 25)
+    tensor(1.5, grad_fn=<WhereBackward0>)
+    """
     return nanquantile(a, _percent(q), axis, out, overwrite_input, method, keepdims,
                        weights=weights, interpolation=interpolation)  # fmt: skip
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """``numpy.nanmedian``: ``median`` of the values that are not NaN."""
+    """``numpy.nanmedian``: ``median`` of the values that are not NaN.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanmedian(x)
+    tensor(2., grad_fn=<WhereBackward0>)
+    """
     return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)

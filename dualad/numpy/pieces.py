@@ -64,7 +64,13 @@ def _conditions(condlist, x):
 def piecewise(x, condlist, funclist, *args, **kw):
     """``numpy.piecewise``: where ``condlist[i]`` holds, ``funclist[i](x, *args, **kw)`` (or the
     constant ``funclist[i]``), cast to ``x``'s dtype, the last condition that holds winning; one
-    function more than conditions is the value where none holds, elsewhere the result is 0."""
+    function more than conditions is the value where none holds, elsewhere the result is 0.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([-1.0, 2.0], requires_grad=True)
+    >>> dnp.piecewise(x, [x < 0, x >= 0], [lambda t: -t, lambda t: t**2])
+    tensor([1., 4.], grad_fn=<WhereBackward0>)
+    """
     x = tensor_of(x)
     conds = _conditions(condlist, x)
     n, n2 = len(conds), len(funclist)
@@ -90,7 +96,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
 def trim_zeros(filt, trim="fb", axis=None):
     """``numpy.trim_zeros``: ``filt`` without the zeros before (``"f"``) and/or after
     (``"b"``) its nonzero elements along ``axis`` (every axis when None: the bounding box of
-    the nonzero elements)."""
+    the nonzero elements).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.trim_zeros(dualad.tensor([0.0, 1.0, 2.0, 0.0], requires_grad=True))
+    tensor([1., 2.], grad_fn=<SliceBackward0>)
+    """
     x = tensor_of(filt)
     trim = trim.lower()
     if trim not in {"fb", "bf", "f", "b"}:

@@ -26,7 +26,8 @@ from .._tensor import Tensor
 from ..ops.convolve import convolve_full_op
 from . import linalg
 from ._common import cast, promoted_pair, tensor_of
-from .manipulation import atleast_1d, concatenate, flip
+from .joining import concatenate
+from .manipulation import atleast_1d, flip
 from .padding import pad
 from .predicates import allclose
 
@@ -48,7 +49,13 @@ __all__ = [
 
 
 def polyval(p, x):
-    """``numpy.polyval``: ``p[0] * x**(N-1) + ... + p[N-1]`` by Horner's rule."""
+    """``numpy.polyval``: ``p[0] * x**(N-1) + ... + p[N-1]`` by Horner's rule.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polyval(x, 2.0)
+    tensor(11., grad_fn=<AddBackward0>)
+    """
     coefficients, points = tensor_of(p), tensor_of(x)
     dtype = np.result_type(coefficients.dtype, points.dtype)
     coefficients, points = cast(coefficients, dtype), cast(points, dtype)
@@ -60,7 +67,15 @@ def polyval(p, x):
 
 def vander(x, N=None, increasing=False):
     """``numpy.vander``: the columns ``x**(N-1), ..., x, 1`` (reversed with ``increasing``),
-    as running products like NumPy's."""
+    as running products like NumPy's.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.vander(x, 2)
+    tensor([[1., 1.],
+            [2., 1.],
+            [3., 1.]], grad_fn=<FlipBackward0>)
+    """
     v = tensor_of(x)
     if v.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
@@ -105,7 +120,13 @@ def _mode(full, n, m, mode):
 
 def convolve(a, v, mode="full"):
     """``numpy.convolve``: the discrete linear convolution of two 1-D sequences (``mode``
-    'full', 'same' or 'valid')."""
+    'full', 'same' or 'valid').
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.convolve(x, [1.0, -1.0])
+    tensor([ 1.,  1.,  1., -3.], grad_fn=<ConvolveFullBackward0>)
+    """
     x, y = _sequences(a, v)
     if y.shape[0] > x.shape[0]:
         x, y = y, x
@@ -113,7 +134,13 @@ def convolve(a, v, mode="full"):
 
 
 def correlate(a, v, mode="valid"):
-    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` of two 1-D sequences."""
+    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])`` of two 1-D sequences.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.correlate(x, [1.0, 1.0])
+    tensor([3., 5.], grad_fn=<SliceBackward0>)
+    """
     x, y = _sequences(a, v)
     if x.shape[0] < y.shape[0]:  # NumPy's rule: the swapped correlation, reversed, conjugated
         swapped = correlate(y, x, mode)
@@ -137,25 +164,49 @@ def _aligned(a1, a2):
 
 
 def polyadd(a1, a2):
-    """``numpy.polyadd``: the sum of two polynomials (coefficients, highest power first)."""
+    """``numpy.polyadd``: the sum of two polynomials (coefficients, highest power first).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polyadd(x, [1.0, 1.0])
+    tensor([1., 3., 4.], grad_fn=<AddBackward0>)
+    """
     x, y = _aligned(a1, a2)
     return x + y
 
 
 def polysub(a1, a2):
-    """``numpy.polysub``: the difference of two polynomials."""
+    """``numpy.polysub``: the difference of two polynomials.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polysub(x, [1.0, 1.0])
+    tensor([1., 1., 2.], grad_fn=<SubBackward0>)
+    """
     x, y = _aligned(a1, a2)
     return x - y
 
 
 def polymul(a1, a2):
-    """``numpy.polymul``: the product of two polynomials."""
+    """``numpy.polymul``: the product of two polynomials.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polymul(x, [1.0, -1.0])
+    tensor([ 1.,  1.,  1., -3.], grad_fn=<ConvolveFullBackward0>)
+    """
     x, y = promoted_pair(a1, a2)
     return convolve(atleast_1d(x), atleast_1d(y))
 
 
 def polyder(p, m=1):
-    """``numpy.polyder``: the ``m``-th derivative of a polynomial."""
+    """``numpy.polyder``: the ``m``-th derivative of a polynomial.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polyder(x)
+    tensor([2., 2.], grad_fn=<MulBackward0>)
+    """
     m = int(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
@@ -167,7 +218,13 @@ def polyder(p, m=1):
 
 
 def polyint(p, m=1, k=None):
-    """``numpy.polyint``: the ``m``-th antiderivative, with integration constants ``k``."""
+    """``numpy.polyint``: the ``m``-th antiderivative, with integration constants ``k``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.polyint(x)
+    tensor([0.33333333, 1.        , 3.        , 0.        ], grad_fn=<CatBackward0>)
+    """
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
@@ -188,7 +245,13 @@ def poly(seq_of_zeros):
     """``numpy.poly``: the coefficients of the monic polynomial with the given roots (1-D), or
     the characteristic polynomial of a square matrix (through its eigenvalues, differentiable
     where they are simple). Complex roots in conjugate pairs give real coefficients, as in
-    NumPy."""
+    NumPy.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> r = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.poly(r)
+    tensor([ 1., -3.,  2.], grad_fn=<ConvolveFullBackward0>)
+    """
     x = atleast_1d(tensor_of(seq_of_zeros))
     if x.ndim == 2 and x.shape[0] == x.shape[1] and x.shape[0]:
         x = linalg.eigvals(x)

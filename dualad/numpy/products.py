@@ -27,7 +27,13 @@ __all__ = ["dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron", "cros
 
 def dot(a, b, out=None):
     """``numpy.dot``: inner product of vectors, matrix product of matrices, and for N-D
-    inputs the sum over the last axis of ``a`` and the second-to-last of ``b``."""
+    inputs the sum over the last axis of ``a`` and the second-to-last of ``b``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.dot(x, x)
+    tensor(14., grad_fn=<MmBackward0>)
+    """
     x, y = promoted_pair(a, b)
     if x.ndim == 0 or y.ndim == 0:
         r = x * y
@@ -39,7 +45,13 @@ def dot(a, b, out=None):
 
 
 def vdot(a, b, /):
-    """``numpy.vdot``: ``sum(conj(a) * b)`` of the flattened inputs."""
+    """``numpy.vdot``: ``sum(conj(a) * b)`` of the flattened inputs.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.vdot(x, x)
+    tensor(14., grad_fn=<VdotBackward0>)
+    """
     x, y = promoted_pair(a, b)
     if x.numel() != y.numel():
         raise ValueError("cannot reshape array: vdot needs inputs of the same size")
@@ -47,7 +59,13 @@ def vdot(a, b, /):
 
 
 def inner(a, b, /):
-    """``numpy.inner``: sums over the last axes (a product when either is a scalar)."""
+    """``numpy.inner``: sums over the last axes (a product when either is a scalar).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.inner(x, [1.0, 0.0, 1.0])
+    tensor(4., grad_fn=<EinsumBackward0>)
+    """
     x, y = promoted_pair(a, b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
@@ -60,7 +78,14 @@ def inner(a, b, /):
 
 
 def outer(a, b, out=None):
-    """``numpy.outer``: ``a[i] * b[j]`` of the flattened inputs."""
+    """``numpy.outer``: ``a[i] * b[j]`` of the flattened inputs.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.outer(x[:2], x)
+    tensor([[1., 2., 3.],
+            [2., 4., 6.]], grad_fn=<MulBackward0>)
+    """
     x, y = promoted_pair(a, b)
     r = ops.outer(ops.reshape(x, (-1,)), ops.reshape(y, (-1,)))
     return finish(r, out, "outer")
@@ -68,7 +93,13 @@ def outer(a, b, out=None):
 
 def tensordot(a, b, axes=2):
     """``numpy.tensordot``: sums over the last ``axes`` axes of ``a`` and the first of ``b``,
-    or over the axes of the pair ``(axes_a, axes_b)``."""
+    or over the axes of the pair ``(axes_a, axes_b)``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.tensordot(a, a)
+    tensor(30., grad_fn=<EinsumBackward0>)
+    """
     x, y = promoted_pair(a, b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -106,7 +137,13 @@ def _sublist_equation(args):
 def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
     """``numpy.einsum``: the Einstein summation of the subscripts (string or NumPy's
     interleaved sublist form). ``optimize`` is accepted; dualad always contracts in the order
-    opt_einsum finds."""
+    opt_einsum finds.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.einsum('ij,j->i', a, [1.0, 1.0])
+    tensor([3., 7.], grad_fn=<EinsumBackward0>)
+    """
     check_order(order, "einsum")
     if casting not in ("safe", "same_kind"):
         check_casting(casting, "einsum")
@@ -124,14 +161,27 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
 
 
 def kron(a, b):
-    """``numpy.kron``: the Kronecker product (block ``a[i, j] * b``)."""
+    """``numpy.kron``: the Kronecker product (block ``a[i, j] * b``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.kron(a, [1.0, 10.0])
+    tensor([[ 1., 10.,  2., 20.],
+            [ 3., 30.,  4., 40.]], grad_fn=<ViewBackward0>)
+    """
     x, y = promoted_pair(a, b)
     return ops.kron(x, y)
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """``numpy.cross``: cross products of the 3-vectors (or 2-vectors, as NumPy) along
-    ``axisa``/``axisb`` (``axis`` sets all three), broadcast over the other axes."""
+    ``axisa``/``axisb`` (``axis`` sets all three), broadcast over the other axes.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> u = dualad.tensor([1.0, 0.0, 0.0], requires_grad=True)
+    >>> dnp.cross(u, [0.0, 1.0, 0.0])
+    tensor([0., 0., 1.], grad_fn=<ViewBackward0>)
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     x, y = promoted_pair(a, b)

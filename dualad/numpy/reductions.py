@@ -78,7 +78,13 @@ def _real_dtype(x):
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.sum``: the sum over ``axis`` (all axes by default)."""
+    """``numpy.sum``: the sum over ``axis`` (all axes by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.sum(x)
+    tensor(6., grad_fn=<SumBackward0>)
+    """
     # the common call, kept within 1.2x of ``t.sum()`` (benchmarks/numpy_functions_dispatch.py)
     if (
         axis is None
@@ -97,7 +103,13 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.prod``: the product over ``axis`` (all axes by default)."""
+    """``numpy.prod``: the product over ``axis`` (all axes by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.prod(x)
+    tensor(6., grad_fn=<ProdBackward0>)
+    """
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim)
     r = ops.prod(_masked(x, where, 1), axis=axes, keepdims=keepdims, dtype=dtype)
@@ -107,7 +119,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
-    """``numpy.mean``: the mean over ``axis``; integer and bool input give float64."""
+    """``numpy.mean``: the mean over ``axis``; integer and bool input give float64.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.mean(a, axis=1)
+    tensor([1.5, 3.5], grad_fn=<MeanBackward0>)
+    """
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim)
     x = floating(x) if dtype is None else cast(x, dtype)
@@ -154,7 +172,13 @@ def _var(a, axis, dtype, ddof, keepdims, where, mean_):
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
         mean=_NoValue, correction=_NoValue):  # fmt: skip
-    """``numpy.var``: the variance over ``axis`` with ``ddof`` (0 by default)."""
+    """``numpy.var``: the variance over ``axis`` with ``ddof`` (0 by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.var(x, ddof=1)
+    tensor(1., grad_fn=<VarBackward0>)
+    """
     ddof = _ddof(ddof, correction, "var")
     r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean)
     if r is None:
@@ -164,7 +188,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_No
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
         mean=_NoValue, correction=_NoValue):  # fmt: skip
-    """``numpy.std``: the standard deviation over ``axis`` with ``ddof`` (0 by default)."""
+    """``numpy.std``: the standard deviation over ``axis`` with ``ddof`` (0 by default).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.std(x)
+    tensor(0.81649658, grad_fn=<StdBackward0>)
+    """
     ddof = _ddof(ddof, correction, "std")
     r, x, axes = _var(a, axis, dtype, ddof, keepdims, where, mean)
     r = ops.std(x, axis=axes, keepdims=keepdims, ddof=ddof) if r is None else ops.sqrt(r)
@@ -196,12 +226,24 @@ def _extremum(name, reduce, combine, a, axis, out, keepdims, initial, where):
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.max``: the largest element over ``axis`` (ties share the gradient)."""
+    """``numpy.max``: the largest element over ``axis`` (ties share the gradient).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.max(a, axis=0)
+    tensor([3., 4.], grad_fn=<AmaxBackward0>)
+    """
     return _extremum("max", ops.amax, ops.maximum, a, axis, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.min``: the smallest element over ``axis`` (ties share the gradient)."""
+    """``numpy.min``: the smallest element over ``axis`` (ties share the gradient).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.min(a, axis=0)
+    tensor([1., 2.], grad_fn=<AminBackward0>)
+    """
     return _extremum("min", ops.amin, ops.minimum, a, axis, out, keepdims, initial, where)
 
 
@@ -217,17 +259,35 @@ def _truth(name, op, a, axis, out, keepdims, where, fill):
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
-    """``numpy.all``: whether every element over ``axis`` is true (a bool result, untracked)."""
+    """``numpy.all``: whether every element over ``axis`` is true (a bool result, untracked).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.all(x > 0)
+    tensor(True)
+    """
     return _truth("all", ops.all, a, axis, out, keepdims, where, True)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
-    """``numpy.any``: whether some element over ``axis`` is true (a bool result, untracked)."""
+    """``numpy.any``: whether some element over ``axis`` is true (a bool result, untracked).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.any(x > 2.5)
+    tensor(True)
+    """
     return _truth("any", ops.any, a, axis, out, keepdims, where, False)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
-    """``numpy.ptp``: ``max - min`` over ``axis``."""
+    """``numpy.ptp``: ``max - min`` over ``axis``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.ptp(x)
+    tensor(2., grad_fn=<SubBackward0>)
+    """
     x = tensor_of(a)
     return finish(max(x, axis, None, keepdims) - min(x, axis, None, keepdims), out, "ptp")
 
@@ -240,12 +300,24 @@ def _scan(name, op, a, axis, dtype, out):
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
-    """``numpy.cumsum``: running sums along ``axis`` (of the flattened input when None)."""
+    """``numpy.cumsum``: running sums along ``axis`` (of the flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.cumsum(x)
+    tensor([1., 3., 6.], grad_fn=<CumsumBackward0>)
+    """
     return _scan("cumsum", ops.cumsum, a, axis, dtype, out)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
-    """``numpy.cumprod``: running products along ``axis`` (flattened input when None)."""
+    """``numpy.cumprod``: running products along ``axis`` (flattened input when None).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.cumprod(x)
+    tensor([1., 2., 6.], grad_fn=<CumprodBackward0>)
+    """
     return _scan("cumprod", ops.cumprod, a, axis, dtype, out)
 
 
@@ -268,18 +340,36 @@ def _cumulative(name, op, identity, x, axis, dtype, out, include_initial):
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    """``numpy.cumulative_sum``: ``cumsum`` that may start with the sum of nothing (0)."""
+    """``numpy.cumulative_sum``: ``cumsum`` that may start with the sum of nothing (0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.cumulative_sum(x, include_initial=True)
+    tensor([0., 1., 3., 6.], grad_fn=<CatBackward0>)
+    """
     return _cumulative("cumulative_sum", ops.cumsum, 0, x, axis, dtype, out, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    """``numpy.cumulative_prod``: ``cumprod`` that may start with the empty product (1)."""
+    """``numpy.cumulative_prod``: ``cumprod`` that may start with the empty product (1).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.cumulative_prod(x, include_initial=True)
+    tensor([1., 1., 2., 6.], grad_fn=<CatBackward0>)
+    """
     return _cumulative("cumulative_prod", ops.cumprod, 1, x, axis, dtype, out, include_initial)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """``numpy.average``: the mean over ``axis`` weighted by ``weights``; with ``returned``
-    also the sum of the weights. Differentiable in ``a`` and ``weights``."""
+    also the sum of the weights. Differentiable in ``a`` and ``weights``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.average(x, weights=[3.0, 1.0, 0.0])
+    tensor(1.25, grad_fn=<DivBackward0>)
+    """
     x = tensor_of(a)
     axes = axes_of(axis, x.ndim)
     if weights is None:
@@ -322,12 +412,24 @@ def _nan_filled(x, fill):
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.nansum``: ``sum`` counting NaNs as 0 (their gradient is 0)."""
+    """``numpy.nansum``: ``sum`` counting NaNs as 0 (their gradient is 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nansum(x)
+    tensor(4., grad_fn=<SumBackward0>)
+    """
     return sum(_nan_filled(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.nanprod``: ``prod`` counting NaNs as 1 (their gradient is 0)."""
+    """``numpy.nanprod``: ``prod`` counting NaNs as 1 (their gradient is 0).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanprod(x)
+    tensor(3., grad_fn=<ProdBackward0>)
+    """
     return prod(_nan_filled(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
@@ -339,7 +441,13 @@ def _not_nan(x, where):
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
-    """``numpy.nanmean``: ``mean`` of the elements that are not NaN."""
+    """``numpy.nanmean``: ``mean`` of the elements that are not NaN.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanmean(x)
+    tensor(2., grad_fn=<DivBackward0>)
+    """
     x = tensor_of(a)
     if x.dtype.kind not in "fc":
         return mean(x, axis, dtype, out, keepdims, where=where)
@@ -348,7 +456,13 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValu
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):  # fmt: skip
-    """``numpy.nanvar``: ``var`` of the elements that are not NaN."""
+    """``numpy.nanvar``: ``var`` of the elements that are not NaN.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanvar(x)
+    tensor(1., grad_fn=<DivBackward0>)
+    """
     x = tensor_of(a)
     if x.dtype.kind in "fc":
         where = _not_nan(x, where)
@@ -358,7 +472,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):  # fmt: skip
-    """``numpy.nanstd``: ``std`` of the elements that are not NaN."""
+    """``numpy.nanstd``: ``std`` of the elements that are not NaN.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanstd(x)
+    tensor(1., grad_fn=<SqrtBackward0>)
+    """
     x = tensor_of(a)
     if x.dtype.kind in "fc":
         where = _not_nan(x, where)
@@ -377,20 +497,44 @@ def _nan_extremum(name, fn, fill, a, axis, out, keepdims, initial, where):
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.nanmax``: ``max`` ignoring NaNs (NaN where a slice is all NaN)."""
+    """``numpy.nanmax``: ``max`` ignoring NaNs (NaN where a slice is all NaN).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanmax(x)
+    tensor(3., grad_fn=<WhereBackward0>)
+    """
     return _nan_extremum("nanmax", max, -np.inf, a, axis, out, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
-    """``numpy.nanmin``: ``min`` ignoring NaNs (NaN where a slice is all NaN)."""
+    """``numpy.nanmin``: ``min`` ignoring NaNs (NaN where a slice is all NaN).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nanmin(x)
+    tensor(1., grad_fn=<WhereBackward0>)
+    """
     return _nan_extremum("nanmin", min, np.inf, a, axis, out, keepdims, initial, where)
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
-    """``numpy.nancumsum``: ``cumsum`` counting NaNs as 0."""
+    """``numpy.nancumsum``: ``cumsum`` counting NaNs as 0.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nancumsum(x)
+    tensor([1., 1., 4.], grad_fn=<CumsumBackward0>)
+    """
     return cumsum(_nan_filled(a, 0), axis, dtype, out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
-    """``numpy.nancumprod``: ``cumprod`` counting NaNs as 1."""
+    """``numpy.nancumprod``: ``cumprod`` counting NaNs as 1.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, dnp.nan, 3.0], requires_grad=True)
+    >>> dnp.nancumprod(x)
+    tensor([1., 1., 3.], grad_fn=<CumprodBackward0>)
+    """
     return cumprod(_nan_filled(a, 1), axis, dtype, out)

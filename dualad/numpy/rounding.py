@@ -21,7 +21,13 @@ __all__ = ["around", "fix", "round"]
 
 @uses(REGISTRY["round"])
 def round(a, decimals=0, out=None):
-    """``a`` rounded half to even to ``decimals`` decimal places (negative: tens, hundreds)."""
+    """``a`` rounded half to even to ``decimals`` decimal places (negative: tens, hundreds).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.25, 2.5, -0.75], requires_grad=True)
+    >>> dnp.round(x)
+    tensor([ 1.,  2., -1.], grad_fn=<RoundBackward0>)
+    """
     no_out("round", out)
     a = arg(a)
     return ops.round(a, operator.index(decimals))
@@ -29,14 +35,26 @@ def round(a, decimals=0, out=None):
 
 @uses(REGISTRY["round"])
 def around(a, decimals=0, out=None):
-    """``round`` under its older name."""
+    """``round`` under its older name.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.25, 2.5, -0.75], requires_grad=True)
+    >>> dnp.around(x, 1)
+    tensor([ 1.2,  2.5, -0.8], grad_fn=<RoundBackward0>)
+    """
     no_out("around", out)
     return round(a, decimals)
 
 
 @uses(REGISTRY["trunc"])
 def fix(x, out=None):
-    """``x`` rounded towards zero (integers stay integers)."""
+    """``x`` rounded towards zero (integers stay integers).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.7, -1.7], requires_grad=True)
+    >>> dnp.fix(x)
+    tensor([ 1., -1.], grad_fn=<TruncBackward0>)
+    """
     no_out("fix", out)
     x = arg(x)
     return x if x.dtype.kind in "iub" else ops.trunc(x)

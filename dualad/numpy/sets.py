@@ -81,7 +81,12 @@ def unique(
 ):
     """The sorted unique elements of ``ar`` (rows, columns ... along ``axis``), with the
     indices of their first occurrences, the inverse (``ar`` rebuilt from the unique values)
-    and their counts as NumPy's ``unique`` gives them."""
+    and their counts as NumPy's ``unique`` gives them.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.unique(dualad.tensor([2, 1, 2, 3]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 2, 1]))
+    """
     ar = arg(ar)
     if axis is not None:
         axis = axis_index(axis, ar.ndim)
@@ -96,13 +101,23 @@ def unique(
 
 @uses(unique_values_op)
 def unique_values(x):
-    """The unique elements of ``x`` (flattened), in no particular order (the Array API's)."""
+    """The unique elements of ``x`` (flattened), in no particular order (the Array API's).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.unique_values(dualad.tensor([2, 1, 2]))
+    tensor([1, 2])
+    """
     return apply(unique_values_op, arg(x), equal_nan=False, sorted=False)
 
 
 @uses(unique_op)
 def unique_counts(x):
-    """``(values, counts)`` of the unique elements of ``x`` (flattened)."""
+    """``(values, counts)`` of the unique elements of ``x`` (flattened).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.unique_counts(dualad.tensor([2, 1, 2]))
+    UniqueCountsResult(values=tensor([1, 2]), counts=tensor([1, 2]))
+    """
     values, _, _, counts = apply(unique_op, arg(x), axis=None, equal_nan=False)
     return UniqueCountsResult(values, counts)
 
@@ -110,20 +125,35 @@ def unique_counts(x):
 @uses(unique_op)
 def unique_inverse(x):
     """``(values, inverse_indices)``: the unique elements, and ``x``'s shape of indices into
-    them."""
+    them.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.unique_inverse(dualad.tensor([2, 1, 2]))
+    UniqueInverseResult(values=tensor([1, 2]), inverse_indices=tensor([1, 0, 1]))
+    """
     _, _, inverse, _ = outs = apply(unique_op, arg(x), axis=None, equal_nan=False)
     return UniqueInverseResult(outs[0], inverse)
 
 
 @uses(unique_op)
 def unique_all(x):
-    """``(values, indices, inverse_indices, counts)`` of the unique elements of ``x``."""
+    """``(values, indices, inverse_indices, counts)`` of the unique elements of ``x``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.unique_all(dualad.tensor([2, 1, 2])).counts
+    tensor([1, 2])
+    """
     return UniqueAllResult(*apply(unique_op, arg(x), axis=None, equal_nan=False))
 
 
 @uses(isin_op)
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
-    """True where an element of ``element`` is in ``test_elements`` (of ``element``'s shape)."""
+    """True where an element of ``element`` is in ``test_elements`` (of ``element``'s shape).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.isin(dualad.tensor([1, 2, 3]), [2, 4])
+    tensor([False,  True, False])
+    """
     if kind not in (None, "sort", "table"):
         raise ValueError(f"dualad.numpy.isin: kind must be None, 'sort' or 'table', got {kind!r}")
     return apply(
@@ -139,25 +169,45 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 @uses(intersect1d_op)
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
     """The sorted unique values in both ``ar1`` and ``ar2`` (flattened); with
-    ``return_indices`` also their first indices in each."""
+    ``return_indices`` also their first indices in each.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.intersect1d(dualad.tensor([1, 3, 2]), [2, 3, 4])
+    tensor([2, 3])
+    """
     values, i1, i2 = apply(intersect1d_op, arg(ar1), arg(ar2), assume_unique=bool(assume_unique))
     return (values, i1, i2) if return_indices else values
 
 
 @uses(union1d_op)
 def union1d(ar1, ar2):
-    """The sorted unique values in ``ar1`` or ``ar2`` (flattened)."""
+    """The sorted unique values in ``ar1`` or ``ar2`` (flattened).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.union1d(dualad.tensor([1, 3]), [2, 3])
+    tensor([1, 2, 3])
+    """
     return apply(union1d_op, arg(ar1), arg(ar2))
 
 
 @uses(setdiff1d_op)
 def setdiff1d(ar1, ar2, assume_unique=False):
     """The unique values of ``ar1`` that are not in ``ar2`` (sorted unless
-    ``assume_unique``)."""
+    ``assume_unique``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.setdiff1d(dualad.tensor([1, 3, 2]), [2])
+    tensor([1, 3])
+    """
     return apply(setdiff1d_op, arg(ar1), arg(ar2), assume_unique=bool(assume_unique))
 
 
 @uses(setxor1d_op)
 def setxor1d(ar1, ar2, assume_unique=False):
-    """The sorted unique values in exactly one of ``ar1`` and ``ar2``."""
+    """The sorted unique values in exactly one of ``ar1`` and ``ar2``.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.setxor1d(dualad.tensor([1, 3, 2]), [2, 4])
+    tensor([1, 3, 4])
+    """
     return apply(setxor1d_op, arg(ar1), arg(ar2), assume_unique=bool(assume_unique))

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ops
 from ._common import cast, floating, tensor_of
-from .manipulation import concatenate
+from .joining import concatenate
 
 __all__ = ["cov", "corrcoef"]
 
@@ -51,7 +51,14 @@ def _observations(m, y, rowvar, dtype):
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """``numpy.cov``: the covariance matrix of the variables (rows, or columns with
     ``rowvar=False``) with NumPy's normalisation (``N - 1``, ``N`` with ``bias``, ``N - ddof``)
-    and frequency/analytic weights; a 0-d tensor for one variable."""
+    and frequency/analytic weights; a 0-d tensor for one variable.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0, 4.0], [1.0, 0.0, 2.0]], requires_grad=True)
+    >>> dnp.cov(a)
+    tensor([[2.33333333, 1.        ],
+            [1.        , 1.        ]], grad_fn=<DivBackward0>)
+    """
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     x = _observations(m, y, rowvar, dtype)
@@ -88,7 +95,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """``numpy.corrcoef``: the correlation coefficients ``cov[i, j] / sqrt(cov[i, i]
-    cov[j, j])`` (real parts clipped to [-1, 1] as NumPy does)."""
+    cov[j, j])`` (real parts clipped to [-1, 1] as NumPy does).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.corrcoef(a)
+    tensor([[1., 1.],
+            [1., 1.]], grad_fn=<ClampBackward0>)
+    """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c

@@ -56,7 +56,13 @@ def _scalar(x):
 def array2string(a, max_line_width=None, precision=None, suppress_small=None, separator=" ",
                  prefix="", *, formatter=None, threshold=None, edgeitems=None, sign=None,
                  floatmode=None, suffix="", legacy=None):  # fmt: skip
-    """``numpy.array2string`` of the tensor's values."""
+    """``numpy.array2string`` of the tensor's values.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.array2string(x.detach() / 3, precision=2)
+    '[0.33 0.67 1.  ]'
+    """
     return np.array2string(
         np.asarray(a), max_line_width, precision, suppress_small, separator, prefix,
         formatter=formatter, threshold=threshold, edgeitems=edgeitems, sign=sign,
@@ -66,13 +72,25 @@ def array2string(a, max_line_width=None, precision=None, suppress_small=None, se
 
 @uses(differentiable=False)
 def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
-    """``numpy.array_repr`` of the tensor's values (``array([...])``, NumPy's text)."""
+    """``numpy.array_repr`` of the tensor's values (``array([...])``, NumPy's text).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.array_repr(x.detach())
+    'array([1., 2., 3.])'
+    """
     return np.array_repr(np.asarray(arr), max_line_width, precision, suppress_small)
 
 
 @uses(differentiable=False)
 def array_str(a, max_line_width=None, precision=None, suppress_small=None):
-    """``numpy.array_str`` of the tensor's values."""
+    """``numpy.array_str`` of the tensor's values.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.array_str(x.detach())
+    '[1. 2. 3.]'
+    """
     return np.array_str(np.asarray(a), max_line_width, precision, suppress_small)
 
 
@@ -81,7 +99,12 @@ def format_float_positional(
     x, precision=None, unique=True, fractional=True, trim="k", sign=False, pad_left=None,
     pad_right=None, min_digits=None,
 ):  # fmt: skip
-    """``numpy.format_float_positional`` of a scalar (a 0-d tensor too)."""
+    """``numpy.format_float_positional`` of a scalar (a 0-d tensor too).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.format_float_positional(dualad.tensor(0.25))
+    '0.25'
+    """
     return np.format_float_positional(
         _scalar(x), precision, unique, fractional, trim, sign, pad_left, pad_right, min_digits
     )
@@ -90,7 +113,12 @@ def format_float_positional(
 @uses(differentiable=False)
 def format_float_scientific(x, precision=None, unique=True, trim="k", sign=False,
                             pad_left=None, exp_digits=None, min_digits=None):  # fmt: skip
-    """``numpy.format_float_scientific`` of a scalar (a 0-d tensor too)."""
+    """``numpy.format_float_scientific`` of a scalar (a 0-d tensor too).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.format_float_scientific(dualad.tensor(1250.0), precision=2)
+    '1.25e+03'
+    """
     return np.format_float_scientific(
         _scalar(x), precision, unique, trim, sign, pad_left, exp_digits, min_digits
     )
@@ -98,13 +126,33 @@ def format_float_scientific(x, precision=None, unique=True, trim="k", sign=False
 
 @uses(differentiable=False)
 def save(file, arr, allow_pickle=True):
-    """``numpy.save``: the tensor's values to a ``.npy`` file."""
+    """``numpy.save``: the tensor's values to a ``.npy`` file.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> import io, numpy as np
+    >>> f = io.BytesIO()
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.save(f, x.detach())
+    >>> _ = f.seek(0)
+    >>> np.load(f)
+    array([1., 2., 3.])
+    """
     np.save(file, np.asarray(arr), allow_pickle=allow_pickle)
 
 
 @uses(differentiable=False)
 def savez(file, *args, allow_pickle=True, **kwds):
-    """``numpy.savez``: the tensors' values to an uncompressed ``.npz`` file."""
+    """``numpy.savez``: the tensors' values to an uncompressed ``.npz`` file.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> import io, numpy as np
+    >>> f = io.BytesIO()
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> dnp.savez(f, x=x.detach())
+    >>> _ = f.seek(0)
+    >>> np.load(f)['x']
+    array([1., 2., 3.])
+    """
     np.savez(
         file,
         *(_value(a) for a in args),
@@ -115,7 +163,16 @@ def savez(file, *args, allow_pickle=True, **kwds):
 
 @uses(differentiable=False)
 def savez_compressed(file, *args, allow_pickle=True, **kwds):
-    """``numpy.savez_compressed``: the tensors' values to a compressed ``.npz`` file."""
+    """``numpy.savez_compressed``: the tensors' values to a compressed ``.npz`` file.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> import io, numpy as np
+    >>> f = io.BytesIO()
+    >>> dnp.savez_compressed(f, dualad.tensor([1.0, 2.0]), counts=dualad.tensor([3, 4]))
+    >>> saved = np.load(io.BytesIO(f.getvalue()))
+    >>> saved['arr_0'], saved['counts']
+    (array([1., 2.]), array([3, 4]))
+    """
     np.savez_compressed(
         file,
         *(_value(a) for a in args),
@@ -127,7 +184,15 @@ def savez_compressed(file, *args, allow_pickle=True, **kwds):
 @uses(differentiable=False)
 def savetxt(fname, X, fmt="%.18e", delimiter=" ", newline="\n", header="", footer="",
             comments="# ", encoding=None):  # fmt: skip
-    """``numpy.savetxt``: the tensor's values to a text file."""
+    """``numpy.savetxt``: the tensor's values to a text file.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> import io
+    >>> f = io.StringIO()
+    >>> dnp.savetxt(f, dualad.tensor([[1.0, 2.0]]), fmt='%g')
+    >>> f.getvalue().split()
+    ['1', '2']
+    """
     np.savetxt(fname, np.asarray(X), fmt, delimiter, newline, header, footer, comments, encoding)
 
 
@@ -142,7 +207,13 @@ def _loaded(result):
 def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0,
             usecols=None, unpack=False, ndmin=0, encoding=None, max_rows=None, *,
             quotechar=None, like=None):  # fmt: skip
-    """``numpy.loadtxt`` as an untracked tensor (``like=`` is NumPy's dispatch hint)."""
+    """``numpy.loadtxt`` as an untracked tensor (``like=`` is NumPy's dispatch hint).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.loadtxt(['1 2', '3 4'])
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
     return _loaded(
         np.loadtxt(fname, dtype, comments, delimiter, converters, skiprows, usecols, unpack,
                    ndmin, encoding, max_rows, quotechar=quotechar)
@@ -151,23 +222,47 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
 
 @uses(differentiable=False)
 def fromiter(iter, dtype, count=-1, *, like=None):
-    """``numpy.fromiter`` as an untracked tensor."""
+    """``numpy.fromiter`` as an untracked tensor.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.fromiter(range(3), dtype=dnp.float64)
+    tensor([0., 1., 2.])
+    """
     return as_tensor(np.fromiter(iter, dtype, count))
 
 
 @uses(differentiable=False)
 def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
-    """``numpy.frombuffer`` as an untracked tensor (a copy: the buffer may be read-only)."""
+    """``numpy.frombuffer`` as an untracked tensor (a copy: the buffer may be read-only).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.frombuffer(b'ab', dtype=dnp.uint8)
+    tensor([97, 98], dtype=uint8)
+    """
     return as_tensor(np.frombuffer(buffer, dtype, count, offset).copy())
 
 
 @uses(differentiable=False)
 def fromstring(string, dtype=float, count=-1, *, sep, like=None):
-    """``numpy.fromstring`` (text with ``sep``) as an untracked tensor."""
+    """``numpy.fromstring`` (text with ``sep``) as an untracked tensor.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.fromstring('1 2 3', sep=' ')
+    tensor([1., 2., 3.])
+    """
     return as_tensor(np.fromstring(string, dtype, count, sep=sep))
 
 
 @uses(differentiable=False)
 def fromfile(file, dtype=float, count=-1, sep="", offset=0, *, like=None):
-    """``numpy.fromfile`` as an untracked tensor."""
+    """``numpy.fromfile`` as an untracked tensor.
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> import tempfile
+    >>> f = tempfile.TemporaryFile()
+    >>> dnp.asarray([1.0, 2.0]).numpy().tofile(f)
+    >>> _ = f.seek(0)
+    >>> dnp.fromfile(f)
+    tensor([1., 2.])
+    """
     return as_tensor(np.fromfile(file, dtype, count, sep, offset))

@@ -8,6 +8,8 @@ are compositions: ``divmod`` is ``(floor_divide, remainder)``, ``modf`` ``(frac,
 int8 is float16, ``fabs`` of a complex tensor NumPy's TypeError). Comparisons, predicates,
 bitwise and integer ufuncs are not differentiable (untracked results); piecewise-constant ones
 (``floor``, ``rint``, ``sign``) have zero derivatives, as the dualad ops do.
+Each ufunc's docstring ends with its example from ``ufunc_examples.md`` (a call, and its
+gradient where it has one), which doctest runs through ``__test__``.
 
 >>> import dualad
 >>> import dualad.numpy as dnp
@@ -22,6 +24,7 @@ tensor(4.25, grad_fn=<SumBackward0>)
 from __future__ import annotations
 
 import operator
+from pathlib import Path
 
 import numpy as np
 
@@ -178,6 +181,20 @@ def _accumulator(fn):
     return lambda x, axis, dtype: fn(x, axis=axis, dtype=dtype)
 
 
+def _examples() -> dict[str, str]:
+    """The doctest lines of each ufunc from ``ufunc_examples.md``: the ``pycon`` block of the
+    section ``## name``."""
+    text = Path(__file__).with_name("ufunc_examples.md").read_text(encoding="utf-8")
+    examples = {}
+    for section in text.split("\n## ")[1:]:
+        name, _, rest = section.partition("\n")
+        examples[name.strip()] = rest.split("```pycon\n", 1)[1].split("```", 1)[0]
+    return examples
+
+
+_EXAMPLES = _examples()
+
+
 def _make(name, fn, **kwargs):
     """The ufunc ``name`` computed by ``fn`` (with NumPy's dtypes: ``_numpy_dtypes``)."""
     op = getattr(fn, "op", None)
@@ -185,6 +202,8 @@ def _make(name, fn, **kwargs):
     np_ufunc = getattr(np, name)
     made = ufunc(np_ufunc, _numpy_dtypes(np_ufunc, fn), differentiable=differentiable, **kwargs)
     made._float_fn = fn  # what floating tensors run (the protocol's lean path calls it)
+    if name in _EXAMPLES:  # (tests/test_docstring_examples.py finds a ufunc without one)
+        made.__doc__ += f"\n\n>>> import dualad, dualad.numpy as dnp\n{_EXAMPLES[name]}"
     return made
 
 
@@ -293,3 +312,7 @@ matvec = _make("matvec", _matvec)
 vecmat = _make("vecmat", _vecmat)
 
 __all__ = sorted(name for name, value in globals().items() if isinstance(value, ufunc))
+
+# doctest runs the examples of the ufuncs' docstrings from here (``--doctest-modules`` collects
+# functions and classes only, and a ufunc is an instance)
+__test__ = {name: globals()[name].__doc__ for name in __all__ if globals()[name].__name__ == name}

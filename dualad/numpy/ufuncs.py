@@ -60,6 +60,12 @@ class ufunc:
     ``reducer``/``accumulator`` are dualad functions ``f(x, axis, dtype)`` that ``reduce``/
     ``accumulate`` use instead of the general left fold (``dualad.sum`` for ``add``); ``gufunc``
     handles the gufunc keywords ``axes``/``axis``/``keepdims`` (``matmul``, ``vecdot``).
+
+    >>> import dualad, dualad.numpy as dnp
+    >>> dnp.sin
+    <dualad.numpy.ufunc 'sin'>
+    >>> isinstance(dnp.sin, dnp.ufunc), dnp.sin.nin, dnp.sin.differentiable
+    (True, 1, True)
     """
 
     def __init__(self, np_ufunc, fn, *, differentiable=True, reducer=None, accumulator=None,

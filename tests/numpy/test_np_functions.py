@@ -30,6 +30,7 @@ from dualad.numpy import (
     elementwise,
     functional,
     indexing,
+    joining,
     manipulation,
     order_statistics,
     padding,
@@ -661,7 +662,7 @@ def test_vmap_matches_a_loop(case, via):
 def test_every_public_function_has_a_case():
     """A new differentiable function of these modules needs a line in CASES."""
     named = {c.name.split(".")[-1] for c in CASES}
-    modules = (reductions, manipulation, indexing, products, creation, calculus, elementwise,
+    modules = (reductions, manipulation, joining, indexing, products, creation, calculus, elementwise,
                statistics, polynomials, order_statistics, padding, functional, pieces, dnp.linalg,
                dnp.fft)  # fmt: skip
     missing = set()

@@ -163,3 +163,22 @@ def test_piecewise_with_conditions_of_the_batched_input_under_vmap():
     np.testing.assert_array_equal(dualad.vmap(f)(dualad.tensor(x)).numpy(), ref)
     jac = func.vmap(func.jacrev(f))(dualad.tensor(x))
     np.testing.assert_array_equal(jac.numpy()[1], np.diag([6.0, -1.0, 0.0]))
+
+
+def test_asarray_casts_to_a_dtype_as_numpy():
+    """``copy=None`` (the default) copies where the dtype asks for it; ``copy=False`` refuses
+    that copy with NumPy's ValueError (asarray of a list with a dtype used to raise it)."""
+    for data in ([1, 2, 3], np.array([1.0, 2.0]), dualad.tensor([1.0, 2.0])):
+        ours = dnp.asarray(data, dtype=np.float32)
+        theirs = np.asarray(np.asarray(data), dtype=np.float32)
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours.numpy(), theirs)
+    assert dnp.asanyarray([1, 2], dtype=np.float64).dtype == np.float64
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    assert dnp.asarray(x) is x and dnp.asarray(x, dtype=np.float64) is x
+    (grad,) = dualad.autograd.grad(dnp.asarray(x, dtype=np.float32).sum(), x)
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 1.0])
+    with pytest.raises(ValueError, match="avoid copy"):
+        dnp.asarray(x, dtype=np.float32, copy=False)
+    with pytest.raises(ValueError, match="avoid copy"):
+        np.asarray(np.array([1.0, 2.0]), dtype=np.float32, copy=False)  # (NumPy's behaviour)
