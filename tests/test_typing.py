@@ -13,6 +13,9 @@ import pytest
 
 import dualad
 import dualad.autograd.functional
+import dualad.linalg
+import dualad.nn.functional
+import dualad.special
 import dualad.testing
 from dualad import ops
 
@@ -59,9 +62,11 @@ def test_usage_check_runs():
 def test_stubs_match_the_runtime():
     """The generated stubs list exactly what dualad builds at import time."""
     stubgen = _load("stubgen")
+    facades = [(stubgen.facade_stub_path(n), stubgen.facade_stub(n)) for n in stubgen.FACADES]
     for path, text in (
         (stubgen.NAMES_STUB, stubgen.names_stub()),
         (stubgen.MEMBERS_STUB, stubgen.members_stub()),
+        *facades,
     ):
         assert path.read_text() == stubgen.formatted(text, path), (
             f"{path.relative_to(ROOT)} is out of date: run `python tests/typing/stubgen.py`"
@@ -69,7 +74,7 @@ def test_stubs_match_the_runtime():
 
 
 # the namespaces whose hand-written functions are annotated in full (dualad.linalg, special and
-# nn.functional are not yet: their op functions are typed by the registry's factories)
+# nn.functional are not: type checkers read their functions' declarations in generated stubs)
 NAMESPACES = (
     dualad,
     dualad.fft,
@@ -110,3 +115,34 @@ def test_public_functions_are_annotated():
 def test_the_check_sees_the_public_functions():
     names = {name for name, _ in _public_functions()}
     assert {"dualad.tensor", "dualad.func.jacrev", "dualad.autograd.grad", "dualad.jit"} <= names
+
+
+def test_declared_results_hold_at_run_time():
+    """The result types the generated stubs declare (Tensor unless stubgen's RETURNS says
+    otherwise) are what the op database's samples get: every public function it calls by name."""
+    from dualad.testing.opdb import all_ops
+
+    stubgen = _load("stubgen")
+    declared = {}
+    for path in ("dualad", *stubgen.FACADES):
+        namespace = sys.modules[path]
+        for name in getattr(namespace, "__all__", None) or ops.__all__:
+            declared.setdefault(id(getattr(namespace, name)), f"{path}.{name}")
+    other = {id(stubgen._resolve(k)): v for k, v in stubgen.RETURNS.items()}
+    varies = {id(stubgen._resolve(k)) for k in (*stubgen.OVERLOADS, *stubgen.UNTYPED)}
+    checked = 0
+    for info in all_ops():
+        if id(info.fn) not in declared or id(info.fn) in varies:
+            continue
+        args, kwargs, _ = info.sample_inputs(info.dtypes[0])[0].tensors(requires_grad=False)
+        result = info.fn(*args, **kwargs)
+        expected = other.get(id(info.fn), "Tensor")
+        if expected.startswith("dualad."):
+            assert type(result) is stubgen._resolve(expected), declared[id(info.fn)]
+        elif expected.startswith("tuple"):
+            assert isinstance(result, tuple), declared[id(info.fn)]
+            assert all(isinstance(r, dualad.Tensor) for r in result), declared[id(info.fn)]
+        else:
+            assert isinstance(result, dualad.Tensor), (declared[id(info.fn)], type(result))
+        checked += 1
+    assert checked > 300, checked

@@ -21,9 +21,14 @@ fails while the stubs differ from what this script writes.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES_STUB = ROOT / "dualad" / "ops" / "_public_names.pyi"
@@ -99,27 +104,65 @@ def _relative(module_name: str, package: str) -> str:
     return "." * (len(base) - common + 1) + ".".join(parts[common:])
 
 
-def names_stub() -> str:
-    """``dualad/ops/_public_names.pyi``: every name of ``dualad.ops.__all__`` re-exported from
-    the module whose object it is (the last star import wins, as at run time)."""
-    from dualad import ops
-
-    modules = [ops._helpers, *ops.MODULES]
+def public_stub(namespace: str, names: list[str], modules: list[ModuleType]) -> str:
+    """A stub for the public ``names`` of ``namespace``: each function whose result type its
+    source does not say declared (``_declarations``), every other name re-exported from the
+    module of ``modules`` whose object it is (the last star import wins, as at run time)."""
+    space = importlib.import_module(namespace)
+    chosen = {id(_resolve(k)) for k in (*RETURNS, *OVERLOADS, *UNTYPED)}
     by_module: dict[str, list[str]] = {}
-    for name in dict.fromkeys(ops.__all__):
-        obj = getattr(ops, name)
-        owner = [
-            m for m in modules if name in getattr(m, "__all__", ()) and getattr(m, name) is obj
-        ]
+    declared = []
+    for name in dict.fromkeys(names):
+        obj = getattr(space, name)
+        empty = inspect.isfunction(obj) and (
+            inspect.signature(obj).return_annotation is inspect.Signature.empty
+        )
+        if empty or id(obj) in chosen:
+            declared.append(name)
+            continue
+        owner = [m for m in modules if getattr(m, name, None) is obj]
         if not owner:
-            raise RuntimeError(f"dualad.ops.{name}: no ops module exports this object")
+            raise RuntimeError(f"{namespace}.{name}: no module of {namespace} holds this object")
         by_module.setdefault(owner[-1].__name__, []).append(name)
-    lines = [HEADER.format("the public ops of dualad.ops and dualad"), ""]
+    lines = [HEADER.format(f"the public names of {namespace}"), ""]
+    declarations, dotted = _declarations(namespace, declared)
+    body = DOTTED.sub(lambda m: m[0].rpartition(".")[2], "\n".join(declarations))
+    typing_names = [n for n in ("Any", "Literal", "overload") if re.search(rf"\b{n}\b", body)]
+    if typing_names:
+        lines.append(f"from typing import {', '.join(typing_names)}")
+    lines.append("from dualad._tensor import Tensor")
+    exported = {name for names in by_module.values() for name in names}
+    for path in sorted(dotted):
+        module_name, _, name = path.rpartition(".")
+        if name not in exported:
+            lines.append(f"from {module_name} import {name}")
     for module_name in sorted(by_module):
-        source = _relative(module_name, "dualad.ops")
+        source = _relative(module_name, namespace)
         for name in sorted(by_module[module_name]):
             lines.append(f"from {source} import {name} as {name}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, body]) + "\n"
+
+
+def names_stub() -> str:
+    """``dualad/ops/_public_names.pyi``: the names of ``dualad.ops.__all__`` (``dualad``'s ops)."""
+    from dualad import ops
+
+    return public_stub("dualad.ops", ops.__all__, [ops._helpers, *ops.MODULES])
+
+
+def facade_stub(namespace: str) -> str:
+    """``<facade>/_public_names.pyi``: the names of a facade's ``__all__``."""
+    package = importlib.import_module(namespace)
+    modules = [
+        m
+        for m in vars(package).values()
+        if isinstance(m, ModuleType) and m.__name__.startswith(namespace + ".")
+    ]
+    return public_stub(namespace, package.__all__, modules)
+
+
+def facade_stub_path(namespace: str) -> Path:
+    return ROOT.joinpath(*namespace.split(".")) / "_public_names.pyi"
 
 
 def members_stub() -> str:
@@ -169,11 +212,163 @@ def members_stub() -> str:
     return "\n".join(lines) + "\n"
 
 
+# The facades whose functions get declarations (``dualad.ops`` is the op namespace of ``dualad``)
+FACADES = ("dualad.linalg", "dualad.special", "dualad.nn.functional")
+
+# Results that are not one Tensor (the default): a type expression, in which a dotted
+# ``dualad....Name`` is imported from its module. Keyed by the public path of one name of the
+# function; its aliases (``dualad.linalg.slogdet`` is ``dualad.slogdet``) share the entry.
+PAIR = "tuple[Tensor, Tensor]"
+RETURNS = {
+    "dualad.topk": "dualad.ops.selection.topk_result",
+    "dualad.kthvalue": "dualad.ops.selection.kthvalue_result",
+    "dualad.cummax": "dualad.ops.selection.cummax_result",
+    "dualad.cummin": "dualad.ops.selection.cummin_result",
+    "dualad.sort": "dualad.ops.order_statistics.sort_result",
+    "dualad.slogdet": "dualad.ops.determinants.slogdet_result",
+    "dualad.linalg_lu": "dualad.ops.factorizations.LUResult",
+    "dualad.linalg_lu_factor": "dualad.ops.factorizations.LUFactor",
+    "dualad.linalg_lstsq": "dualad.ops.least_squares.lstsq_result",
+    "dualad.linalg.slogdet": "dualad.ops.determinants.slogdet_result",
+    "dualad.linalg.lu": "dualad.ops.factorizations.LUResult",
+    "dualad.linalg.lu_factor": "dualad.ops.factorizations.LUFactor",
+    "dualad.linalg.lstsq": "dualad.ops.least_squares.lstsq_result",
+    "dualad.linalg.eigh": "dualad.linalg.spectral.EighResult",
+    "dualad.linalg.eig": "dualad.linalg.spectral.EigResult",
+    "dualad.linalg.svd": "dualad.linalg.spectral.SVDResult",
+    "dualad.linalg.qr": "dualad.linalg.spectral.QRResult",
+    "dualad.linalg.polar": PAIR,
+    "dualad.linalg_polar": PAIR,
+    "dualad.frexp": PAIR,
+    "dualad.var_mean": PAIR,
+    "dualad.std_mean": PAIR,
+    "dualad.special.sici": PAIR,
+    "dualad.special.shichi": PAIR,
+    "dualad.special.fresnel": PAIR,
+    "dualad.special.airy": "tuple[Tensor, Tensor, Tensor, Tensor]",
+    "dualad.special.ellipj": "tuple[Tensor, Tensor, Tensor, Tensor]",
+    "dualad.broadcast_tensors": "tuple[Tensor, ...]",
+    "dualad.unbind": "tuple[Tensor, ...]",
+    "dualad.split": "tuple[Tensor, ...]",
+    "dualad.chunk": "tuple[Tensor, ...]",
+    "dualad.tensor_split": "tuple[Tensor, ...]",
+}
+# Results that depend on an argument: one overload per case, ``{parameter: annotation}`` (a
+# trailing ``!`` makes the parameter required, keyword-only where earlier ones have defaults)
+DIM = {"dim": "int!"}
+WHOLE = {"dim": "tuple[int, ...] | list[int] | None"}
+WITH_INDICES = (
+    ({"return_indices": "Literal[False]"}, "Tensor"),
+    (
+        {"return_indices": "Literal[True]!"},
+        PAIR,
+    ),
+)
+OVERLOADS = {
+    "dualad.max": [(DIM, "dualad.ops.extrema.max_result"), (WHOLE, "Tensor")],
+    "dualad.min": [(DIM, "dualad.ops.extrema.min_result"), (WHOLE, "Tensor")],
+    "dualad.median": [(DIM, "dualad.ops.selection.median_result"), ({"dim": "None"}, "Tensor")],
+    "dualad.nanmedian": [
+        (DIM, "dualad.ops.selection.nanmedian_result"),
+        ({"dim": "None"}, "Tensor"),
+    ],
+    "dualad.nonzero": [
+        ({"as_tuple": "Literal[False]"}, "Tensor"),
+        ({"as_tuple": "Literal[True]!"}, "tuple[Tensor, ...]"),
+    ],
+    "dualad.linalg.expm_frechet": [
+        ({"compute_expm": "Literal[True]"}, PAIR),
+        ({"compute_expm": "Literal[False]!"}, "Tensor"),
+    ],
+    **{f"dualad.nn.functional.max_pool{n}d": list(WITH_INDICES) for n in (1, 2, 3)},
+    **{f"dualad.nn.functional.adaptive_max_pool{n}d": list(WITH_INDICES) for n in (1, 2, 3)},
+}
+# Results left to the function's own annotation (or Any): their type depends on the values of
+# the arguments in ways an overload cannot say (one tensor or a tuple of them)
+UNTYPED = ("dualad.atleast_1d", "dualad.atleast_2d", "dualad.atleast_3d")
+# the annotations of the source kept in a declaration (others become ``object``)
+PLAIN = {"int", "float", "bool", "str", "complex", "None", "tuple", "list", "dict", "Tensor"}
+DOTTED = re.compile(r"\bdualad(?:\.\w+)+")
+
+
+def _resolve(path: str) -> object:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _plain(annotation: object) -> str | None:
+    """A source annotation made of builtins only (and Tensor), which a stub can repeat."""
+    if not isinstance(annotation, str):
+        return None
+    tree = ast.parse(annotation, mode="eval")
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    plain = not any(isinstance(n, ast.Attribute) for n in ast.walk(tree)) and names <= PLAIN
+    return annotation if plain else None
+
+
+def _parameters(fn: Callable[..., object], overrides: dict[str, str]) -> str:
+    """``fn``'s parameters as a stub writes them: names, kinds and defaults (``...``) of the
+    running function, annotations only where plain (else ``object``)."""
+    parts: list[str] = []
+    star = seen_default = False
+    for p in inspect.signature(fn).parameters.values():
+        kind = p.kind
+        annotation = overrides.get(p.name) or _plain(p.annotation) or "object"
+        required = annotation.endswith("!")
+        annotation = annotation.removesuffix("!")
+        has_default = p.default is not p.empty and not required
+        if kind is p.POSITIONAL_OR_KEYWORD and required and seen_default:
+            kind = p.KEYWORD_ONLY
+        seen_default |= has_default
+        if parts and parts[-1].startswith("<") and kind is not p.POSITIONAL_ONLY:
+            parts[-1] = parts[-1][1:]
+            parts.append("/")
+        if kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+        star |= kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
+        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(kind, "")
+        default = " = ..." if has_default and not prefix else ""
+        mark = "<" if kind is p.POSITIONAL_ONLY else ""  # (a "/" follows the last of these)
+        parts.append(f"{mark}{prefix}{p.name}: {annotation}{default}")
+    if parts and parts[-1].startswith("<"):
+        parts[-1] = parts[-1][1:]
+        parts.append("/")
+    return ", ".join(p.removeprefix("<") for p in parts)
+
+
+def _return(fn: Callable[..., object], spec: str | None) -> str:
+    if spec is not None:
+        return spec
+    return _plain(inspect.signature(fn).return_annotation) or "Tensor"
+
+
+def _declarations(namespace: str, names: list[str]) -> tuple[list[str], set[str]]:
+    """Stub lines declaring each function of ``names`` (a name of ``namespace``), and the
+    dotted names their result types use."""
+    module = importlib.import_module(namespace)
+    returns = {id(_resolve(k)): v for k, v in RETURNS.items()}
+    overloads = {id(_resolve(k)): v for k, v in OVERLOADS.items()}
+    untyped = {id(_resolve(k)) for k in UNTYPED}
+    lines: list[str] = []
+    for name in names:
+        fn = getattr(module, name)
+        if id(fn) in overloads:
+            for params, result in overloads[id(fn)]:
+                lines += ["@overload", f"def {name}({_parameters(fn, params)}) -> {result}: ..."]
+        else:
+            result = "Any" if id(fn) in untyped else _return(fn, returns.get(id(fn)))
+            lines.append(f"def {name}({_parameters(fn, {})}) -> {result}: ...")
+    return lines, set(DOTTED.findall("\n".join(lines)))
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     NAMES_STUB.write_text(formatted(names_stub(), NAMES_STUB))
     MEMBERS_STUB.write_text(formatted(members_stub(), MEMBERS_STUB))
-    print(f"wrote {NAMES_STUB.relative_to(ROOT)} and {MEMBERS_STUB.relative_to(ROOT)}")
+    for namespace in FACADES:
+        path = facade_stub_path(namespace)
+        path.write_text(formatted(facade_stub(namespace), path))
+    print(f"wrote {NAMES_STUB.relative_to(ROOT)}, {MEMBERS_STUB.relative_to(ROOT)} and {FACADES}")
 
 
 if __name__ == "__main__":

@@ -125,6 +125,38 @@ def checks() -> None:
     assert_type(dualad.autograd.gradcheck(dualad.sin, (x,)), bool)
 
 
+def namespaces() -> None:
+    """The facades' functions have result types: one Tensor, or their named results."""
+    a = dualad.tensor([[2.0, 0.5], [0.5, 1.0]])
+    tensors = [
+        dualad.linalg.solve(a, a),
+        dualad.linalg.inv(a),
+        dualad.special.erf(a),
+        dualad.special.gammaln(a),
+        dualad.nn.functional.softmax(a, dim=0),
+        dualad.nn.functional.relu(a),
+        dualad.fft.fft(a),
+        dualad.matmul(a, a),
+        dualad.max(a),
+        dualad.median(a),
+    ]
+    for t in tensors:
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
+    eig = dualad.linalg.eigh(a)
+    named = [eig.eigenvalues, eig.eigenvectors, dualad.linalg.svd(a).Vh, dualad.linalg.qr(a).R]
+    named += [dualad.linalg.slogdet(a).logabsdet, dualad.linalg.lu(a).P, dualad.max(a, 0).indices]
+    named += [dualad.topk(a, 1).values, dualad.sort(a).indices, dualad.median(a, dim=1).values]
+    for t in named:
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
+    _, where = dualad.nn.functional.max_pool1d(a[None], 2, return_indices=True)
+    assert_type(where, Tensor)
+    assert isinstance(where, Tensor)
+    assert_type(dualad.split(a, 1), tuple[Tensor, ...])
+    assert_type(dualad.special.sici(a), tuple[Tensor, Tensor])
+
+
 def main() -> None:
     """Run every use above (``tests/test_typing.py`` calls this)."""
     tensors()
@@ -132,3 +164,4 @@ def main() -> None:
     transforms()
     compiled()
     checks()
+    namespaces()
