@@ -147,6 +147,7 @@ def namespaces() -> None:
     named = [eig.eigenvalues, eig.eigenvectors, dualad.linalg.svd(a).Vh, dualad.linalg.qr(a).R]
     named += [dualad.linalg.slogdet(a).logabsdet, dualad.linalg.lu(a).P, dualad.max(a, 0).indices]
     named += [dualad.topk(a, 1).values, dualad.sort(a).indices, dualad.median(a, dim=1).values]
+    named += [a.max(0).values, a.topk(1).indices, a.reshape(4), a.matmul(a)]  # (as methods)
     for t in named:
         assert_type(t, Tensor)
         assert isinstance(t, Tensor)
