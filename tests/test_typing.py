@@ -7,6 +7,7 @@ import inspect
 import subprocess
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,7 @@ def test_stubs_match_the_runtime():
     for path, text in (
         (stubgen.NAMES_STUB, stubgen.names_stub()),
         (stubgen.MEMBERS_STUB, stubgen.members_stub()),
+        (stubgen.NUMPY_STUB, stubgen.numpy_stub()),
         *facades,
     ):
         assert path.read_text() == stubgen.formatted(text, path), (
@@ -146,3 +148,31 @@ def test_declared_results_hold_at_run_time():
             assert isinstance(result, dualad.Tensor), (declared[id(info.fn)], type(result))
         checked += 1
     assert checked > 300, checked
+
+
+def test_numpy_ufunc_results_hold_at_run_time():
+    """``dualad/numpy/__init__.pyi`` types a ufunc's call by its ``nout``: one Tensor or a
+    tuple of two."""
+    import dualad.numpy as dnp
+
+    stubgen = _load("stubgen")
+    floats, ints, matrix = dualad.tensor([1.5, 2.5]), dualad.tensor([3, 5]), dualad.eye(2)
+    for name, ufunc in vars(dnp).items():
+        if not isinstance(ufunc, dnp.ufunc):
+            continue
+        for args in ([floats] * ufunc.nin, [ints] * ufunc.nin, [matrix, floats], [floats, matrix]):
+            try:  # (inputs in the ufunc's domain: integer-only ufuncs, matvec, vecmat)
+                with warnings.catch_warnings():  # (arccosh(1.5) is fine, arcsin(1.5) is nan)
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    result = ufunc(*args[: ufunc.nin])
+                break
+            except (TypeError, ValueError):
+                continue
+        else:
+            raise AssertionError(f"dualad.numpy.{name}: no input found to call it with")
+        expected = stubgen.UFUNC_RESULTS[ufunc.nout]
+        if ufunc.nout == 1:
+            assert isinstance(result, dualad.Tensor), (name, expected)
+        else:
+            assert isinstance(result, tuple) and len(result) == ufunc.nout, (name, expected)
+            assert all(isinstance(r, dualad.Tensor) for r in result), (name, expected)

@@ -366,10 +366,51 @@ def _declarations(namespace: str, names: list[str]) -> tuple[list[str], set[str]
     return lines, set(DOTTED.findall("\n".join(lines)))
 
 
+NUMPY_STUB = ROOT / "dualad" / "numpy" / "__init__.pyi"
+UFUNC_RESULTS = {1: "Tensor", 2: "tuple[Tensor, Tensor]"}
+
+
+def numpy_stub() -> str:
+    """``dualad/numpy/__init__.pyi``: the namespace ``dualad.numpy`` assembles (its ufuncs are
+    made at import time: without this a user's mypy finds no ``dualad.numpy.sin``). Each ufunc
+    is declared an instance of a stub-only subclass of ``ufunc`` whose call has its result type
+    (one Tensor, or two for ``frexp``, ``modf`` and ``divmod``); every other name is re-exported
+    from the module of ``dualad.numpy`` that holds it (functions keep their own types)."""
+    from dualad import numpy as dnp
+
+    modules = [
+        m
+        for m in vars(dnp).values()
+        if isinstance(m, ModuleType) and m.__name__.startswith("dualad.numpy.")
+    ]
+    lines = [HEADER.format("the namespace of dualad.numpy"), ""]
+    lines.append("from dualad._tensor import Tensor")
+    ufuncs = []
+    for name in sorted(n for n in vars(dnp) if not n.startswith("_") and n != "annotations"):
+        obj = getattr(dnp, name)
+        if isinstance(obj, ModuleType):
+            source = "." if obj.__name__.startswith("dualad.numpy.") else "numpy"
+            lines.append(f"from {source} import {name} as {name}")
+        elif isinstance(obj, dnp.ufunc):
+            ufuncs.append(f"{name}: _Ufunc{obj.nout}")
+        else:
+            owner = [m for m in modules if getattr(m, name, None) is obj]
+            if not owner:
+                raise RuntimeError(f"dualad.numpy.{name}: no module of dualad.numpy holds it")
+            lines.append(
+                f"from {_relative(owner[-1].__name__, 'dualad.numpy')} import {name} as {name}"
+            )
+    for nout, result in UFUNC_RESULTS.items():
+        lines += [f"class _Ufunc{nout}(ufunc):"]
+        lines += [f"    def __call__(self, *args: object, **kwargs: object) -> {result}: ..."]
+    return "\n".join(lines + ufuncs) + "\n"
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     NAMES_STUB.write_text(formatted(names_stub(), NAMES_STUB))
     MEMBERS_STUB.write_text(formatted(members_stub(), MEMBERS_STUB))
+    NUMPY_STUB.write_text(formatted(numpy_stub(), NUMPY_STUB))
     for namespace in FACADES:
         path = facade_stub_path(namespace)
         path.write_text(formatted(facade_stub(namespace), path))

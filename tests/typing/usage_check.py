@@ -18,6 +18,7 @@ import numpy as np
 
 import dualad
 import dualad.func as func
+import dualad.numpy as dnp
 import dualad.testing
 from dualad import Tensor
 from dualad.autograd import Function
@@ -156,6 +157,9 @@ def namespaces() -> None:
     assert isinstance(where, Tensor)
     assert_type(dualad.split(a, 1), tuple[Tensor, ...])
     assert_type(dualad.special.sici(a), tuple[Tensor, Tensor])
+    for t in (dnp.sin(a), dnp.add(a, 1.0), *dnp.frexp(a)):  # (NumPy's ufuncs)
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
 
 
 def main() -> None:
