@@ -255,6 +255,10 @@ RETURNS = {
     "dualad.broadcast_tensors": "tuple[Tensor, ...]",
     "dualad.unbind": "tuple[Tensor, ...]",
     "dualad.split": "tuple[Tensor, ...]",
+    "dualad.numpy.linalg.eig": "dualad.linalg.spectral.EigResult",
+    "dualad.numpy.linalg.eigh": "dualad.linalg.spectral.EighResult",
+    "dualad.numpy.linalg.slogdet": "SlogdetResult",
+    "dualad.numpy.linalg.lstsq": "tuple[Tensor, Tensor, Tensor, Tensor]",
     "dualad.chunk": "tuple[Tensor, ...]",
     "dualad.tensor_split": "tuple[Tensor, ...]",
 }
@@ -284,6 +288,14 @@ OVERLOADS = {
     "dualad.linalg.expm_frechet": [
         ({"compute_expm": "Literal[True]"}, PAIR),
         ({"compute_expm": "Literal[False]!"}, "Tensor"),
+    ],
+    "dualad.numpy.linalg.qr": [
+        ({"mode": 'Literal["r"]!'}, "Tensor"),
+        ({"mode": 'Literal["reduced", "complete"]'}, "dualad.linalg.spectral.QRResult"),
+    ],
+    "dualad.numpy.linalg.svd": [
+        ({"compute_uv": "Literal[True]"}, "dualad.linalg.spectral.SVDResult"),
+        ({"compute_uv": "Literal[False]!"}, "Tensor"),
     ],
     **{f"dualad.nn.functional.max_pool{n}d": list(WITH_INDICES) for n in (1, 2, 3)},
     **{f"dualad.nn.functional.adaptive_max_pool{n}d": list(WITH_INDICES) for n in (1, 2, 3)},
@@ -406,15 +418,60 @@ def numpy_stub() -> str:
     return "\n".join(lines + ufuncs) + "\n"
 
 
+# NumPy's sub-namespaces, each a module whose stub (``linalg.pyi``, ``fft.pyi``) stands for it
+NUMPY_MODULES = ("dualad.numpy.linalg", "dualad.numpy.fft")
+
+
+def module_stub(namespace: str) -> str:
+    """A stub for a module of ``dualad.numpy``'s sub-namespaces: its ``__all__``, each function
+    without a result type declared (``_declarations``), its named result classes with Tensor
+    fields, every other name re-exported from where it is defined."""
+    module = importlib.import_module(namespace)
+    lines = [HEADER.format(f"the public names of {namespace}"), ""]
+    declared, classes = [], []
+    for name, obj in vars(module).items():  # (named results, public or not)
+        if isinstance(obj, type) and obj.__module__ == namespace and hasattr(obj, "_fields"):
+            classes += [f"class {name}(NamedTuple):"] + [f"    {f}: Tensor" for f in obj._fields]
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if inspect.isfunction(obj) and obj.__module__ == namespace:
+            declared.append(name)
+        elif isinstance(obj, type) and obj.__module__ == namespace and hasattr(obj, "_fields"):
+            continue
+        elif getattr(sys.modules[obj.__module__], name, None) is obj:
+            lines.append(f"from {obj.__module__} import {name} as {name}")
+        else:
+            raise RuntimeError(f"{namespace}.{name}: not found where it is defined")
+    declarations, dotted = _declarations(namespace, declared)
+    for name, obj in vars(module).items():  # the helpers other dualad modules import: untyped
+        helper = inspect.isfunction(obj) and obj.__module__ == namespace
+        if helper and name not in declared and not name.startswith("_"):
+            declarations.append(f"def {name}({_parameters(obj, {})}) -> Any: ...")
+    body = DOTTED.sub(lambda m: m[0].rpartition(".")[2], "\n".join(classes + declarations))
+    used = [n for n in ("Any", "Literal", "NamedTuple", "overload") if re.search(rf"\b{n}\b", body)]
+    if used:
+        lines.append(f"from typing import {', '.join(used)}")
+    lines.append("from dualad._tensor import Tensor")
+    lines += [f"from {p.rpartition('.')[0]} import {p.rpartition('.')[2]}" for p in sorted(dotted)]
+    return "\n".join([*lines, body]) + "\n"
+
+
+def module_stub_path(namespace: str) -> Path:
+    return ROOT.joinpath(*namespace.split(".")).with_suffix(".pyi")
+
+
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     NAMES_STUB.write_text(formatted(names_stub(), NAMES_STUB))
     MEMBERS_STUB.write_text(formatted(members_stub(), MEMBERS_STUB))
     NUMPY_STUB.write_text(formatted(numpy_stub(), NUMPY_STUB))
+    for namespace in NUMPY_MODULES:
+        path = module_stub_path(namespace)
+        path.write_text(formatted(module_stub(namespace), path))
     for namespace in FACADES:
         path = facade_stub_path(namespace)
         path.write_text(formatted(facade_stub(namespace), path))
-    print(f"wrote {NAMES_STUB.relative_to(ROOT)}, {MEMBERS_STUB.relative_to(ROOT)} and {FACADES}")
+    print(f"wrote the stubs of dualad.ops, Tensor, {FACADES}, dualad.numpy and {NUMPY_MODULES}")
 
 
 if __name__ == "__main__":

@@ -157,7 +157,10 @@ def namespaces() -> None:
     assert isinstance(where, Tensor)
     assert_type(dualad.split(a, 1), tuple[Tensor, ...])
     assert_type(dualad.special.sici(a), tuple[Tensor, Tensor])
-    for t in (dnp.sin(a), dnp.add(a, 1.0), *dnp.frexp(a)):  # (NumPy's ufuncs)
+    numpy_results = [dnp.sin(a), dnp.add(a, 1.0), *dnp.frexp(a), dnp.linalg.solve(a, a)]
+    numpy_results += [dnp.linalg.eigh(a).eigenvalues, dnp.linalg.slogdet(a).sign, dnp.fft.fft(a)]
+    numpy_results += [dnp.linalg.qr(a, mode="r"), dnp.linalg.svd(a, compute_uv=False)]
+    for t in numpy_results:  # (NumPy's ufuncs and sub-namespaces)
         assert_type(t, Tensor)
         assert isinstance(t, Tensor)
 
