@@ -26,6 +26,7 @@ import inspect
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -308,6 +309,11 @@ PLAIN = {"int", "float", "bool", "str", "complex", "None", "tuple", "list", "dic
 DOTTED = re.compile(r"\bdualad(?:\.\w+)+")
 
 
+def _imports(paths: set[str] | list[str]) -> list[str]:
+    """The imports of the dotted names ``paths`` (a declaration's result types)."""
+    return [f"from {p.rpartition('.')[0]} import {p.rpartition('.')[2]}" for p in sorted(paths)]
+
+
 def _resolve(path: str) -> object:
     module, _, name = path.rpartition(".")
     return getattr(importlib.import_module(module), name)
@@ -396,8 +402,9 @@ def numpy_stub() -> str:
         if isinstance(m, ModuleType) and m.__name__.startswith("dualad.numpy.")
     ]
     lines = [HEADER.format("the namespace of dualad.numpy"), ""]
-    lines.append("from dualad._tensor import Tensor")
-    ufuncs = []
+    lines += ["import builtins", "from dualad._tensor import Tensor"]
+    ufuncs: list[str] = []
+    functions: list[str] = []
     for name in sorted(n for n in vars(dnp) if not n.startswith("_") and n != "annotations"):
         obj = getattr(dnp, name)
         if isinstance(obj, ModuleType):
@@ -405,6 +412,8 @@ def numpy_stub() -> str:
             lines.append(f"from {source} import {name} as {name}")
         elif isinstance(obj, dnp.ufunc):
             ufuncs.append(f"{name}: _Ufunc{obj.nout}")
+        elif inspect.isfunction(obj) and _unannotated(obj):
+            functions.append(f"def {name}({_parameters(obj, {})}) -> {_observed(obj)}: ...")
         else:
             owner = [m for m in modules if getattr(m, name, None) is obj]
             if not owner:
@@ -413,9 +422,77 @@ def numpy_stub() -> str:
                 f"from {_relative(owner[-1].__name__, 'dualad.numpy')} import {name} as {name}"
             )
     for nout, result in UFUNC_RESULTS.items():
-        lines += [f"class _Ufunc{nout}(ufunc):"]
-        lines += [f"    def __call__(self, *args: object, **kwargs: object) -> {result}: ..."]
-    return "\n".join(lines + ufuncs) + "\n"
+        functions += [f"class _Ufunc{nout}(ufunc):"]
+        functions += [f"    def __call__(self, *args: object, **kwargs: object) -> {result}: ..."]
+    # (``dualad.numpy.bool`` is NumPy's: a builtin type is written ``builtins.bool`` here)
+    functions = [re.sub(r"\b(bool|int|float|complex|str)\b", r"builtins.\1", f) for f in functions]
+    dotted = sorted(set(DOTTED.findall("\n".join(functions))))
+    body = DOTTED.sub(lambda m: m[0].rpartition(".")[2], "\n".join(functions + ufuncs))
+    if "Any" in body:
+        lines.append("from typing import Any")
+    lines += _imports(dotted)
+    return "\n".join([*lines, body]) + "\n"
+
+
+# parameters that change what a NumPy function returns (``unique(return_counts=True)``...)
+SHAPING = {"retstep", "returned", "full", "cov", "sparse"}
+# functions whose result depends on the number of arguments (``where(c)``, ``where(c, x, y)``)
+VARYING = {"where", "gradient", "atleast_1d", "atleast_2d", "atleast_3d"}
+
+
+def _unannotated(fn: Callable[..., object]) -> bool:
+    return inspect.signature(fn).return_annotation is inspect.Signature.empty
+
+
+def _kind(result: object) -> str | None:
+    """The stub's type of one result: a Tensor, a plain value, a tuple or list of Tensors,
+    or a named result of Tensors (its dotted path)."""
+    from dualad import Tensor
+
+    if isinstance(result, Tensor):
+        return "Tensor"
+    if result is None or type(result) in (bool, int, str):
+        return type(result).__name__.replace("NoneType", "None")
+    items = (
+        isinstance(result, (tuple, list)) and result and all(isinstance(r, Tensor) for r in result)
+    )
+    if not items:
+        return None
+    if hasattr(type(result), "_fields") and type(result).__module__.startswith("dualad."):
+        return f"{type(result).__module__}.{type(result).__name__}"
+    return "tuple[Tensor, ...]" if isinstance(result, tuple) else "list[Tensor]"
+
+
+def _observed(fn: Callable[..., object]) -> str:
+    """A ``dualad.numpy`` function's result type as calls with a matrix, vectors and sizes
+    show it: the one type they all return, else ``Any`` (as for results that depend on a flag,
+    on the number of arguments, and for the functions that read or write files)."""
+    from dualad import tensor
+
+    parameters = inspect.signature(fn).parameters.values()
+    if fn.__name__ in VARYING or fn.__module__.endswith("text_and_files"):
+        return "Any"
+    if any(p.name.startswith("return_") or p.name in SHAPING for p in parameters):
+        return "Any"
+    n = sum(
+        p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        for p in parameters
+    )
+    matrix, vector, ints = tensor([[2.0, 0.5], [0.5, 1.0]]), tensor([1.0, 2.0]), tensor([1, 2])
+    candidates = [[matrix] * n, [vector] * n, [ints] * n, [2] * n, [matrix, vector], [matrix, 2]]
+    candidates += [[[matrix, matrix]], [vector, 2], [(2, 2)], [2, 2.0], [vector] * 3]
+    kinds = set()
+    for args in candidates:
+        if len(args) != n:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kinds.add(_kind(fn(*args)))
+        except Exception:  # (inputs outside the function's domain or signature)
+            continue
+    found = kinds.pop() if len(kinds) == 1 else None
+    return found or "Any"
 
 
 # NumPy's sub-namespaces, each a module whose stub (``linalg.pyi``, ``fft.pyi``) stands for it
@@ -452,7 +529,7 @@ def module_stub(namespace: str) -> str:
     if used:
         lines.append(f"from typing import {', '.join(used)}")
     lines.append("from dualad._tensor import Tensor")
-    lines += [f"from {p.rpartition('.')[0]} import {p.rpartition('.')[2]}" for p in sorted(dotted)]
+    lines += _imports(dotted)
     return "\n".join([*lines, body]) + "\n"
 
 

@@ -160,6 +160,9 @@ def namespaces() -> None:
     numpy_results = [dnp.sin(a), dnp.add(a, 1.0), *dnp.frexp(a), dnp.linalg.solve(a, a)]
     numpy_results += [dnp.linalg.eigh(a).eigenvalues, dnp.linalg.slogdet(a).sign, dnp.fft.fft(a)]
     numpy_results += [dnp.linalg.qr(a, mode="r"), dnp.linalg.svd(a, compute_uv=False)]
+    numpy_results += [dnp.sum(a), dnp.mean(a, axis=0), dnp.concatenate([a, a]), *dnp.split(a, 2)]
+    assert_type(dnp.allclose(a, a), bool)
+    assert_type(dnp.unique_counts(a).counts, Tensor)
     for t in numpy_results:  # (NumPy's ufuncs and sub-namespaces)
         assert_type(t, Tensor)
         assert isinstance(t, Tensor)
