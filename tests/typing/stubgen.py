@@ -1,4 +1,4 @@
-"""Generate the two typing stubs that say statically what dualad builds at import time.
+"""Generate the typing stubs that say statically what dualad builds at import time.
 
 dualad makes its op namespace and most of ``Tensor``'s members at import time (``ops/_exports``
 lists each module's registrations; ``_operators`` and the ``attach_members`` classes put them on
@@ -6,13 +6,26 @@ lists each module's registrations; ``_operators`` and the ``attach_members`` cla
 ``Module has no attribute "sin"`` and ``"Tensor" has no attribute "sum"``. The stubs are read by
 type checkers only (``if TYPE_CHECKING:`` imports), never at run time:
 
-- ``dualad/ops/_public_names.pyi`` re-exports every public op from the module that defines it,
-  so ``dualad.sin`` has the type of ``dualad.ops.trigonometric.sin`` (one source of truth);
+- ``dualad/ops/_public_names.pyi`` re-exports each public op whose source says its result
+  type from the module that defines it (``dualad.sum`` is ``dualad.ops.reductions.sum``), and
+  declares the others (below);
 - ``dualad/_tensor_members.pyi`` declares ``TensorMembers``, a base of ``Tensor`` for type
   checkers only: the ``attach_members`` classes as its bases, each op method as a reference to
-  its function, the in-place ``name_`` methods as their functional op, and the operators and
+  its function (its declaration in ``_public_names.pyi`` for an op of ``dualad``), the in-place ``name_`` methods as their functional op, and the operators and
   properties of ``dualad._operators`` (from the hand-written ``dualad/_tensor_operators.pyi``,
   whose names are checked against the run-time class).
+
+Most public functions say no result type in their source (the registry's factories make them,
+or they are hand-written without annotations), so the stubs also give each such function a
+declaration: the parameters of the running function (annotations kept where they are plain
+builtins, else ``object``) and its result: ``Tensor``, a named result or an overload per case
+(``RETURNS``, ``OVERLOADS``: tests/test_typing.py checks them on the op database's samples),
+or for ``dualad.numpy`` the one type that calls with sample inputs show:
+
+- ``dualad/ops/_public_names.pyi`` (above) and ``dualad/{linalg,special,nn/functional}/
+  _public_names.pyi``, read by their package's ``__init__`` under ``TYPE_CHECKING``;
+- ``dualad/numpy/__init__.pyi``, ``dualad/numpy/linalg.pyi`` and ``fft.pyi``: whole-module
+  stubs (``dualad/numpy``'s ufuncs are made at import time).
 
 Run ``python tests/typing/stubgen.py`` after adding or renaming an op; ``tests/test_typing.py``
 fails while the stubs differ from what this script writes.
