@@ -494,6 +494,7 @@ def _observed(fn: Callable[..., object]) -> str:
     matrix, vector, ints = tensor([[2.0, 0.5], [0.5, 1.0]]), tensor([1.0, 2.0]), tensor([1, 2])
     candidates = [[matrix] * n, [vector] * n, [ints] * n, [2] * n, [matrix, vector], [matrix, 2]]
     candidates += [[[matrix, matrix]], [vector, 2], [(2, 2)], [2, 2.0], [vector] * 3]
+    candidates += [[matrix, 0, 1], [matrix, 0.5], [matrix, tensor([[0, 1], [1, 0]]), 1]]
     kinds = set()
     for args in candidates:
         if len(args) != n:
