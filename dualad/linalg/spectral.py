@@ -13,9 +13,10 @@ of ``sum(f(eigvalsh(A)))`` (and of ``svdvals``) is exact there in forward-over-r
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 from .._creation import zeros
+from .._tensor import Tensor
 from ..ops import eigen, eigen_general, matrix_functions
 from ..ops import qr as _qr
 from ..ops import svd as _svd
@@ -35,10 +36,11 @@ __all__ = [
     "QRResult",
 ]
 
-EighResult = namedtuple("EighResult", ("eigenvalues", "eigenvectors"))
-EigResult = namedtuple("EigResult", ("eigenvalues", "eigenvectors"))
-SVDResult = namedtuple("SVDResult", ("U", "S", "Vh"))
-QRResult = namedtuple("QRResult", ("Q", "R"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+EighResult = NamedTuple("EighResult", [("eigenvalues", Tensor), ("eigenvectors", Tensor)])  # noqa: UP014
+EigResult = NamedTuple("EigResult", [("eigenvalues", Tensor), ("eigenvectors", Tensor)])  # noqa: UP014
+SVDResult = NamedTuple("SVDResult", [("U", Tensor), ("S", Tensor), ("Vh", Tensor)])  # noqa: UP014
+QRResult = NamedTuple("QRResult", [("Q", Tensor), ("R", Tensor)])  # noqa: UP014
 EighResult.__doc__ = """``eigh``'s result: ascending real eigenvalues, orthonormal eigenvectors
 (the columns).
 

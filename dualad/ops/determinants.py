@@ -28,13 +28,14 @@ does not exist: the gradient is NaN (0 where the cotangent is 0, and the sign's 
 from __future__ import annotations
 
 import warnings
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
 
 from .._creation import eye, tensor
 from .._dispatch import OpDef, apply, register
+from .._tensor import Tensor
 from ._exports import Exports
 from ._helpers import conj
 from ._lapack import lu_factor, lu_inverse, permutation_parity, stack_batch
@@ -56,7 +57,8 @@ from .views import matrix_transpose
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
-slogdet_result = namedtuple("slogdet", ("sign", "logabsdet"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+slogdet_result = NamedTuple("slogdet", [("sign", Tensor), ("logabsdet", Tensor)])  # noqa: UP014
 
 
 def _matrix(x):

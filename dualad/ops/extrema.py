@@ -4,7 +4,7 @@ gradient evenly, ``max(x, dim)`` sends it to the selected index only.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -123,8 +123,9 @@ def amin(x, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
 # ---------------------------------------------------------------------------------------------
 # max/min along one dim: (values, indices); the gradient goes to the selected index only
 
-max_result = namedtuple("max", ("values", "indices"))
-min_result = namedtuple("min", ("values", "indices"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+max_result = NamedTuple("max", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
+min_result = NamedTuple("min", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
 
 
 def _index_mask_impl(xp, index, *, dim, size, keepdim):

@@ -27,7 +27,7 @@ The pivots are LAPACK's 0-based row interchanges (int32) inside the ops; the pub
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -267,8 +267,9 @@ _one_based_op = register(
 
 
 # PyTorch's named results (torch.return_types.linalg_lu_factor, linalg_lu)
-LUFactor = namedtuple("linalg_lu_factor", ("LU", "pivots"))
-LUResult = namedtuple("linalg_lu", ("P", "L", "U"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+LUFactor = NamedTuple("linalg_lu_factor", [("LU", Tensor), ("pivots", Tensor)])  # noqa: UP014
+LUResult = NamedTuple("linalg_lu", [("P", Tensor), ("L", Tensor), ("U", Tensor)])  # noqa: UP014
 
 
 @public.function

@@ -13,12 +13,13 @@ raise its rank, so its derivative raises ``LinAlgError`` instead of giving a num
 from __future__ import annotations
 
 import warnings
-from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .._creation import _is_tracked, eye
 from .._dispatch import OpDef, apply, register
+from .._tensor import Tensor
 from ._exports import Exports
 from ._helpers import conj
 from ._lapack import LinAlgError, batch_shape, stack_batch
@@ -34,7 +35,11 @@ from .triangular import mH, vector_as_column
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
-lstsq_result = namedtuple("lstsq", ("solution", "residuals", "rank", "singular_values"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+lstsq_result = NamedTuple(  # noqa: UP014
+    "lstsq",
+    [("solution", Tensor), ("residuals", Tensor), ("rank", Tensor), ("singular_values", Tensor)],
+)
 
 
 def _cutoff(xp, s, atol, rtol, shape):

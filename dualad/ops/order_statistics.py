@@ -8,10 +8,11 @@ NaNs last (first with ``descending``), as NumPy sorts. The permutation is not di
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import NamedTuple
 
 from .._dispatch import OpDef, apply1, register
 from .._opdef import SELECT
+from .._tensor import Tensor
 from ._dims import normalize_dim
 from ._exports import Exports
 from ._reducing import _as_tensor, _dim_batch
@@ -21,7 +22,8 @@ from .gather_scatter import take_along_dim
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
-sort_result = namedtuple("sort", ("values", "indices"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+sort_result = NamedTuple("sort", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
 
 
 def _sort_impl(xp, x, *, dim, descending):

@@ -15,11 +15,12 @@ PyTorch.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from functools import partial
+from typing import NamedTuple
 
 from .._dispatch import OpDef, apply1, register
 from .._opdef import SELECT
+from .._tensor import Tensor
 from . import _xp_compat
 from ._dims import normalize_dim
 from ._exports import Exports
@@ -30,10 +31,11 @@ from .gather_scatter import _zeros, gather, scatter_add
 public = Exports()
 __all__, TENSOR_METHODS, INPLACE_METHODS = public.lists()
 
-topk_result = namedtuple("topk", ("values", "indices"))
-kthvalue_result = namedtuple("kthvalue", ("values", "indices"))
-cummax_result = namedtuple("cummax", ("values", "indices"))
-cummin_result = namedtuple("cummin", ("values", "indices"))
+# NamedTuple's call form: fields typed Tensor for type checkers, the class keeps its name
+topk_result = NamedTuple("topk", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
+kthvalue_result = NamedTuple("kthvalue", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
+cummax_result = NamedTuple("cummax", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
+cummin_result = NamedTuple("cummin", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
 
 
 def _picked_vjp(cts, outs, args, params, needs):
@@ -238,7 +240,7 @@ def cummin(x, dim: int):
 # ---------------------------------------------------------------------------------------------
 # median (PyTorch's: the lower of the two middle values; NaN when the slice holds one)
 
-median_result = namedtuple("median", ("values", "indices"))
+median_result = NamedTuple("median", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
 
 
 def _median_impl(xp, x, *, dim, keepdim, skipnan=False):
@@ -262,7 +264,7 @@ _median_op = _picking_op("lower_median", _median_impl, "MedianBackward1")
 _nanmedian_op = _picking_op(
     "lower_nanmedian", partial(_median_impl, skipnan=True), "NanmedianBackward1"
 )
-nanmedian_result = namedtuple("nanmedian", ("values", "indices"))
+nanmedian_result = NamedTuple("nanmedian", [("values", Tensor), ("indices", Tensor)])  # noqa: UP014
 
 
 @public.method

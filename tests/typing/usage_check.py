@@ -18,6 +18,7 @@ import numpy as np
 
 import dualad
 import dualad.func as func
+import dualad.numpy as dnp
 import dualad.testing
 from dualad import Tensor
 from dualad.autograd import Function
@@ -125,6 +126,48 @@ def checks() -> None:
     assert_type(dualad.autograd.gradcheck(dualad.sin, (x,)), bool)
 
 
+def namespaces() -> None:
+    """The facades' functions have result types: one Tensor, or their named results."""
+    a = dualad.tensor([[2.0, 0.5], [0.5, 1.0]])
+    tensors = [
+        dualad.linalg.solve(a, a),
+        dualad.linalg.inv(a),
+        dualad.special.erf(a),
+        dualad.special.gammaln(a),
+        dualad.nn.functional.softmax(a, dim=0),
+        dualad.nn.functional.relu(a),
+        dualad.fft.fft(a),
+        dualad.matmul(a, a),
+        dualad.max(a),
+        dualad.median(a),
+    ]
+    for t in tensors:
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
+    eig = dualad.linalg.eigh(a)
+    named = [eig.eigenvalues, eig.eigenvectors, dualad.linalg.svd(a).Vh, dualad.linalg.qr(a).R]
+    named += [dualad.linalg.slogdet(a).logabsdet, dualad.linalg.lu(a).P, dualad.max(a, 0).indices]
+    named += [dualad.topk(a, 1).values, dualad.sort(a).indices, dualad.median(a, dim=1).values]
+    named += [a.max(0).values, a.topk(1).indices, a.reshape(4), a.matmul(a)]  # (as methods)
+    for t in named:
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
+    _, where = dualad.nn.functional.max_pool1d(a[None], 2, return_indices=True)
+    assert_type(where, Tensor)
+    assert isinstance(where, Tensor)
+    assert_type(dualad.split(a, 1), tuple[Tensor, ...])
+    assert_type(dualad.special.sici(a), tuple[Tensor, Tensor])
+    numpy_results = [dnp.sin(a), dnp.add(a, 1.0), *dnp.frexp(a), dnp.linalg.solve(a, a)]
+    numpy_results += [dnp.linalg.eigh(a).eigenvalues, dnp.linalg.slogdet(a).sign, dnp.fft.fft(a)]
+    numpy_results += [dnp.linalg.qr(a, mode="r"), dnp.linalg.svd(a, compute_uv=False)]
+    numpy_results += [dnp.sum(a), dnp.mean(a, axis=0), dnp.concatenate([a, a]), *dnp.split(a, 2)]
+    assert_type(dnp.allclose(a, a), bool)
+    assert_type(dnp.unique_counts(a).counts, Tensor)
+    for t in numpy_results:  # (NumPy's ufuncs and sub-namespaces)
+        assert_type(t, Tensor)
+        assert isinstance(t, Tensor)
+
+
 def main() -> None:
     """Run every use above (``tests/test_typing.py`` calls this)."""
     tensors()
@@ -132,3 +175,4 @@ def main() -> None:
     transforms()
     compiled()
     checks()
+    namespaces()
