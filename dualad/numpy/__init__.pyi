@@ -8,37 +8,9 @@ from numpy import random as random
 from dualad._tensor import Tensor
 from dualad.numpy.sets import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 
-from . import assignment as assignment
-from . import calculus as calculus
-from . import constants as constants
-from . import counting as counting
-from . import creation as creation
-from . import elementwise as elementwise
 from . import fft as fft
-from . import functional as functional
-from . import index_builders as index_builders
-from . import indexing as indexing
 from . import linalg as linalg
-from . import manipulation as manipulation
-from . import matrices as matrices
-from . import order_statistics as order_statistics
-from . import padding as padding
-from . import pieces as pieces
-from . import polynomials as polynomials
-from . import predicates as predicates
-from . import products as products
-from . import protocol_functions as protocol_functions
-from . import protocol_ufuncs as protocol_ufuncs
-from . import reductions as reductions
-from . import rounding as rounding
-from . import searching as searching
-from . import sets as sets
-from . import statistics as statistics
-from . import text_and_files as text_and_files
-from . import ufunc_keywords as ufunc_keywords
-from . import ufunc_methods as ufunc_methods
-from . import ufunc_table as ufunc_table
-from . import ufuncs as ufuncs
+from ._common import newaxis as newaxis
 from .constants import bool as bool
 from .constants import bool_ as bool_
 from .constants import complex64 as complex64
@@ -61,8 +33,7 @@ from .constants import uint8 as uint8
 from .constants import uint16 as uint16
 from .constants import uint32 as uint32
 from .constants import uint64 as uint64
-from .protocol_functions import newaxis as newaxis
-from .protocol_ufuncs import ufunc as ufunc
+from .ufuncs import ufunc as ufunc
 
 def all(
     a: object, axis: object = ..., out: object = ..., keepdims: object = ..., *, where: object = ...

@@ -421,8 +421,12 @@ def numpy_stub() -> str:
     for name in sorted(n for n in vars(dnp) if not n.startswith("_") and n != "annotations"):
         obj = getattr(dnp, name)
         if isinstance(obj, ModuleType):
-            source = "." if obj.__name__.startswith("dualad.numpy.") else "numpy"
-            lines.append(f"from {source} import {name} as {name}")
+            own = obj.__name__.startswith("dualad.numpy.")
+            if own and name not in ("linalg", "fft"):
+                # (the modules behind the namespace: which of them are attributes depends on
+                # what else was imported, e.g. doctest collection imports coverage)
+                continue
+            lines.append(f"from {'.' if own else 'numpy'} import {name} as {name}")
         elif isinstance(obj, dnp.ufunc):
             ufuncs.append(f"{name}: _Ufunc{obj.nout}")
         elif inspect.isfunction(obj) and _unannotated(obj):
@@ -431,9 +435,11 @@ def numpy_stub() -> str:
             owner = [m for m in modules if getattr(m, name, None) is obj]
             if not owner:
                 raise RuntimeError(f"dualad.numpy.{name}: no module of dualad.numpy holds it")
-            lines.append(
-                f"from {_relative(owner[-1].__name__, 'dualad.numpy')} import {name} as {name}"
-            )
+            # where it is defined if that module holds it, else the first by name (the same
+            # whatever else was imported)
+            defined = [m for m in owner if m.__name__ == getattr(obj, "__module__", None)]
+            source = (defined or sorted(owner, key=lambda m: m.__name__))[0].__name__
+            lines.append(f"from {_relative(source, 'dualad.numpy')} import {name} as {name}")
     for nout, result in UFUNC_RESULTS.items():
         functions += [f"class _Ufunc{nout}(ufunc):"]
         functions += [f"    def __call__(self, *args: object, **kwargs: object) -> {result}: ..."]
@@ -525,7 +531,9 @@ def module_stub(namespace: str) -> str:
             classes += [f"class {name}(NamedTuple):"] + [f"    {f}: Tensor" for f in obj._fields]
     for name in module.__all__:
         obj = getattr(module, name)
-        if inspect.isfunction(obj) and obj.__module__ == namespace:
+        # (a module split in parts, such as linalg and linalg_decompositions, declares them all)
+        owned = obj.__module__ == namespace or obj.__module__.startswith(namespace + "_")
+        if inspect.isfunction(obj) and owned:
             declared.append(name)
         elif isinstance(obj, type) and obj.__module__ == namespace and hasattr(obj, "_fields"):
             continue
