@@ -140,6 +140,12 @@ def _conversion(name: str, dtype):
     def method(self) -> Tensor:
         return self.to(dtype)
 
+    method.__doc__ = f"""``self.to(dualad.{dtype})`` (a differentiable cast where the dtype allows).
+
+    >>> import dualad
+    >>> dualad.tensor([1.0, 0.0]).{name}().dtype
+    dtype('{dtype}')
+    """
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
     return method
@@ -150,7 +156,18 @@ class _ConversionMembers:
     ``Tensor``: they run ops."""
 
     def to(self, *args, dtype=None, device=None, copy: bool = False) -> Tensor:
-        """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``."""
+        """Move to a device and/or cast to a dtype: ``t.to("cuda")``, ``t.to(dualad.float32)``.
+
+        Both are ops: the result keeps the graph (its gradient is cast or moved back).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.to(dualad.float32)
+        >>> y.dtype, y.device
+        (dtype('float32'), device(type='cpu'))
+        >>> dualad.autograd.grad(y.sum(), x)
+        (tensor([1., 1.]),)
+        """
         for arg in args:
             if isinstance(arg, (str, Device)):
                 device = arg
@@ -173,9 +190,24 @@ class _ConversionMembers:
         return iter(unbind(self, 0))
 
     def cpu(self) -> Tensor:
+        """This tensor on the CPU (itself when it is there already; a differentiable move).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0])
+        >>> x.cpu() is x
+        True
+        """
         return self.to("cpu")
 
     def cuda(self, device: int | str | None = None) -> Tensor:
+        """This tensor on a CUDA device (``x.cuda()``, ``x.cuda(1)``): ``x.to("cuda:N")``,
+        which needs CuPy and a GPU.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0])
+        >>> x.cuda() if dualad.cuda.is_available() else x.to("cpu")  # doctest: +SKIP
+        tensor([1.], device='cuda:0')
+        """
         if device is None:
             device = "cuda"
         elif isinstance(device, int):
@@ -183,6 +215,13 @@ class _ConversionMembers:
         return self.to(device)
 
     def type(self, dtype=None):
+        """The dtype's name (no argument), or a cast to ``dtype`` (PyTorch's ``type``).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.5])
+        >>> x.type(), x.type(dualad.int64)
+        ('dualad.float64', tensor([1]))
+        """
         if dtype is None:
             return f"dualad.{self.dtype}"
         return self.to(dtype)

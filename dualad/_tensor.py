@@ -99,12 +99,31 @@ class Tensor(AttachedMembers):
         return self._data.dtype.kind == "c"
 
     def is_complex(self) -> bool:
+        """Whether the dtype is complex.
+
+        >>> import dualad
+        >>> dualad.tensor([1j]).is_complex(), dualad.tensor([1.0]).is_complex()
+        (True, False)
+        """
         return self._data.dtype.kind == "c"
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a real floating-point one (complex is not).
+
+        >>> import dualad
+        >>> dualad.tensor([1.0]).is_floating_point(), dualad.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self._data.dtype.kind == "f"
 
     def size(self, dim: int | None = None):
+        """The shape, or its length along ``dim`` (PyTorch's ``size``).
+
+        >>> import dualad
+        >>> x = dualad.zeros(2, 3)
+        >>> x.size(), x.size(1), x.size(-1)
+        ((2, 3), 3, 3)
+        """
         if dim is None:
             return self._data.shape
         try:
@@ -117,15 +136,39 @@ class Tensor(AttachedMembers):
             ) from None
 
     def dim(self) -> int:
+        """The number of dimensions (``ndim``).
+
+        >>> import dualad
+        >>> dualad.zeros(2, 3).dim()
+        2
+        """
         return self._data.ndim
 
     def numel(self) -> int:
+        """The number of elements.
+
+        >>> import dualad
+        >>> dualad.zeros(2, 3).numel()
+        6
+        """
         return int(self._data.size)
 
     def nelement(self) -> int:
+        """The number of elements (an alias of ``numel``).
+
+        >>> import dualad
+        >>> dualad.zeros(4).nelement()
+        4
+        """
         return int(self._data.size)
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        >>> import dualad
+        >>> dualad.zeros(2, dtype=dualad.float32).element_size()
+        4
+        """
         return self._data.itemsize
 
     def __len__(self) -> int:
@@ -135,7 +178,13 @@ class Tensor(AttachedMembers):
 
     # ------------------------------------------------------------------ autograd attributes
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set whether autograd records operations on this leaf; returns ``self``."""
+        """Set whether autograd records operations on this leaf; returns ``self``.
+
+        >>> import dualad
+        >>> x = dualad.zeros(2).requires_grad_()
+        >>> x.requires_grad, x.is_leaf
+        (True, True)
+        """
         requires_grad = bool(requires_grad)
         if self._node is not None:
             if requires_grad:
@@ -178,7 +227,14 @@ class Tensor(AttachedMembers):
         return meta is not None and meta.retains_grad
 
     def detach(self) -> Tensor:
-        """A new leaf sharing data and version counter with ``self``, outside the graph."""
+        """A new leaf sharing data and version counter with ``self``, outside the graph.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = (x * 2).detach()
+        >>> y, y.requires_grad
+        (tensor([2., 4.]), False)
+        """
         out = wrap(self._data)
         out._vc = _version_box(self)
         return out
@@ -299,6 +355,12 @@ class Tensor(AttachedMembers):
         return self._data.reshape(()).item()
 
     def tolist(self):
+        """The values as (nested) Python lists of numbers.
+
+        >>> import dualad
+        >>> dualad.tensor([[1.0, 2.0], [3.0, 4.0]]).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        """
         if GRAD.levels:
             self._refuse_if_tracked("tolist")
         data = self._data

@@ -165,3 +165,19 @@ def test_examples_that_doctest_modules_does_not_collect_run():
         for test in doctest.DocTestFinder(recurse=False).find(obj, name, globs={}):
             runner.run(test, out=report.append)
     assert not runner.failures, "docstring examples fail:\n" + "".join(report)
+
+
+def test_tensor_methods_have_examples():
+    """Tensor's methods have a ``>>>`` example; an in-place variant ``name_`` (made from its op)
+    says which function it is the in-place version of (whose docstring holds the example)."""
+    missing = []
+    for name in dir(dualad.Tensor):
+        method = getattr(dualad.Tensor, name, None)
+        if name.startswith("_") or not callable(method) or isinstance(method, type):
+            continue
+        doc = method.__doc__ or ""
+        if name.endswith("_") and doc.startswith("In-place version of ``"):  # (or an alias's)
+            continue
+        if ">>>" not in doc:
+            missing.append(name)
+    assert not missing, f"Tensor methods without an example: {missing}"

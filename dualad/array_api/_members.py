@@ -59,7 +59,13 @@ class _ArrayAPIMembers:
     def to_device(self, device, /, *, stream=None) -> Tensor:
         """This tensor on ``device`` (``"cpu"``, ``"cuda"``, a ``dualad.Device``); the move is
         an op, so it keeps the graph. ``stream`` must be None (dualad uses CuPy's current
-        stream)."""
+        stream).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0])
+        >>> x.to_device("cpu") is x
+        True
+        """
         if stream is not None:
             raise ValueError("Tensor.to_device: stream must be None (dualad has no streams)")
         device = Device(device)

@@ -112,7 +112,16 @@ class _ReverseModeMembers:
             self._meta.grad = None
 
     def retain_grad(self) -> None:
-        """Keep this non-leaf's gradient in ``.grad`` during ``backward()`` (no-op on leaves)."""
+        """Keep this non-leaf's gradient in ``.grad`` during ``backward()`` (no-op on leaves).
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> y.retain_grad()
+        >>> (y * y).sum().backward()
+        >>> y.grad, x.grad
+        (tensor([ 6., 12.]), tensor([18., 36.]))
+        """
         if not self._rg:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._node is None:
@@ -122,12 +131,30 @@ class _ReverseModeMembers:
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Register ``hook(grad) -> Tensor | None`` run when this tensor's gradient is computed.
 
-        Returns a handle whose ``remove()`` unregisters it.
+        Returns a handle whose ``remove()`` unregisters it. A hook that returns a tensor
+        replaces the gradient.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g * 10)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([20., 40.])
+        >>> handle.remove()
         """
         return register_tensor_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
-        """Register ``hook(tensor)`` run on a leaf after its ``.grad`` was accumulated."""
+        """Register ``hook(tensor)`` run on a leaf after its ``.grad`` was accumulated.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> seen = []
+        >>> handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        >>> (2 * x).sum().backward()
+        >>> seen
+        [[2.0, 2.0]]
+        """
         return register_post_accumulate_hook(self, hook)
 
     def backward(
@@ -137,13 +164,31 @@ class _ReverseModeMembers:
         create_graph: bool = False,
         inputs: Tensor | Sequence[Tensor] | None = None,
     ) -> None:
-        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``)."""
+        """Accumulate d(self)/d(leaf) into the leaves' ``.grad`` (``dualad.autograd.backward``).
+
+        ``gradient`` is the cotangent (needed when ``self`` is not a scalar); ``create_graph``
+        records the backward pass itself, for higher derivatives.
+
+        >>> import dualad
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x ** 3).sum().backward()
+        >>> x.grad
+        tensor([ 3., 12.])
+        >>> (x * x).backward(gradient=dualad.tensor([1.0, 0.0]))  # (gradients accumulate)
+        >>> x.grad
+        tensor([ 5., 12.])
+        """
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach_(self) -> Tensor:
         """Detach in place: ``self`` becomes a leaf that requires no grad and has no tangents.
 
         Nodes that saved ``self`` refuse to use it afterwards; views of ``self`` keep theirs.
+
+        >>> import dualad
+        >>> y = dualad.tensor([1.0], requires_grad=True) * 2
+        >>> y.detach_() is y, y.requires_grad, y.grad_fn
+        (True, False, None)
         """
         if self._view is not None and self._node is not None:
             raise RuntimeError(
