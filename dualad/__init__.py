@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
+from . import _tensor_queries  # (first: Tensor's size queries, attached before any op runs)
 from . import autograd
 from . import ops as _ops
 from ._backend import Device, cuda_is_available

@@ -2,6 +2,7 @@
 
 from . import _operators as _operators
 from . import _tensor_operators
+from . import _tensor_queries as _tensor_queries
 from .array_api import _members as _array_api__members
 from .numpy import protocol_functions as _numpy_protocol_functions
 from .numpy import protocol_ufuncs as _numpy_protocol_ufuncs
@@ -12,6 +13,7 @@ from .rev import tensor_members as _rev_tensor_members
 class TensorMembers(
     _tensor_operators.TensorOperators,
     _operators._ConversionMembers,
+    _tensor_queries._QueryMembers,
     _array_api__members._ArrayAPIMembers,
     _numpy_protocol_functions._ArrayFunction,
     _numpy_protocol_ufuncs._UfuncProtocol,

@@ -37,7 +37,7 @@ from pathlib import Path
 LAYERS = (
     ("L0 base", "dualad._backend dualad._dtypes dualad._state dualad._tree dualad._errors"),
     ("L1a tensor metadata", "dualad._meta"),
-    ("L1b tensor", "dualad._tensor"),
+    ("L1b tensor", "dualad._tensor dualad._tensor_queries"),
     ("L1c tensor: the level wrappers' base", "dualad._wrapper"),
     ("L2a core: ops and levels", "dualad._opdef dualad._level"),
     ("L2b core: creation", "dualad._tracked_values dualad._creation dualad._random"),
