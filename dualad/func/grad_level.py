@@ -40,6 +40,7 @@ from .._wrapper import LevelTensor, new_wrapper
 from ..ops import astype
 from ..rev.engine import run
 from ..rev.node import ArgMeta, Node, _fill_missing, _validate
+from ..vmap.batched import inplace_op_name
 from .grad_views import (
     NOGRAD,
     _rebind,
@@ -346,7 +347,7 @@ class GradTensor(LevelTensor):
 
     def _written_into_plain(self, name: str, target: Tensor) -> Exception:
         # (named for the transform the user called: this said "vmap: ... vmapped over" before)
-        name = {"copy_from": "copy", "index_put": "setitem/index_put"}.get(name, name)
+        name = inplace_op_name(name)
         return RuntimeError(
             f"{self._level.title}: in-place op {name}_ writes a value that depends on the "
             f"transform's inputs into a tensor of shape {tuple(target.shape)} that the transform "

@@ -545,9 +545,14 @@ def _is_inner(level: VmapLevel, than: VmapLevel) -> bool:
         return True  # not on the stack: an inner level that has exited (an escaped value)
 
 
+def inplace_op_name(name: str) -> str:
+    """The name a user wrote for the in-place op whose functional is ``name`` (for errors)."""
+    return {"copy_from": "copy", "index_put": "setitem/index_put"}.get(name, name)
+
+
 def inplace_batched_into_unbatched(name: str, target, result) -> RuntimeError:
     """The error for ``x.op_(y)`` where y is batched at a level where x is not."""
-    name = {"copy_from": "copy", "index_put": "setitem/index_put"}.get(name, name)
+    name = inplace_op_name(name)
     return RuntimeError(
         f"vmap: {name}_(self, *extra_args) is not possible because there exists a Tensor "
         "`other` in extra_args that has more elements than `self`. This happened due to `other` "
