@@ -28,6 +28,7 @@ anomaly mode are active, it packs what a new node saved and keeps its forward tr
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -42,6 +43,18 @@ from ._opdef import REGISTRY, OpDef, register  # noqa: F401 (the core's entry po
 from ._state import ACTIVE, GRAD
 from ._tensor import Tensor, _new, wrap
 from ._tracked_values import operand
+
+# The compiled fast path (``_fastpath.c``, optional): the fast callers' and the recorder's
+# hottest cases in C, equal to the Python code below for every case it takes (it returns
+# ``MISS`` for the rest, before running anything). Not built (no compiler at install) or
+# switched off with DUALAD_PURE_PYTHON=1: the Python code runs everything.
+try:
+    if os.environ.get("DUALAD_PURE_PYTHON", "") not in ("", "0"):
+        raise ImportError("switched off by DUALAD_PURE_PYTHON")
+    from . import _fastpath
+except ImportError:
+    _fastpath = None
+MISS = object()  # (the compiled fast path's answer "take the Python path")
 
 SCALAR_TYPES = frozenset((float, int, bool, complex))
 _SEQUENCES = frozenset((list, tuple))  # operands that dispatch stacks (``_operands``)
@@ -82,12 +95,35 @@ def _no_tape(*args, **kwargs):
 # The core calls them as globals of this module (no attribute lookup on the hot path);
 # ``dualad.rev.record`` installs its own when imported.
 record_node = refresh_view = _no_tape
+if _fastpath is not None:
+    _fastpath.install_core(
+        Tensor,
+        ACTIVE,
+        GRAD,
+        _MODULE_OF_TYPE,
+        _NP_SCALAR_TYPES,
+        np.asarray,
+        EMPTY,
+        MISS,
+        record_node,
+        OpDef,
+        np.ndarray,
+    )
 
 
-def install_tape(record_fn: Callable, refresh_view_fn: Callable) -> None:
-    """Install the tape (``dualad.rev.record`` calls this once, at import)."""
+def install_tape(
+    record_fn: Callable, refresh_view_fn: Callable, fast_layout: tuple | None = None
+) -> None:
+    """Install the tape (``dualad.rev.record`` calls this once, at import). ``fast_layout``:
+    what the compiled fast path needs to record nodes itself (``_fastpath.install_tape``'s
+    arguments: the node class, its helpers and flags); without it the compiled callers call
+    ``record_fn``."""
     global record_node, refresh_view
     record_node, refresh_view = record_fn, refresh_view_fn
+    if _fastpath is not None:
+        _fastpath.set_recorder(record_fn)
+        if fast_layout is not None:
+            _fastpath.install_tape(*fast_layout)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,11 +389,20 @@ def _bound(op: OpDef) -> tuple:
     )
 
 
+def _compiled(op: OpDef, kind: str) -> tuple:
+    """The compiled fast path of a caller of ``kind`` ("unary", "binary") and its state (what
+    ``_bound`` binds, as ``_fastpath`` reads it), or (None, None) without the extension."""
+    if _fastpath is None:
+        return None, None
+    return getattr(_fastpath, kind), (op, op.impl, op.kernel, bool(op.differentiable))
+
+
 def unary_caller(
     op: OpDef, name: str | None = None, doc: str | None = None
 ) -> Callable[[object], Tensor]:
     """The public function for a one-argument op without parameters."""
     impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
+    compiled, state = _compiled(op, "unary")
 
     def call(x):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
@@ -370,6 +415,10 @@ def unary_caller(
                 return dispatch_at(levels, op, (x,), EMPTY)
             if default_dtype[0] is not f64:
                 return eager(op, (x,), EMPTY)  # (which applies the default dtype)
+        elif compiled is not None:  # the fast path below, compiled: MISS where it declines
+            out = compiled(state, x)
+            if out is not MISS:
+                return out
         if type(x) is Tensor and (x._view is None or _fresh(x._view)):
             data = x._data
             try:
@@ -402,6 +451,7 @@ def binary_caller(
     """The public function for a two-argument op without parameters (Python scalars allowed)."""
     impl, kernel, differentiable, modules, new, scalar_types, default_dtype, f64 = _bound(op)
     scalars = SCALAR_TYPES
+    compiled, state = _compiled(op, "binary")
 
     def call(a, b):
         if ACTIVE:  # some thread has levels, or the default dtype is not float64
@@ -414,6 +464,10 @@ def binary_caller(
                 return dispatch_at(levels, op, (a, b), EMPTY)
             if default_dtype[0] is not f64:
                 return eager(op, (a, b), EMPTY)  # (which applies the default dtype)
+        elif compiled is not None:  # the fast path below, compiled: MISS where it declines
+            out = compiled(state, a, b)
+            if out is not MISS:
+                return out
         # the fast path (no level in this thread): plain tensors (views only while current)
         # and Python scalars
         if type(a) is Tensor:

@@ -120,6 +120,15 @@ def modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def compiled_modules() -> frozenset[str]:
+    """The C extensions' module names (``dualad/_fastpath.c`` is ``dualad._fastpath``)."""
+    return frozenset(
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in (ROOT / PACKAGE).rglob("*.c")
+    )
+
+
 def path_of(module: str) -> str:
     return modules()[module].relative_to(ROOT).as_posix()
 
@@ -143,6 +152,8 @@ def _named_modules(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
         base = node.module or ""
     named = []
     for alias in node.names:
+        if f"{base}.{alias.name}" in compiled_modules():
+            continue  # (a C extension imports no dualad module: no edge to check)
         target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in mods else base
         if target in mods and target not in named:
             named.append(target)

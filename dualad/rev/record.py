@@ -18,11 +18,11 @@ import itertools
 
 from .. import _dispatch
 from .._dispatch import SCALAR_TYPES, OpDef
-from .._state import GRAD, LOCK, RECORD_HOOKS
+from .._state import DUALS_LIVE, GRAD, LOCK, RECORD_HOOKS
 from .._tensor import Tensor, _new
 from .anomaly import record_forward_trace
 from .node import ArgMeta, _sequence, accumulator_of
-from .op_node import make_node_class, pack_node
+from .op_node import OpNode, make_node_class, pack_node
 from .views import refresh_view_node
 
 _NO_EDGE = (None, 0)
@@ -210,4 +210,19 @@ def on_record(node, results: tuple) -> None:
         record_forward_trace(node)
 
 
-_dispatch.install_tape(record_node, refresh_view_node)
+# (the compiled fast path records one- and two-argument nodes itself, as ``record_node`` does,
+# from the node layout and helpers given here: ``_dispatch._fastpath``)
+_FAST_LAYOUT = (
+    OpNode,
+    ArgMeta,
+    _sequence,
+    _accumulator,
+    RECORD_HOOKS,
+    DUALS_LIVE,
+    _FIRST,
+    _BOTH,
+    _FIRST_OF_TWO,
+    _SECOND_OF_TWO,
+    _NO_EDGE,
+)
+_dispatch.install_tape(record_node, refresh_view_node, _FAST_LAYOUT)

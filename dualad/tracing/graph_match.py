@@ -7,7 +7,10 @@ that checks one new graph against that structure directly: starting at the root 
 each edge to the node the structure has there and tests that node, in the structure's order,
 with no walk, sort, dictionary or key. The function returns the arrays the compiled pass reads
 (in the order the key's pass gathers them), the nodes and the leaves, or None at the first
-difference (``raw_backward`` then builds the key as before).
+difference (``raw_backward`` then builds the key as before). Where the compiled fast path is
+built (``_dispatch._fastpath``), ``make_matcher`` gives ``make_plan``'s description of the same
+checks to its ``match_graph`` instead of writing Python (the same tests, without interpreting
+them per node).
 
 Invariants (the matcher accepts exactly the graphs whose key equals the compiled one's):
 - Every test the key's pass makes is made here: each node's class (so its op and what it
@@ -29,13 +32,16 @@ Invariants (the matcher accepts exactly the graphs whose key equals the compiled
 from __future__ import annotations
 
 import math
+from functools import partial
 from operator import attrgetter
 
 import numpy as np
 
+from .._dispatch import _fastpath
 from .._dtypes import _default as DEFAULT_DTYPE
 from .._tensor import Tensor
 from ..rev.node import _LEAF_EXTRA, AccumulateGrad, ArgMeta
+from ..rev.op_node import OpNode
 
 _SHAPE = attrgetter("shape")
 _DTYPE = attrgetter("dtype")
@@ -90,6 +96,10 @@ def make_matcher(ops: list, leaves: list, grad_data, kinds: list):
     (their ``_release``). None when the graph is too large."""
     if len(ops) > MAX_MATCHED_NODES:
         return None
+    if _fastpath is not None and all(isinstance(n, OpNode) for n in ops):
+        # the compiled matcher runs the same checks from a plan (``make_plan``)
+        plan = make_plan(ops, leaves, grad_data, kinds)
+        return partial(_fastpath.match_graph, plan), partial(_fastpath.release_graph, tuple(kinds))
     names = {n: f"n{i}" for i, n in enumerate(ops)}
     names.update((leaf, f"l{i}") for i, leaf in enumerate(leaves))
     consts: dict = {}
@@ -213,3 +223,59 @@ def make_matcher(ops: list, leaves: list, grad_data, kinds: list):
     }
     exec(compile("\n".join(lines), "<dualad.graph_match>", "exec"), namespace)
     return namespace["match"], namespace["release"]
+
+
+def make_plan(ops: list, leaves: list, grad_data, kinds: list) -> tuple:
+    """The compiled matcher's description of the structure of ``ops`` and ``leaves`` (what
+    ``_fastpath.match_graph`` reads; its comment there says the layout): the same checks, in
+    the same order, as the function ``make_matcher`` writes."""
+    names = {n: i for i, n in enumerate(ops)}
+    names.update((leaf, len(ops) + i) for i, leaf in enumerate(leaves))
+    met = {ops[0]}
+    arrays = [grad_data]
+    specs = []
+    for n, kind in zip(ops, kinds):
+        if kind == 2:
+            arrays.append(n._out_data[0])
+        arg_specs = []
+        for j, a in enumerate(n._args):
+            t = type(a)
+            if t is Tensor:
+                version = kind == 1 and n._versions[j] is not None
+                rg = version and n._edges[j][0] is not None
+                arg_specs.append((0, version, rg))
+                arrays.append(a._data)
+            elif t is ArgMeta:
+                arg_specs.append((1, a.shape, a.dtype))
+            elif t is float:
+                arg_specs.append((2, a, math.copysign(1.0, a)))
+            elif t is int or t is bool:
+                arg_specs.append((3, t, a))
+            else:  # None (the key's pass declines other arguments)
+                arg_specs.append((4,))
+        edge_specs = []
+        for child, _ in n._edges:
+            if child is None:
+                edge_specs.append((0,))
+            elif child in met:
+                edge_specs.append((1, names[child]))
+            else:
+                met.add(child)
+                edge_specs.append((3 if type(child) is AccumulateGrad else 2, names[child]))
+        params = params_key(n._params) if n._params else None
+        specs.append((type(n), n._needs, kind, tuple(arg_specs), params, tuple(edge_specs)))
+    data = [leaf.variable._data for leaf in leaves]
+    return (
+        DEFAULT_DTYPE,
+        DEFAULT_DTYPE[0],
+        type(grad_data),
+        _leaf_clean,
+        params_key,
+        tuple(specs),
+        len(ops) + len(leaves),
+        tuple(a.shape for a in arrays),
+        tuple(a.dtype for a in arrays),
+        tuple(range(len(ops), len(ops) + len(leaves))),
+        tuple(d.shape for d in data),
+        tuple(d.dtype for d in data),
+    )
