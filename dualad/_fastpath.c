@@ -291,8 +291,10 @@ record_py(PyObject *op, PyObject *args, PyObject *result)
 static int
 record(PyObject *op, PyObject *a, PyObject *b, int nargs, int ta, int tb, PyObject *result)
 {
-    PyObject *args = nargs == 1 ? PyTuple_Pack(1, a) : PyTuple_Pack(2, a, b);
-    if (args == NULL)
+    /* (the argument tuple: the Python recorder's argument, and a one-argument node's saved
+     * arguments; a two-argument node saves a tuple of its own) */
+    PyObject *args = nargs == 1 ? PyTuple_Pack(1, a) : NULL;
+    if (nargs == 1 && args == NULL)
         return -1;
     PyObject *cls = SLOT(op, O_node_cls);
     PyObject *save_args = SLOT(op, O_save_args), *masks = SLOT(op, O_save_masks);
@@ -300,6 +302,8 @@ record(PyObject *op, PyObject *a, PyObject *b, int nargs, int ta, int tb, PyObje
     if (!tape_ready || PyList_GET_SIZE(RECORD_HOOKS) || cls == NULL || cls == Py_None ||
         !PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, OpNodeType) ||
         save_args == NULL || masks == NULL || save_out == NULL) {
+        if (args == NULL && (args = PyTuple_Pack(2, a, b)) == NULL)
+            return -1;
         PyObject *r = record_py(op, args, result);
         Py_DECREF(args);
         if (r == NULL)
@@ -455,7 +459,7 @@ record(PyObject *op, PyObject *a, PyObject *b, int nargs, int ta, int tb, PyObje
         if (SLOT(node, N_args) == NULL || SLOT(node, N_versions) == NULL)
             goto fail;
     }
-    Py_DECREF(args);
+    Py_XDECREF(args);
     Py_XSETREF(SLOT(result, T_rg), Py_NewRef(Py_True));
     Py_XSETREF(SLOT(result, T_node), node); /* (the result holds the node's reference) */
     SLOT(node, N_nout) = PyLong_FromLong(1);
@@ -471,7 +475,7 @@ record(PyObject *op, PyObject *a, PyObject *b, int nargs, int ta, int tb, PyObje
 fail:
     Py_DECREF(node);
 fail_args:
-    Py_DECREF(args);
+    Py_XDECREF(args);
     return -1;
 }
 
@@ -760,7 +764,7 @@ match_node(PyObject *node, PyObject *spec, PyObject **names, Py_ssize_t n_names,
         PyObject *a = PyTuple_GET_ITEM(args, j), *as = PyTuple_GET_ITEM(arg_specs, j);
         long code = PyLong_AsLong(PyTuple_GET_ITEM(as, 0));
         if (code == 0) { /* a saved Tensor */
-            if (Py_TYPE(a) != TensorType || SLOT(a, T_fw) != Py_None)
+            if (Py_TYPE(a) != TensorType || SLOT(a, T_fw) != Py_None || SLOT(a, T_data) == NULL)
                 return 0;
             if (PyTuple_GET_ITEM(as, 1) == Py_True) { /* its version, as recorded */
                 /* (a tuple, or a list from the recorder's general branch) */
@@ -790,7 +794,7 @@ match_node(PyObject *node, PyObject *spec, PyObject **names, Py_ssize_t n_names,
                 return -1;
         }
         else if (code == 1) { /* a shape/dtype stand-in */
-            if (Py_TYPE(a) != ArgMetaType)
+            if (Py_TYPE(a) != ArgMetaType || SLOT(a, M_shape) == NULL || SLOT(a, M_dtype) == NULL)
                 return 0;
             r = equal(SLOT(a, M_shape), PyTuple_GET_ITEM(as, 1));
             if (r != 1)
@@ -910,6 +914,8 @@ match_graph(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             goto no;
     }
     for (Py_ssize_t i = 0; i + 1 < n_nodes; i++) { /* the pass's order */
+        if (SLOT(names[i], N_seq) == NULL || SLOT(names[i + 1], N_seq) == NULL)
+            goto no;
         int r = PyObject_RichCompareBool(SLOT(names[i], N_seq), SLOT(names[i + 1], N_seq),
                                          Py_GT);
         if (r < 0)
@@ -1011,6 +1017,222 @@ release_graph(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* forward mode's compiled rules (fwd.compiled.process_alone's rule branch)                  */
+
+/* Installed by fwd.compiled (install_forward): the rule table, the default dtype's box, the
+ * dual level's and the tensor's slots. ``forward_alone`` runs what ``process_alone`` runs for
+ * a call whose arguments' cached signature parts all hold and whose rule is compiled; MISS
+ * (nothing run) for everything else, where ``process_alone`` runs its Python code. */
+static int forward_ready = 0;
+static PyObject *RULES = NULL, *DTYPE_BOX = NULL;
+static Py_ssize_t T_fwsig, L_fw_on, L_holders, L_prune_at;
+static PyObject *str_prune = NULL;
+
+static PyObject *
+install_forward(PyObject *mod, PyObject *args)
+{
+    PyObject *rules, *dtype_box, *level_type;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &rules, &PyList_Type, &dtype_box,
+                          &PyType_Type, &level_type))
+        return NULL;
+    if (TensorType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath: install_core first");
+        return NULL;
+    }
+    if (offset_of((PyObject *)TensorType, "_fwsig", &T_fwsig) ||
+        offset_of(level_type, "fw_on", &L_fw_on) || offset_of(level_type, "holders", &L_holders) ||
+        offset_of(level_type, "prune_at", &L_prune_at))
+        return NULL;
+    keep(&RULES, rules);
+    keep(&DTYPE_BOX, dtype_box);
+    if (str_prune == NULL && (str_prune = PyUnicode_InternFromString("_prune")) == NULL)
+        return NULL;
+    forward_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* ``part_of``'s cached case: a Tensor's cached signature tuple (borrowed) while its checks
+ * hold, or a Python float/int's part (new reference in ``*made``); NULL when the Python code
+ * must decide (``*made`` NULL and no error) or on error. */
+static PyObject *
+part_of(PyObject *level, PyObject *a, PyObject **made)
+{
+    *made = NULL;
+    PyTypeObject *t = Py_TYPE(a);
+    if (t == TensorType) {
+        PyObject *sig = SLOT(a, T_fwsig), *data = SLOT(a, T_data), *fw = SLOT(a, T_fw);
+        PyObject *view = SLOT(a, T_view);
+        if (sig == NULL || !PyTuple_CheckExact(sig) || PyTuple_GET_SIZE(sig) != 4 ||
+            PyTuple_GET_ITEM(sig, 0) != data || SLOT(a, T_rg) != Py_False || view != Py_None ||
+            fw == NULL)
+            return NULL;
+        PyObject *tangent = PyTuple_GET_ITEM(sig, 1), *held = Py_None;
+        if (fw != Py_None) {
+            if (!PyDict_CheckExact(fw))
+                return NULL;
+            held = PyDict_GetItemWithError(fw, level);
+            if (held == NULL) {
+                if (PyErr_Occurred())
+                    return NULL;
+                held = Py_None;
+            }
+        }
+        if (held != tangent)
+            return NULL;
+        if (tangent != Py_None &&
+            (Py_TYPE(tangent) != TensorType || SLOT(tangent, T_data) != PyTuple_GET_ITEM(sig, 2) ||
+             SLOT(tangent, T_rg) != Py_False || SLOT(tangent, T_fw) != Py_None))
+            return NULL;
+        return sig;
+    }
+    if (t == &PyFloat_Type || t == &PyLong_Type) {
+        /* (0.0 and -0.0 are equal keys otherwise; NaN is no key at all: never equal to itself) */
+        PyObject *value;
+        int keyed = PyObject_IsTrue(a);
+        if (keyed < 0)
+            return NULL;
+        if (keyed && t == &PyFloat_Type && PyFloat_AS_DOUBLE(a) != PyFloat_AS_DOUBLE(a))
+            keyed = 0;
+        value = keyed ? Py_NewRef(a) : PyObject_Repr(a);
+        if (value == NULL)
+            return NULL;
+        PyObject *key = PyTuple_Pack(2, (PyObject *)t, value);
+        Py_DECREF(value);
+        if (key == NULL)
+            return NULL;
+        *made = PyTuple_Pack(4, Py_None, Py_None, Py_None, key);
+        Py_DECREF(key);
+        return *made;
+    }
+    return NULL;
+}
+
+static PyObject *
+plain_tensor(PyObject *data)
+{
+    PyObject *t = TensorType->tp_alloc(TensorType, 0);
+    if (t == NULL)
+        return NULL;
+    SLOT(t, T_data) = Py_NewRef(data);
+    SLOT(t, T_rg) = Py_NewRef(Py_False);
+    SLOT(t, T_out_nr) = Py_NewRef(ZERO);
+    SLOT(t, T_node) = Py_NewRef(Py_None);
+    SLOT(t, T_meta) = Py_NewRef(Py_None);
+    SLOT(t, T_vc) = Py_NewRef(Py_None);
+    SLOT(t, T_view) = Py_NewRef(Py_None);
+    SLOT(t, T_fw) = Py_NewRef(Py_None);
+    SLOT(t, T_fwsig) = Py_NewRef(Py_None);
+    return t;
+}
+
+/* forward_alone(level, op, args): the compiled rule's result, or MISS */
+static PyObject *
+forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "_fastpath.forward_alone(level, op, args)");
+        return NULL;
+    }
+    PyObject *level = args[0], *op = args[1], *call = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(call);
+    if (!forward_ready || SLOT(level, L_fw_on) != Py_True || n < 1 || n > 2 ||
+        (n == 2 && PyTuple_GET_ITEM(call, 0) == PyTuple_GET_ITEM(call, 1)) ||
+        PyList_GET_SIZE(DTYPE_BOX) < 1)
+        return Py_NewRef(MISS);
+    PyObject *made1, *made2 = NULL, *second = NULL, *key, *result = NULL;
+    PyObject *first = part_of(level, PyTuple_GET_ITEM(call, 0), &made1);
+    if (first == NULL)
+        goto miss;
+    if (n == 2) {
+        second = part_of(level, PyTuple_GET_ITEM(call, 1), &made2);
+        if (second == NULL)
+            goto miss;
+        key = PyTuple_Pack(4, op, PyList_GET_ITEM(DTYPE_BOX, 0), PyTuple_GET_ITEM(first, 3),
+                           PyTuple_GET_ITEM(second, 3));
+    }
+    else
+        key = PyTuple_Pack(3, op, PyList_GET_ITEM(DTYPE_BOX, 0), PyTuple_GET_ITEM(first, 3));
+    if (key == NULL)
+        goto error;
+    PyObject *rule = PyDict_GetItemWithError(RULES, key);
+    Py_DECREF(key);
+    if (rule == NULL) {
+        if (PyErr_Occurred())
+            goto error;
+        goto miss;
+    }
+    if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 2)
+        goto miss; /* (a marker: the Python code notes or compiles the signature) */
+    Py_INCREF(rule); /* (the table may change while the replay runs) */
+    PyObject *replay_args[4] = {
+        PyTuple_GET_ITEM(first, 0), PyTuple_GET_ITEM(first, 2),
+        second == NULL ? Py_None : PyTuple_GET_ITEM(second, 0),
+        second == NULL ? Py_None : PyTuple_GET_ITEM(second, 2)};
+    PyObject *pair = PyObject_Vectorcall(PyTuple_GET_ITEM(rule, 0), replay_args, 4, NULL);
+    if (pair == NULL) {
+        Py_DECREF(rule);
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            goto error;
+        PyErr_Clear(); /* (the general path raises its clear error) */
+        goto miss;
+    }
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        Py_DECREF(rule);
+        Py_DECREF(pair);
+        PyErr_SetString(PyExc_TypeError, "_fastpath: a forward rule returned no (y, ty) pair");
+        goto error;
+    }
+    PyObject *y = PyTuple_GET_ITEM(pair, 0), *ty = PyTuple_GET_ITEM(pair, 1);
+    PyObject *out = plain_tensor(y), *tangent = plain_tensor(ty);
+    PyObject *fw = PyDict_New();
+    PyObject *sig = tangent == NULL ? NULL : PyTuple_Pack(4, y, tangent, ty, PyTuple_GET_ITEM(rule, 1));
+    Py_DECREF(rule);
+    Py_DECREF(pair);
+    if (out == NULL || tangent == NULL || fw == NULL || sig == NULL ||
+        PyDict_SetItem(fw, level, tangent) < 0) {
+        Py_XDECREF(out);
+        Py_XDECREF(tangent);
+        Py_XDECREF(fw);
+        Py_XDECREF(sig);
+        goto error;
+    }
+    Py_DECREF(tangent);
+    Py_SETREF(SLOT(out, T_fw), fw);
+    Py_SETREF(SLOT(out, T_fwsig), sig);
+    PyObject *holders = SLOT(level, L_holders), *ref = PyWeakref_NewRef(out, NULL);
+    if (ref == NULL || holders == NULL || !PyList_CheckExact(holders) ||
+        PyList_Append(holders, ref) < 0) {
+        Py_XDECREF(ref);
+        Py_DECREF(out);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_fastpath: the level's holders are not a list");
+        goto error;
+    }
+    Py_DECREF(ref);
+    PyObject *prune_at = SLOT(level, L_prune_at);
+    if (prune_at != NULL && PyLong_Check(prune_at) &&
+        PyList_GET_SIZE(holders) > PyLong_AsSsize_t(prune_at)) {
+        PyObject *done = PyObject_CallMethodNoArgs(level, str_prune);
+        if (done == NULL) {
+            Py_DECREF(out);
+            goto error;
+        }
+        Py_DECREF(done);
+    }
+    result = out;
+    goto done;
+miss:
+    result = Py_NewRef(MISS);
+    goto done;
+error:
+    result = NULL;
+done:
+    Py_XDECREF(made1);
+    Py_XDECREF(made2);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"install_core", install_core, METH_VARARGS,
      "install_core(Tensor, ACTIVE, GRAD, modules, np_scalars, asarray, EMPTY, MISS, record, "
@@ -1023,6 +1245,10 @@ static PyMethodDef methods[] = {
      "unary(state, x): the fast path of a one-argument op, or MISS."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(state, a, b): the fast path of a two-argument op, or MISS."},
+    {"install_forward", install_forward, METH_VARARGS,
+     "install_forward(RULES, DEFAULT_DTYPE, DualLevel): forward mode's rule table and slots."},
+    {"forward_alone", (PyCFunction)(void (*)(void))forward_alone, METH_FASTCALL,
+     "forward_alone(level, op, args): a compiled forward rule's dual result, or MISS."},
     {"match_graph", (PyCFunction)(void (*)(void))match_graph, METH_FASTCALL,
      "match_graph(plan, root, grad_data): (arrays, nodes, leaves) when the graph from root has "
      "the plan's structure, else None."},

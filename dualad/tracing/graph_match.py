@@ -47,6 +47,7 @@ _SHAPE = attrgetter("shape")
 _DTYPE = attrgetter("dtype")
 # graphs of more nodes keep the key (the matcher's source grows with the graph)
 MAX_MATCHED_NODES = 2000
+COMPILED_NAMES = 4096  # (the compiled matcher's MATCH_NAMES: nodes and leaves it can name)
 
 
 def param_key(value):
@@ -96,7 +97,11 @@ def make_matcher(ops: list, leaves: list, grad_data, kinds: list):
     (their ``_release``). None when the graph is too large."""
     if len(ops) > MAX_MATCHED_NODES:
         return None
-    if _fastpath is not None and all(isinstance(n, OpNode) for n in ops):
+    if (
+        _fastpath is not None
+        and len(ops) + len(leaves) <= COMPILED_NAMES
+        and all(isinstance(n, OpNode) for n in ops)
+    ):
         # the compiled matcher runs the same checks from a plan (``make_plan``)
         plan = make_plan(ops, leaves, grad_data, kinds)
         return partial(_fastpath.match_graph, plan), partial(_fastpath.release_graph, tuple(kinds))
