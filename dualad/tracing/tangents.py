@@ -38,7 +38,7 @@ import numpy as np
 from .._dispatch import EMPTY
 from .._state import pop_level, push_level, resume, suspend
 from .._tensor import Tensor
-from ..fwd.levels import install_rule_compiler
+from ..fwd.compiled import install_rule_compiler
 from .codegen import compile_program
 from .program import optimise
 from .tracer import TraceLevel, TraceTensor
@@ -52,22 +52,18 @@ def compile_rule(level, op, args: tuple):
     tangents at ``level`` (in order), or None (the general path runs such calls)."""
     if op.view or op.nout != 1 or op.fast is None or not op.differentiable or op.jvp is None:
         return None
-    n_inputs = 0
-    for a in args:
-        if type(a) is Tensor:
-            n_inputs += 1 if a._fw is None or a._fw.get(level) is None else 2
-    trace = TraceLevel(n_inputs)
-    slot = 0
+    if len(args) > 2:
+        return None
+    # input slots 2i and 2i + 1: argument i's array and its tangent's (unused where it has none)
+    trace = TraceLevel(4)
     traced_args, traced_tangents = [], []
-    for a in args:
+    for slot, a in enumerate(args):
         tangent = None
         if type(a) is Tensor:
             tangent = None if a._fw is None else a._fw.get(level)
-            a = trace.input(a, slot)
-            slot += 1
+            a = trace.input(a, 2 * slot)
             if tangent is not None:
-                tangent = trace.input(tangent, slot)
-                slot += 1
+                tangent = trace.input(tangent, 2 * slot + 1)
         traced_args.append(a)
         traced_tangents.append(tangent)
     traced_args = tuple(traced_args)
@@ -105,7 +101,22 @@ def compile_rule(level, op, args: tuple):
     program.outputs = [("s", out._slot), ("s", tangent._slot)]
     optimise(program)
     replay, _ = compile_program(program, np)
-    return replay
+    where, slot = program.outputs[1]
+    if where == "s" and slot < program.n_inputs:
+        replay = _copying_tangent(replay)
+    return replay, y.shape, y.dtype
+
+
+def _copying_tangent(replay):
+    """``replay``, its tangent copied: a rule returned an argument's tangent (d(x + c) = dx),
+    and an in-place op on the output must not write into the input's tangent (the general
+    path's ``_unshared`` copies it too)."""
+
+    def copying(*arrays):
+        y, ty = replay(*arrays)
+        return y, ty.copy()
+
+    return copying
 
 
 install_rule_compiler(compile_rule)
