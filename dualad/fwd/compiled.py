@@ -205,20 +205,13 @@ def process_alone(level, op, args: tuple, stack):
     out = _new(Tensor)  # wrap(y) and wrap(ty), inline: the hot path
     out._data = y
     out._rg = False
-    out._node = None
     out._out_nr = 0
-    out._meta = None
-    out._vc = None
-    out._view = None
+    out._node = out._meta = out._vc = out._view = None
     tangent = _new(Tensor)
     tangent._data = ty
     tangent._rg = False
-    tangent._node = None
     tangent._out_nr = 0
-    tangent._meta = None
-    tangent._fw = None
-    tangent._fwsig = None
-    tangent._vc = None
+    tangent._node = tangent._meta = tangent._fw = tangent._fwsig = tangent._vc = None
     tangent._view = None
     out._fw = {level: tangent}
     out._fwsig = (y, tangent, ty, part)  # (its signature part, known to the rule)

@@ -16,7 +16,8 @@ Invariants:
   such an M is active, gathers the mixed terms from M's tangent, so that every unpacking order
   gives the same values (symmetric mixed partials) and the primal keeps M's perturbation.
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
-  level never keeps a tensor alive).
+  level never keeps a tensor alive), and their cached signature parts (``_fwsig``: the hot
+  path's, ``fwd/compiled.py``), which may hold a tangent.
 - A tangent has its primal's dtype: ``attach`` casts a rule's tangent that was promoted
   differently (float32 dual + int64 tensor: a float64 primal, a float32 tangent).
 - The tangent of a view's source is batched at every vmap level its primal is before the view

@@ -58,6 +58,15 @@ def _pair(y):
     return y, fwd.unpack_dual(y).tangent
 
 
+def _cached(warm, then):
+    """A dual and ``y = exp(dual)``, the part of y cached by ``then(y)`` (at the innermost
+    level)."""
+    dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 2.0]))
+    y = warm(dualad.exp, dual)
+    warm(then, y)
+    return dual, y
+
+
 def test_outputs_carry_their_signature_part():
     with fwd.dual_level():
         dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 2.0]))
@@ -72,9 +81,7 @@ def test_outputs_carry_their_signature_part():
 def test_data_assignment_invalidates_the_part():
     def body(warm):
         with fwd.dual_level():
-            dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 2.0]))
-            y = warm(dualad.exp, dual)
-            warm(dualad.sin, y)
+            _, y = _cached(warm, dualad.sin)
             y.data = dualad.tensor([3.0, 4.0], dtype="float32")  # another array and dtype
             return _pair(dualad.sin(y) * 2.0)
 
@@ -84,9 +91,7 @@ def test_data_assignment_invalidates_the_part():
 def test_in_place_ops_on_the_primal_and_the_tangent():
     def body(warm):
         with fwd.dual_level():
-            dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 2.0]))
-            y = warm(dualad.exp, dual)
-            warm(dualad.tanh, y)
+            dual, y = _cached(warm, dualad.tanh)
             y.mul_(dual)  # the primal and its tangent change in place
             first = dualad.tanh(y)
             fwd.unpack_dual(y).tangent.mul_(3.0)  # the tangent alone
