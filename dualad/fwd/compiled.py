@@ -138,7 +138,10 @@ def part_of(level, a):
     Python float or int, its type and value (no arrays); None when the compiled rules cannot
     take ``a``."""
     if type(a) is Tensor:
-        sig = a._fwsig
+        try:
+            sig = a._fwsig
+        except AttributeError:  # (made by code that skips ``wrap`` and left the slot unset)
+            sig = None
         if sig is not None and sig[0] is a._data and not a._rg:
             fw = a._fw
             tangent = sig[1]

@@ -18,6 +18,7 @@ import pytest
 
 import dualad
 from dualad import fwd
+from dualad._tensor import Tensor, _new
 from dualad.fwd import compiled
 from dualad.tracing.tangents import compile_rule
 
@@ -254,3 +255,13 @@ def test_dual_of_another_threads_level_is_a_constant_here():
         thread.join()
         for tangent in results:  # y is a constant at the other thread's level
             np.testing.assert_array_equal(tangent.numpy(), [0.0, np.sin(1.5)])
+
+
+def test_tensor_without_the_slot_set_takes_the_slow_checks():
+    bare = _new(Tensor)  # (as code that skips wrap might make one)
+    for name in ("_data", "_rg", "_node", "_out_nr", "_meta", "_fw", "_vc", "_view"):
+        setattr(bare, name, dualad.tensor([2.0, 3.0]).__getattribute__(name))
+    with fwd.dual_level():
+        dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 1.0]))
+        tangent = fwd.unpack_dual(_warm(dualad.mul, bare, dual)).tangent
+    np.testing.assert_array_equal(tangent.numpy(), [2.0, 3.0])
