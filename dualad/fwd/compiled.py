@@ -17,7 +17,8 @@ what the rule takes from the tensor. The cache holds only facts that identities 
 vouch for, and they are checked on every use:
 
 - the tensor's ``_data`` is the cached array (``.data =`` and in-place ops that rebind it
-  invalidate it; an array's shape and dtype never change under dualad), and it requires no grad;
+  invalidate it; an array's shape and dtype never change under dualad: one reshaped in place
+  through ``numpy()`` is not seen), and it requires no grad;
 - its tangent at this level is the cached Tensor (``make_dual``, ``attach`` and a level's exit
   replace or remove it), or None for both; that tangent's ``_data`` is the cached array, and it
   requires no grad and has no tangent of its own;

@@ -266,3 +266,22 @@ def test_tensor_without_the_slot_set_takes_the_slow_checks():
         dual = fwd.make_dual(dualad.tensor([0.5, 1.5]), dualad.tensor([1.0, 1.0]))
         tangent = fwd.unpack_dual(_warm(dualad.mul, bare, dual)).tangent
     np.testing.assert_array_equal(tangent.numpy(), [2.0, 3.0])
+
+
+def test_full_piece_table_leaves_new_shapes_to_the_general_path(monkeypatch):
+    shape = (1, 3, 1, 2)
+    assert all(p.shape != shape for p in compiled._PIECES.values())  # (a shape new here)
+    monkeypatch.setattr(compiled, "MAX_PIECES", len(compiled._PIECES))
+    duals = []
+
+    def body(warm):
+        with fwd.dual_level():
+            dual = fwd.make_dual(
+                dualad.tensor(np.linspace(0.5, 1.5, 6).reshape(shape)), dualad.ones(shape)
+            )
+            duals.append(dual)
+            return _pair(warm(dualad.mul, warm(dualad.sin, dual), dual))
+
+    _check(body)
+    assert all(d._fwsig is None for d in duals)  # (no part: every call took the general path)
+    assert all(p.shape != shape for p in compiled._PIECES.values())
