@@ -11,10 +11,12 @@ takes the level's general path (``DualLevel.alone_general``).
 
 The signature costs what its reads cost (shapes, dtypes, a tuple hashed), which is most of an
 op's overhead on small arrays; so each tensor argument's part of it is cached on the tensor, in
-its ``_fwsig`` slot, as ``(data, tangent, tangent data, piece, arrays)``: ``piece`` is the part
-(a ``Piece``, interned: equal parts are one object, hashed and compared by identity), ``arrays``
-what the rule takes from the tensor. The cache holds only facts that identities and flags
-vouch for, and they are checked on every use:
+its ``_fwsig`` slot, as ``(data, tangent, tangent data, piece)`` (None for the tangent and its
+data where there is none): ``piece`` is the part (a ``Piece``, interned: equal parts are one
+object, hashed and compared by identity); data and tangent data are what a rule takes from the
+tensor (a rule takes four arrays: each argument's and its tangent's, None where there is none).
+The cache holds only facts that identities and flags vouch for, and they are checked on every
+use:
 
 - the tensor's ``_data`` is the cached array (``.data =`` and in-place ops that rebind it
   invalidate it; an array's shape and dtype never change under dualad: one reshaped in place
@@ -40,9 +42,9 @@ import numpy as np
 from .._dtypes import _default as DEFAULT_DTYPE
 from .._tensor import Tensor, _new
 
-# Compiled forward rules: a call's signature -> ``(replay, piece)`` (``replay(*arrays) -> (y, ty)``
-# from the arrays of the tensor arguments and their tangents, in order; ``piece`` the output's
-# part of a signature), or a marker: _SEEN_ONCE (compiled when met again: one-off calls cost no
+# Compiled forward rules: a call's signature -> ``(replay, piece)`` (``replay(a, ta, b, tb) ->
+# (y, ty)`` from the arguments' arrays and their tangents', None where there is none; ``piece``
+# the output's part of a signature), or a marker: _SEEN_ONCE (compiled when met again: one-off calls cost no
 # trace) or _DECLINED (the general path runs it). The compiler is installed from above
 # (``tracing.tangents``: fwd must not import the trace level), None while there is none.
 _RULES: dict = {}
