@@ -44,9 +44,9 @@ from .._tensor import Tensor, _new
 
 # Compiled forward rules: a call's signature -> ``(replay, piece)`` (``replay(a, ta, b, tb) ->
 # (y, ty)`` from the arguments' arrays and their tangents', None where there is none; ``piece``
-# the output's part of a signature), or a marker: _SEEN_ONCE (compiled when met again: one-off calls cost no
-# trace) or _DECLINED (the general path runs it). The compiler is installed from above
-# (``tracing.tangents``: fwd must not import the trace level), None while there is none.
+# the output's part of a signature), or a marker: _SEEN_ONCE (compiled when met again: one-off
+# calls cost no trace) or _DECLINED (the general path runs it). The compiler is installed from
+# above (``tracing.tangents``: fwd must not import the trace level), None while there is none.
 _RULES: dict = {}
 _UNSEEN, _SEEN_ONCE, _DECLINED = 2, 1, 0  # (ints: one type test tells a marker from a rule)
 MAX_RULES = 4096  # a full table compiles nothing more (new signatures take the general path)
