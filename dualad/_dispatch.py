@@ -431,7 +431,7 @@ def unary_caller(
             result._data = out
             result._out_nr = 0
             result._meta = None
-            result._fw = None
+            result._fw = result._fwsig = None
             result._vc = None
             result._view = None
             if x._rg and GRAD.enabled and differentiable:
@@ -503,7 +503,7 @@ def binary_caller(
             result._data = out
             result._out_nr = 0
             result._meta = None
-            result._fw = None
+            result._fw = result._fwsig = None
             result._vc = None
             result._view = None
             if requires_grad and GRAD.enabled and differentiable:

@@ -48,7 +48,18 @@ class Tensor(AttachedMembers):
     tensor([2., 4.])
     """
 
-    __slots__ = ("__weakref__", "_data", "_fw", "_meta", "_node", "_out_nr", "_rg", "_vc", "_view")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_fw",
+        "_fwsig",
+        "_meta",
+        "_node",
+        "_out_nr",
+        "_rg",
+        "_vc",
+        "_view",
+    )
 
     # NumPy defers to our reflected operators and ufunc protocol instead of converting us.
     __array_priority__ = 1000
@@ -67,6 +78,7 @@ class Tensor(AttachedMembers):
         self._out_nr = 0
         self._meta = None
         self._fw = None
+        self._fwsig = None  # (forward mode's cached signature: fwd/compiled.py)
         self._vc = None
         self._view = None
         if requires_grad:
@@ -410,6 +422,7 @@ def wrap(data) -> Tensor:
     out._out_nr = 0
     out._meta = None
     out._fw = None
+    out._fwsig = None
     out._vc = None
     out._view = None
     return out

@@ -16,7 +16,8 @@ Invariants:
   such an M is active, gathers the mixed terms from M's tangent, so that every unpacking order
   gives the same values (symmetric mixed partials) and the primal keeps M's perturbation.
 - Exiting a level removes its tangents from every tensor that got one (weak references, so the
-  level never keeps a tensor alive).
+  level never keeps a tensor alive), and their cached signature parts (``_fwsig``: the hot
+  path's, ``fwd/compiled.py``), which may hold a tangent.
 - A tangent has its primal's dtype: ``attach`` casts a rule's tangent that was promoted
   differently (float32 dual + int64 tensor: a float64 primal, a float32 tangent).
 - The tangent of a view's source is batched at every vmap level its primal is before the view
@@ -31,19 +32,16 @@ from __future__ import annotations
 
 import weakref
 
-import numpy as np
-
 from .._creation import full_like, zeros_like
 from .._dispatch import EMPTY, Level, dispatch, eager
-from .._dtypes import _default as DEFAULT_DTYPE
 from .._errors import conversion_error
 from .._state import ACTIVE, GRAD, resume, suspend
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 from .._wrapper import LevelTensor
 from ..ops import astype, clone
 from ..ops import sum as sum_
 from ..rev.views import replay_view
-from . import function
+from . import compiled, function
 
 # The forward grad switch (``set_fw_enabled``, per thread) lives in ``rev/function.py``, below
 # the dual levels, because a custom Function's forward switches it off; each dual level keeps a
@@ -51,28 +49,6 @@ from . import function
 
 
 _weakref = weakref.ref
-
-# Compiled forward rules (issue 15 item 6): a call's signature (the op, the default dtype, each
-# tensor argument's and tangent's shape and dtype, the Python numbers' types and values) -> a
-# function of the arrays computing the primal and its tangent (``replay(*arrays) -> (y, ty)``),
-# or a marker: _SEEN_ONCE (compiled when met again: one-off calls cost no trace) or _DECLINED
-# (the general path runs it). ``process_alone`` looks them up; the compiler is installed from
-# above (``tracing.tangents``: fwd must not import the trace level), None while there is none.
-_RULES: dict = {}
-_UNSEEN, _SEEN_ONCE, _DECLINED = 2, 1, 0  # (ints: one type test tells a marker on the hot path)
-MAX_RULES = 4096  # a full table compiles nothing more (new signatures take the general path)
-_COMPILE = None
-_ndarray = np.ndarray
-
-
-def install_rule_compiler(compile_rule) -> None:
-    """Install (or, with None, remove) the compiler of forward rules:
-    ``compile_rule(level, op, args)`` gives the replay function of the call's signature (its
-    primal and tangent from the arrays of the tensor arguments and their tangents, in order),
-    or None. Installing forgets the rules compiled so far."""
-    global _COMPILE
-    _COMPILE = compile_rule
-    _RULES.clear()
 
 
 def _no_jvp_error(op) -> NotImplementedError:
@@ -201,100 +177,17 @@ class DualLevel(Level):
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
 
-    def process_alone(self, op, args: tuple, stack):
-        """``process`` of an op without parameters while this level is alone on this thread's
-        stack (``stack``; dispatch calls it directly, without asking ``owns``: forward mode's
-        hot path). A one-output op whose fast caller exists takes the general case's steps
-        with fewer tests, or, when its call's signature has one, the compiled rule (``_RULES``).
+    process_alone = compiled.process_alone  # (the compiled rules: fwd/compiled.py)
 
-        The compiled rule is used only for plain Tensors that require no grad (nothing to
-        record on the tape; a view only while its base is unmodified, so that its flags are
-        current, and with its own tangent), tangents that are plain Tensors without history or
-        tangents of their own, NumPy arrays and Python float/int scalars, with at least one
-        tangent at this level and not one tensor in both slots; the compiler
-        (``tracing.tangents``) declines the rest."""
+    def alone_general(self, op, args: tuple, stack):
+        """``process_alone``'s general path: the general case's steps with fewer tests for a
+        one-output op that has a fast caller, ``_process_general`` for the others."""
         fast = op.fast
         if fast is None or op.nout != 1 or op.view:
             for a in args:
                 if self.owns(a):
                     return self._process_general(stack, op, args, EMPTY)
             return eager(op, args, EMPTY)
-        if _COMPILE is not None and self.fw_on and (len(args) == 1 or args[0] is not args[1]):
-            # the compiled rule, inline (one Python call less per op): the signature first
-            # (``x * x`` takes the general path: a rule may tell one tensor in both slots apart)
-            key = [op, DEFAULT_DTYPE[0]]
-            append = key.append
-            arrays = []
-            owned = False
-            for a in args:
-                t = type(a)
-                if t is Tensor:
-                    data = a._data
-                    view = a._view
-                    fw = a._fw
-                    tangent = None if fw is None else fw.get(self)
-                    if (
-                        a._rg
-                        or type(data) is not _ndarray
-                        or (
-                            view is not None
-                            and (tangent is None or view.version != view.base._vc[0])
-                        )
-                    ):
-                        break
-                    append(data.shape)
-                    append(data.dtype)
-                    arrays.append(data)
-                    if tangent is None:
-                        append(None)
-                        continue
-                    data = tangent._data
-                    view = tangent._view
-                    if (
-                        type(tangent) is not Tensor
-                        or tangent._rg
-                        or tangent._fw is not None
-                        or type(data) is not _ndarray
-                        or (view is not None and view.version != view.base._vc[0])
-                    ):
-                        break
-                    append(data.shape)
-                    append(data.dtype)
-                    arrays.append(data)
-                    owned = True
-                elif t is float or t is int:
-                    append(t)
-                    append(a if a else repr(a))  # (0.0 and -0.0 are equal keys otherwise)
-                else:
-                    break
-            else:
-                if owned:
-                    key = tuple(key)
-                    replay = _RULES.get(key, _UNSEEN)
-                    if type(replay) is not int:
-                        try:
-                            y, ty = replay(*arrays)
-                        except Exception:
-                            y = None  # the general path raises its clear error
-                        if y is not None:
-                            for data in arrays:
-                                if ty is data:  # a rule returned an argument's tangent
-                                    ty = ty.copy()  # (_unshared's copy)
-                                    break
-                            out = wrap(y)
-                            tangent = wrap(ty)
-                            out._fw = {self: tangent}
-                            holders = self.holders
-                            holders.append(_weakref(out))
-                            if len(holders) > self.prune_at:
-                                self._prune()
-                            return out
-                    elif replay == _UNSEEN:
-                        if len(_RULES) < MAX_RULES:
-                            _RULES[key] = _SEEN_ONCE
-                    elif replay == _SEEN_ONCE:
-                        compiled = _COMPILE(self, op, args)
-                        _RULES[key] = _DECLINED if compiled is None else compiled
         owns = self.owns
         for a in args:
             if owns(a):
@@ -407,6 +300,7 @@ class DualLevel(Level):
                 tensor._fw.pop(self, None)
                 if not tensor._fw:
                     tensor._fw = None
+                tensor._fwsig = None  # (its cached signature may hold the tangent)
         self.holders = []
 
     def write_tangent(self, x: Tensor, result) -> None:

@@ -135,7 +135,7 @@ class _UfuncProtocol:
         result._node = None
         result._out_nr = 0
         result._meta = None
-        result._fw = None
+        result._fw = result._fwsig = None
         result._vc = None
         result._view = None
         return result

@@ -66,6 +66,7 @@ def _snapshot(x: Tensor) -> Tensor:
         out._out_nr = x._out_nr
     out._meta = None
     out._fw = None if x._fw is None else dict(x._fw)
+    out._fwsig = None
     out._vc = None
     out._view = None
     if ACTIVE:

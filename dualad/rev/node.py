@@ -253,6 +253,7 @@ def _output_tensor(node, data, index: int, box: list, fw) -> Tensor:
     t._out_nr = index
     t._meta = None
     t._fw = fw or None
+    t._fwsig = None
     t._vc = box
     t._view = None
     return t

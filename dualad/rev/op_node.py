@@ -326,6 +326,7 @@ def _saved_output_apply(release: bool):
         y._out_nr = 0
         y._meta = None
         y._fw = fw or None
+        y._fwsig = None
         y._vc = box
         y._view = None
         args = self._args

@@ -3,25 +3,29 @@
 Under one dual level alone (``func.jvp``, ``fwd.dual_level``: forward mode's hot case) every op
 on a dual runs its impl and then its JVP rule, which is several dualad ops (``t * cos(x)``),
 each paying dispatch and Tensor wrapping. The dual level instead keys such a call by its
-signature (``fwd.levels._RULES``: the op, the default dtype, each tensor argument's and
+signature (``fwd.compiled._RULES``: the op, the default dtype, each tensor argument's and
 tangent's shape and dtype, the Python numbers' types and values) and, the second time it meets
 one, asks ``compile_rule`` here: it traces the op and its rule with the jit's trace level (the
 rule's ops are recorded as ordinary ops) and compiles the recording with ``codegen`` into one
 function of the arrays that computes the primal and its tangent. Later calls of the signature
 replay it and wrap one output Tensor holding its tangent. Installed with
-``fwd.levels.install_rule_compiler`` (``fwd`` is below this layer).
+``fwd.compiled.install_rule_compiler`` (``fwd`` is below this layer).
 
 Invariants:
 - The level offers only calls on plain ``Tensor`` arguments that require no grad (nothing is
   recorded on the tape), tangents that are plain Tensors without history or tangents of their
-  own, NumPy arrays and Python ``float``/``int`` scalars (``DualLevel._compiled``). This
-  compiler declines (None: the general path runs every such call, with the old behaviour) view
-  ops, ops of several outputs or without a rule, traces that fail, give up, write in place,
-  draw random numbers or record guards, and rules whose tangent has another shape or dtype
-  than the (floating or complex) primal (the general path broadcasts or casts it).
+  own, NumPy arrays and Python ``float``/``int`` scalars, one or two arguments
+  (``fwd.compiled.process_alone``). This compiler declines (None: the general path runs
+  every such call, with the old behaviour) view ops, ops of several outputs or without a
+  rule, traces that fail, give up, write in place, draw random numbers or record guards,
+  and rules whose tangent has another shape or dtype than the (floating or complex) primal
+  (the general path broadcasts or casts it).
+- A replay takes four arrays, argument i's in input slot 2i and its tangent's in slot 2i + 1
+  (None where there is none, never read: the program does not use the slot), so the hot path
+  calls it with fixed arguments.
 - A replay whose impls raise leaves the call to the general path, which raises the clear
-  error; a replayed tangent that is an input array (a rule returning its argument's tangent)
-  is copied, as the general path's ``_unshared`` copies it.
+  error; a replayed tangent that is an input array (a rule returning its argument's tangent,
+  known when compiling) is copied, as the general path's ``_unshared`` copies it.
 - The replay runs the impls the general path's rule runs, on the same arrays: equal results
   to the last bit (``tests/fwd/test_compiled_tangents.py``). The trace runs the op and its
   rule once more, for real: they are deterministic (ops never draw random numbers; a program
@@ -38,7 +42,7 @@ import numpy as np
 from .._dispatch import EMPTY
 from .._state import pop_level, push_level, resume, suspend
 from .._tensor import Tensor
-from ..fwd.levels import install_rule_compiler
+from ..fwd.compiled import install_rule_compiler
 from .codegen import compile_program
 from .program import optimise
 from .tracer import TraceLevel, TraceTensor
@@ -48,26 +52,23 @@ _ndarray = np.ndarray
 
 def compile_rule(level, op, args: tuple):
     """Trace ``op`` and its JVP rule on ``args`` with dual ``level`` (alone on this thread's
-    stack) suspended; the replay function of the arrays of the tensor arguments and their
-    tangents at ``level`` (in order), or None (the general path runs such calls)."""
+    stack) suspended: ``(replay, shape, dtype)``, the replay function of the arrays of the
+    arguments and their tangents at ``level`` (four slots, see the invariants) and the
+    output's shape and dtype (its tangent's too), or None (the general path runs such calls)."""
     if op.view or op.nout != 1 or op.fast is None or not op.differentiable or op.jvp is None:
         return None
-    n_inputs = 0
-    for a in args:
-        if type(a) is Tensor:
-            n_inputs += 1 if a._fw is None or a._fw.get(level) is None else 2
-    trace = TraceLevel(n_inputs)
-    slot = 0
+    if len(args) > 2:
+        return None
+    # input slots 2i and 2i + 1: argument i's array and its tangent's (unused where it has none)
+    trace = TraceLevel(4)
     traced_args, traced_tangents = [], []
-    for a in args:
+    for slot, a in enumerate(args):
         tangent = None
         if type(a) is Tensor:
             tangent = None if a._fw is None else a._fw.get(level)
-            a = trace.input(a, slot)
-            slot += 1
+            a = trace.input(a, 2 * slot)
             if tangent is not None:
-                tangent = trace.input(tangent, slot)
-                slot += 1
+                tangent = trace.input(tangent, 2 * slot + 1)
         traced_args.append(a)
         traced_tangents.append(tangent)
     traced_args = tuple(traced_args)
@@ -105,7 +106,22 @@ def compile_rule(level, op, args: tuple):
     program.outputs = [("s", out._slot), ("s", tangent._slot)]
     optimise(program)
     replay, _ = compile_program(program, np)
-    return replay
+    where, slot = program.outputs[1]
+    if where == "s" and slot < program.n_inputs:
+        replay = _copying_tangent(replay)
+    return replay, y.shape, y.dtype
+
+
+def _copying_tangent(replay):
+    """``replay``, its tangent copied: a rule returned an argument's tangent (d(x + c) = dx),
+    and an in-place op on the output must not write into the input's tangent (the general
+    path's ``_unshared`` copies it too)."""
+
+    def copying(*arrays):
+        y, ty = replay(*arrays)
+        return y, ty.copy()
+
+    return copying
 
 
 install_rule_compiler(compile_rule)

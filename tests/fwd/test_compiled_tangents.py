@@ -1,4 +1,4 @@
-"""Forward mode's compiled per-op rules (``tracing.tangents``, ``DualLevel.process_alone``).
+"""Forward mode's compiled per-op rules (``tracing.tangents``, ``fwd.compiled.process_alone``).
 
 Each test runs a computation twice per call site (a signature is compiled the second time it
 is seen) and compares it with the general path (no compiler installed): the values and
@@ -14,24 +14,28 @@ import pytest
 import dualad
 from dualad import fwd
 from dualad.func import grad, jvp
-from dualad.fwd import levels
+from dualad.fwd import compiled
 from dualad.tracing.tangents import compile_rule
 
 
 @pytest.fixture
 def general_path():
     """Run the body without the compiler (the general path), restoring it afterwards."""
-    levels.install_rule_compiler(None)
+    compiled.install_rule_compiler(None)
     try:
         yield
     finally:
-        levels.install_rule_compiler(compile_rule)
+        compiled.install_rule_compiler(compile_rule)
 
 
 def _compiled_for(dtype) -> int:
     """How many compiled rules take arrays of ``dtype``."""
     dtype = np.dtype(dtype)
-    return sum(1 for k, v in levels._RULES.items() if not isinstance(v, int) and dtype in k)
+    return sum(
+        1
+        for k, v in compiled._RULES.items()
+        if not isinstance(v, int) and any(type(p) is compiled.Piece and p.dtype == dtype for p in k)
+    )
 
 
 def _chain(x):
@@ -46,11 +50,11 @@ def _chain(x):
 def _both(fn):
     """``fn()`` on the general path, then three times with the compiler (seen, compiled,
     replayed); all four results."""
-    levels.install_rule_compiler(None)
+    compiled.install_rule_compiler(None)
     try:
         reference = fn()
     finally:
-        levels.install_rule_compiler(compile_rule)
+        compiled.install_rule_compiler(compile_rule)
     return reference, [fn() for _ in range(3)]
 
 
@@ -205,10 +209,10 @@ def test_tangents_are_removed_on_exit():
 
 def test_general_path_fixture_runs_uncompiled(general_path):
     x = dualad.tensor([0.25])
-    before = dict(levels._RULES)
+    before = dict(compiled._RULES)
     for _ in range(3):
         jvp(dualad.cos, (x,), (dualad.ones_like(x),))
-    assert before == levels._RULES
+    assert before == compiled._RULES
 
 
 def test_view_whose_base_now_requires_grad_is_recorded():
