@@ -442,6 +442,7 @@ def unary_caller(
             return result
         return dispatch(op, (x,), EMPTY)
 
+    call.fast_state = (state, 1)  # (operator_method's)
     return _finish(call, op, name, doc)
 
 
@@ -514,7 +515,19 @@ def binary_caller(
             return result
         return dispatch(op, (a, b), EMPTY)
 
+    call.fast_state = (state, 2)  # (operator_method's)
     return _finish(call, op, name, doc)
+
+
+def operator_method(fn: Callable):
+    """``fn`` as a Tensor operator method (``Tensor.__mul__ = operator_method(mul)``): where
+    ``fn`` is a fast caller and the compiled fast path exists, a compiled method that does what
+    ``fn`` does without a Python frame (``_fastpath.Method``: its name, doc and signature are
+    ``fn``'s); else ``fn`` itself."""
+    fast = getattr(fn, "fast_state", None)
+    if _fastpath is None or fast is None:
+        return fn
+    return _fastpath.Method(fast[0], fn, fast[1])
 
 
 def _finish(call, op: OpDef, name: str | None, doc: str | None):

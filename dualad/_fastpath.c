@@ -48,7 +48,7 @@ static PyObject *MISS = NULL;       /* returned for "take the Python path" */
 static PyObject *RECORD_PY = NULL;  /* the Python recorder (record_node) */
 static PyObject *ZERO = NULL;
 static PyObject *str_enabled = NULL, *str_shape = NULL, *str_dtype = NULL, *str_variable = NULL;
-static Py_ssize_t T_data, T_out_nr, T_meta, T_fw, T_vc, T_view, T_rg, T_node;
+static Py_ssize_t T_data, T_out_nr, T_meta, T_fw, T_vc, T_view, T_rg, T_node, T_fwsig;
 static Py_ssize_t O_node_cls, O_save_args, O_save_masks, O_save_out;
 
 /* ---- installed by the tape (install_tape) ---- */
@@ -111,6 +111,7 @@ install_core(PyObject *mod, PyObject *args)
         offset_of(tensor, "_meta", &T_meta) || offset_of(tensor, "_fw", &T_fw) ||
         offset_of(tensor, "_vc", &T_vc) || offset_of(tensor, "_view", &T_view) ||
         offset_of(tensor, "_rg", &T_rg) || offset_of(tensor, "_node", &T_node) ||
+        offset_of(tensor, "_fwsig", &T_fwsig) ||
         offset_of(opdef, "node_cls", &O_node_cls) || offset_of(opdef, "save_args", &O_save_args) ||
         offset_of(opdef, "save_masks", &O_save_masks) ||
         offset_of(opdef, "save_out", &O_save_out))
@@ -530,6 +531,7 @@ finish(PyObject *state, PyObject *out, PyObject *a, PyObject *b, int nargs, int 
     SLOT(r, T_out_nr) = Py_NewRef(ZERO);
     SLOT(r, T_meta) = Py_NewRef(Py_None);
     SLOT(r, T_fw) = Py_NewRef(Py_None);
+    SLOT(r, T_fwsig) = Py_NewRef(Py_None);
     SLOT(r, T_vc) = Py_NewRef(Py_None);
     SLOT(r, T_view) = Py_NewRef(Py_None);
     int records = 0;
@@ -582,15 +584,10 @@ run(PyObject *state, PyObject *const *arrays, Py_ssize_t n, PyObject *xp_of)
     return out;
 }
 
-/* unary(state, x): ``unary_caller``'s fast path; state = (op, impl, kernel, differentiable) */
+/* ``unary_caller``'s fast path for ``x``: the result, or MISS (nothing run) */
 static PyObject *
-unary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+unary_core(PyObject *state, PyObject *x)
 {
-    if (nargs != 2 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "_fastpath.unary(state, x)");
-        return NULL;
-    }
-    PyObject *state = args[0], *x = args[1];
     if (PyList_GET_SIZE(ACTIVE) || Py_TYPE(x) != TensorType || SLOT(x, T_view) != Py_None)
         return Py_NewRef(MISS);
     PyObject *data = SLOT(x, T_data);
@@ -606,15 +603,10 @@ unary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     return finish(state, out, x, NULL, 1, 1, 0, rg);
 }
 
-/* binary(state, a, b): ``binary_caller``'s fast path */
+/* ``binary_caller``'s fast path for ``a``, ``b``: the result, or MISS (nothing run) */
 static PyObject *
-binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+binary_core(PyObject *state, PyObject *a, PyObject *b)
 {
-    if (nargs != 3 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 4) {
-        PyErr_SetString(PyExc_TypeError, "_fastpath.binary(state, a, b)");
-        return NULL;
-    }
-    PyObject *state = args[0], *a = args[1], *b = args[2];
     if (PyList_GET_SIZE(ACTIVE))
         return Py_NewRef(MISS);
     int ta = Py_TYPE(a) == TensorType, tb = Py_TYPE(b) == TensorType, rg;
@@ -651,6 +643,39 @@ binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
     if (out == NULL)
         return NULL;
     return finish(state, out, a, b, 2, ta, tb, rg);
+}
+
+static int
+valid_state(PyObject *state)
+{
+    if (PyTuple_CheckExact(state) && PyTuple_GET_SIZE(state) == 4)
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "_fastpath: a caller's state is (op, impl, kernel, flag)");
+    return 0;
+}
+
+/* unary(state, x): ``unary_caller``'s fast path; state = (op, impl, kernel, differentiable) */
+static PyObject *
+unary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !valid_state(args[0])) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_fastpath.unary(state, x)");
+        return NULL;
+    }
+    return unary_core(args[0], args[1]);
+}
+
+/* binary(state, a, b): ``binary_caller``'s fast path */
+static PyObject *
+binary(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !valid_state(args[0])) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_fastpath.binary(state, a, b)");
+        return NULL;
+    }
+    return binary_core(args[0], args[1], args[2]);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1026,8 +1051,9 @@ release_graph(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
  * (nothing run) for everything else, where ``process_alone`` runs its Python code. */
 static int forward_ready = 0;
 static PyObject *RULES = NULL, *DTYPE_BOX = NULL;
-static Py_ssize_t T_fwsig, L_fw_on, L_holders, L_prune_at;
-static PyObject *str_prune = NULL;
+static PyTypeObject *DualLevelType = NULL;
+static Py_ssize_t L_fw_on, L_holders, L_prune_at;
+static PyObject *str_prune = NULL, *str_version = NULL, *str_base = NULL, *str_copy = NULL;
 
 static PyObject *
 install_forward(PyObject *mod, PyObject *args)
@@ -1040,16 +1066,46 @@ install_forward(PyObject *mod, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "_fastpath: install_core first");
         return NULL;
     }
-    if (offset_of((PyObject *)TensorType, "_fwsig", &T_fwsig) ||
-        offset_of(level_type, "fw_on", &L_fw_on) || offset_of(level_type, "holders", &L_holders) ||
+    if (offset_of(level_type, "fw_on", &L_fw_on) || offset_of(level_type, "holders", &L_holders) ||
         offset_of(level_type, "prune_at", &L_prune_at))
         return NULL;
     keep(&RULES, rules);
     keep(&DTYPE_BOX, dtype_box);
-    if (str_prune == NULL && (str_prune = PyUnicode_InternFromString("_prune")) == NULL)
+    keep((PyObject **)&DualLevelType, level_type);
+    if ((str_prune = PyUnicode_InternFromString("_prune")) == NULL ||
+        (str_version = PyUnicode_InternFromString("version")) == NULL ||
+        (str_base = PyUnicode_InternFromString("base")) == NULL ||
+        (str_copy = PyUnicode_InternFromString("copy")) == NULL)
         return NULL;
     forward_ready = 1;
     Py_RETURN_NONE;
+}
+
+/* ``view.version == view.base._vc[0]`` (a ViewInfo): 1, 0, or -1 with no error left set */
+static int
+view_fresh(PyObject *view)
+{
+    PyObject *version = PyObject_GetAttr(view, str_version);
+    if (version == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    PyObject *base = PyObject_GetAttr(view, str_base);
+    if (base == NULL || Py_TYPE(base) != TensorType || SLOT(base, T_vc) == NULL ||
+        SLOT(base, T_vc) == Py_None) {
+        PyErr_Clear();
+        Py_DECREF(version);
+        Py_XDECREF(base);
+        return -1;
+    }
+    PyObject *now = PySequence_GetItem(SLOT(base, T_vc), 0);
+    Py_DECREF(base);
+    int same = now == NULL ? -1 : equal(now, version);
+    Py_XDECREF(now);
+    Py_DECREF(version);
+    if (same < 0)
+        PyErr_Clear();
+    return same;
 }
 
 /* ``part_of``'s cached case: a Tensor's cached signature tuple (borrowed) while its checks
@@ -1064,9 +1120,14 @@ part_of(PyObject *level, PyObject *a, PyObject **made)
         PyObject *sig = SLOT(a, T_fwsig), *data = SLOT(a, T_data), *fw = SLOT(a, T_fw);
         PyObject *view = SLOT(a, T_view);
         if (sig == NULL || !PyTuple_CheckExact(sig) || PyTuple_GET_SIZE(sig) != 4 ||
-            PyTuple_GET_ITEM(sig, 0) != data || SLOT(a, T_rg) != Py_False || view != Py_None ||
+            PyTuple_GET_ITEM(sig, 0) != data || SLOT(a, T_rg) != Py_False || view == NULL ||
             fw == NULL)
             return NULL;
+        if (view != Py_None) { /* a view: while its base was not modified in place since */
+            int fresh = view_fresh(view);
+            if (fresh != 1)
+                return NULL; /* (on error too: the Python code raises it again) */
+        }
         PyObject *tangent = PyTuple_GET_ITEM(sig, 1), *held = Py_None;
         if (fw != Py_None) {
             if (!PyDict_CheckExact(fw))
@@ -1126,15 +1187,10 @@ plain_tensor(PyObject *data)
     return t;
 }
 
-/* forward_alone(level, op, args): the compiled rule's result, or MISS */
+/* the compiled rule's result for ``op`` on ``call`` (a tuple) at ``level``, or MISS */
 static PyObject *
-forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+forward(PyObject *level, PyObject *op, PyObject *call)
 {
-    if (nargs != 3 || !PyTuple_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "_fastpath.forward_alone(level, op, args)");
-        return NULL;
-    }
-    PyObject *level = args[0], *op = args[1], *call = args[2];
     Py_ssize_t n = PyTuple_GET_SIZE(call);
     if (!forward_ready || SLOT(level, L_fw_on) != Py_True || n < 1 || n > 2 ||
         (n == 2 && PyTuple_GET_ITEM(call, 0) == PyTuple_GET_ITEM(call, 1)) ||
@@ -1162,7 +1218,7 @@ forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         goto miss;
     }
-    if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 2)
+    if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 3)
         goto miss; /* (a marker: the Python code notes or compiles the signature) */
     Py_INCREF(rule); /* (the table may change while the replay runs) */
     PyObject *replay_args[4] = {
@@ -1184,11 +1240,21 @@ forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         goto error;
     }
     PyObject *y = PyTuple_GET_ITEM(pair, 0), *ty = PyTuple_GET_ITEM(pair, 1);
+    PyObject *copied = NULL;
+    if (PyTuple_GET_ITEM(rule, 2) == Py_True) { /* the rule returned an argument's tangent */
+        copied = ty = PyObject_CallMethodNoArgs(ty, str_copy);
+        if (copied == NULL) {
+            Py_DECREF(rule);
+            Py_DECREF(pair);
+            goto error;
+        }
+    }
     PyObject *out = plain_tensor(y), *tangent = plain_tensor(ty);
     PyObject *fw = PyDict_New();
     PyObject *sig = tangent == NULL ? NULL : PyTuple_Pack(4, y, tangent, ty, PyTuple_GET_ITEM(rule, 1));
     Py_DECREF(rule);
     Py_DECREF(pair);
+    Py_XDECREF(copied);
     if (out == NULL || tangent == NULL || fw == NULL || sig == NULL ||
         PyDict_SetItem(fw, level, tangent) < 0) {
         Py_XDECREF(out);
@@ -1233,6 +1299,225 @@ done:
     return result;
 }
 
+/* forward_alone(level, op, args): the compiled rule's result, or MISS */
+static PyObject *
+forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "_fastpath.forward_alone(level, op, args)");
+        return NULL;
+    }
+    return forward(args[0], args[1], args[2]);
+}
+
+/* forward_entry(level, fallback, op, args, stack): a dual level's ``process_alone`` (bound to
+ * the level with functools.partial): the compiled rule's result, else ``fallback(level, op,
+ * args, stack)`` (fwd.compiled.process_alone) */
+static PyObject *
+forward_entry(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_CheckExact(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_fastpath.forward_entry(level, fallback, op, args, stack)");
+        return NULL;
+    }
+    PyObject *out = forward(args[0], args[2], args[3]);
+    if (out != MISS)
+        return out;
+    Py_DECREF(out);
+    PyObject *call[4] = {args[0], args[2], args[3], args[4]};
+    return PyObject_Vectorcall(args[1], call, 4, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tensor's operator methods (``Method``)                                                    */
+
+/* A fast caller as a Tensor operator method (``Tensor.__mul__`` ...): ``x * y`` calls it
+ * without a Python frame. It does what the caller's Python function (``fallback``) does:
+ * with one transform level alone on this thread, that level's ``process_alone``; with no
+ * level, the compiled fast path; everything else (and every MISS) is the Python function's.
+ * Bound like a function (``x.__mul__(y)``); its name, doc and signature are the function's
+ * (``__wrapped__``). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *state;    /* (op, impl, kernel, differentiable) */
+    PyObject *fallback; /* the Python caller */
+    Py_ssize_t nargs;   /* 1 or 2 */
+} MethodObject;
+
+static PyObject *str_levels = NULL, *str_process_alone = NULL;
+
+/* the one level alone on this thread takes it (``process_alone``), or MISS */
+static PyObject *
+to_level(PyObject *op, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *levels = PyObject_GetAttr(GRAD, str_levels);
+    if (levels == NULL)
+        return NULL;
+    PyObject *result = MISS;
+    if (PyList_Check(levels) && PyList_GET_SIZE(levels) == 1) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (PyList_CheckExact(args[i]) || PyTuple_CheckExact(args[i]))
+                goto miss;
+        PyObject *level = PyList_GET_ITEM(levels, 0);
+        if (forward_ready && Py_TYPE(level) == DualLevelType) {
+            /* a dual level: its compiled rule straight away (what its process_alone does
+             * first), its process_alone when there is none */
+            PyObject *call = n == 1 ? PyTuple_Pack(1, args[0]) : PyTuple_Pack(2, args[0], args[1]);
+            if (call == NULL) {
+                Py_DECREF(levels);
+                return NULL;
+            }
+            Py_INCREF(level);
+            result = forward(level, op, call);
+            Py_DECREF(level);
+            Py_DECREF(call);
+            if (result != MISS) {
+                Py_DECREF(levels);
+                return result;
+            }
+            Py_DECREF(result);
+        }
+        PyObject *alone = PyObject_GetAttr(level, str_process_alone);
+        if (alone == NULL) {
+            Py_DECREF(levels);
+            return NULL;
+        }
+        if (alone != Py_None) {
+            PyObject *call = n == 1 ? PyTuple_Pack(1, args[0]) : PyTuple_Pack(2, args[0], args[1]);
+            if (call == NULL) {
+                Py_DECREF(alone);
+                Py_DECREF(levels);
+                return NULL;
+            }
+            PyObject *pass[3] = {op, call, levels};
+            result = PyObject_Vectorcall(alone, pass, 3, NULL);
+            Py_DECREF(call);
+            Py_DECREF(alone);
+            Py_DECREF(levels);
+            return result;
+        }
+        Py_DECREF(alone);
+    }
+miss:
+    Py_DECREF(levels);
+    return Py_NewRef(MISS);
+}
+
+static PyObject *
+method_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    MethodObject *m = (MethodObject *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == m->nargs) {
+        PyObject *out;
+        if (PyList_GET_SIZE(ACTIVE))
+            out = to_level(PyTuple_GET_ITEM(m->state, 0), args, n);
+        else
+            out = n == 1 ? unary_core(m->state, args[0]) : binary_core(m->state, args[0], args[1]);
+        if (out != MISS)
+            return out;
+        Py_DECREF(out);
+    }
+    return PyObject_Vectorcall(m->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+method_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *state, *fallback;
+    Py_ssize_t nargs;
+    if (!PyArg_ParseTuple(args, "OOn:Method", &state, &fallback, &nargs) || !valid_state(state))
+        return NULL;
+    if ((nargs != 1 && nargs != 2) || !PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Method(state, fallback, nargs): nargs 1 or 2");
+        return NULL;
+    }
+    MethodObject *m = (MethodObject *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    m->vectorcall = method_call;
+    m->state = Py_NewRef(state);
+    m->fallback = Py_NewRef(fallback);
+    m->nargs = nargs;
+    return (PyObject *)m;
+}
+
+static void
+method_dealloc(PyObject *self)
+{
+    MethodObject *m = (MethodObject *)self;
+    Py_XDECREF(m->state);
+    Py_XDECREF(m->fallback);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+method_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+method_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr(self, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return found;
+    PyErr_Clear();
+    return PyObject_GetAttr(((MethodObject *)self)->fallback, name);
+}
+
+static PyObject *
+method_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<compiled %R>", ((MethodObject *)self)->fallback);
+}
+
+#define FORWARD_ATTRIBUTE(attr)                                                                \
+    static PyObject *method_##attr(PyObject *self, void *closure)                             \
+    {                                                                                          \
+        return PyObject_GetAttrString(((MethodObject *)self)->fallback, "__" #attr "__");      \
+    }
+FORWARD_ATTRIBUTE(name)
+FORWARD_ATTRIBUTE(qualname)
+FORWARD_ATTRIBUTE(doc)
+FORWARD_ATTRIBUTE(module)
+
+static PyObject *
+method_wrapped(PyObject *self, void *closure)
+{
+    return Py_NewRef(((MethodObject *)self)->fallback);
+}
+
+static PyGetSetDef method_getset[] = {
+    {"__name__", method_name, NULL, NULL, NULL},
+    {"__qualname__", method_qualname, NULL, NULL, NULL},
+    {"__doc__", method_doc, NULL, NULL, NULL},
+    {"__module__", method_module, NULL, NULL, NULL},
+    {"__wrapped__", method_wrapped, NULL, "the Python function it stands for", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject MethodType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dualad._fastpath.Method",
+    .tp_basicsize = sizeof(MethodObject),
+    .tp_dealloc = method_dealloc,
+    .tp_vectorcall_offset = offsetof(MethodObject, vectorcall),
+    .tp_repr = method_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = method_getattro,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "Method(state, fallback, nargs): a fast caller as a Tensor operator method.",
+    .tp_getset = method_getset,
+    .tp_descr_get = method_get,
+    .tp_new = method_new,
+};
+
 static PyMethodDef methods[] = {
     {"install_core", install_core, METH_VARARGS,
      "install_core(Tensor, ACTIVE, GRAD, modules, np_scalars, asarray, EMPTY, MISS, record, "
@@ -1249,6 +1534,8 @@ static PyMethodDef methods[] = {
      "install_forward(RULES, DEFAULT_DTYPE, DualLevel): forward mode's rule table and slots."},
     {"forward_alone", (PyCFunction)(void (*)(void))forward_alone, METH_FASTCALL,
      "forward_alone(level, op, args): a compiled forward rule's dual result, or MISS."},
+    {"forward_entry", (PyCFunction)(void (*)(void))forward_entry, METH_FASTCALL,
+     "forward_entry(level, fallback, op, args, stack): forward_alone, else fallback."},
     {"match_graph", (PyCFunction)(void (*)(void))match_graph, METH_FASTCALL,
      "match_graph(plan, root, grad_data): (arrays, nodes, leaves) when the graph from root has "
      "the plan's structure, else None."},
@@ -1275,5 +1562,16 @@ PyInit__fastpath(void)
     if (ZERO == NULL || str_enabled == NULL || str_shape == NULL || str_dtype == NULL ||
         str_variable == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    str_levels = PyUnicode_InternFromString("levels");
+    str_process_alone = PyUnicode_InternFromString("process_alone");
+    if (str_levels == NULL || str_process_alone == NULL || PyType_Ready(&MethodType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Method", (PyObject *)&MethodType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

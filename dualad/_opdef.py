@@ -55,6 +55,7 @@ class OpDef:
         "differentiable",
         "fast",
         "impl",
+        "inline",
         "jvp",
         "kernel",
         "name",
@@ -113,6 +114,11 @@ class OpDef:
         self.nondiff_outputs = nondiff_outputs
         self.sparsity = sparsity
         self.view = view  # False, True (always a view of argument 0) or "maybe"
+        # the impl on floating arrays as a Python expression of its arguments ``{0}``, ``{1}``
+        # (and the array module ``xp``) computing the same values with the same operations,
+        # for ``dualad.jit``'s code generator to write inline (no Python frame per call); None
+        # for most ops (set after registration, e.g. ``sin_backward``'s)
+        self.inline = None
         self.fast = None  # the public caller with a fast path, for ops without parameters
         # the graph node class (``AddBackward0``): the tape makes it when it first records
         # this op (``rev.record.node_class``); the core knows nothing of nodes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _dtypes, ops
 from ._backend import Device, is_writeable, xp_of
+from ._dispatch import operator_method
 from ._state import ACTIVE, GRAD, MUTATION_WATCH
 from ._tensor import Tensor, attach_members
 from .ops import astype, mutation, permute, to_device_op, unbind
@@ -58,12 +59,12 @@ def attach_operators() -> None:
         "__xor__": ops.bitwise_xor,
     }
     for name, fn in operators.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, operator_method(fn))  # (compiled where it can be: _dispatch)
         setattr(Tensor, "__r" + name[2:], _reflected(fn))
         setattr(Tensor, "__i" + name[2:], _inplace_method(fn, "__i" + name[2:]))
-    Tensor.__neg__ = ops.neg
+    Tensor.__neg__ = operator_method(ops.neg)
     Tensor.__pos__ = lambda self: self
-    Tensor.__abs__ = ops.abs
+    Tensor.__abs__ = operator_method(ops.abs)
     Tensor.__invert__ = ops.bitwise_not
     Tensor.__eq__ = ops.eq
     Tensor.__ne__ = ops.ne

@@ -36,15 +36,19 @@ tensor it gave a tangent (``DualLevel.clear``), so a cache never keeps a strippe
 from __future__ import annotations
 
 import weakref
+from functools import partial
+from types import MethodType
 
 import numpy as np
 
+from .._dispatch import MISS, _fastpath
 from .._dtypes import _default as DEFAULT_DTYPE
 from .._tensor import Tensor, _new
 
-# Compiled forward rules: a call's signature -> ``(replay, piece)`` (``replay(a, ta, b, tb) ->
-# (y, ty)`` from the arguments' arrays and their tangents', None where there is none; ``piece``
-# the output's part of a signature), or a marker: _SEEN_ONCE (compiled when met again: one-off
+# Compiled forward rules: a call's signature -> ``(replay, piece, copies)`` (``replay(a, ta, b,
+# tb) -> (y, ty)`` from the arguments' arrays and their tangents', None where there is none;
+# ``piece`` the output's part of a signature; ``copies``: ty is an argument's tangent, to be
+# copied), or a marker: _SEEN_ONCE (compiled when met again: one-off
 # calls cost no trace) or _DECLINED (the general path runs it). The compiler is installed from
 # above (``tracing.tangents``: fwd must not import the trace level), None while there is none.
 _RULES: dict = {}
@@ -179,6 +183,15 @@ def process_alone(level, op, args: tuple, stack):
     one tangent at this level and not one tensor in both slots (``x * x``: a rule may tell them
     apart); the compiler (``tracing.tangents``) declines the rest. A rule takes four arrays,
     each argument's and its tangent's (None where there is none)."""
+    if _forward is not None:  # the steps below, compiled, for a call they would replay
+        out = _forward(level, op, args)
+        if out is not MISS:
+            return out
+    return _process_alone(level, op, args, stack)
+
+
+def _process_alone(level, op, args: tuple, stack):
+    """``process_alone`` in Python (what the compiled fast path does not take)."""
     if not level.fw_on:
         return level.alone_general(op, args, stack)
     n = len(args)
@@ -203,9 +216,11 @@ def process_alone(level, op, args: tuple, stack):
     if type(rule) is not tuple:
         _compile(level, op, args, key, rule, first[1] is not None or second[1] is not None)
         return level.alone_general(op, args, stack)
-    replay, part = rule
+    replay, part, copies = rule
     try:
         y, ty = replay(first[0], first[2], second[0], second[2])
+        if copies:  # (the rule returned an argument's tangent: see tracing.tangents)
+            ty = ty.copy()
     except Exception:
         return level.alone_general(op, args, stack)  # (which raises its clear error)
     out = _new(Tensor)  # wrap(y) and wrap(ty), inline: the hot path
@@ -228,6 +243,27 @@ def process_alone(level, op, args: tuple, stack):
     return out
 
 
+# The compiled fast path's version of ``process_alone``'s rule branch (``_fastpath.c``):
+# it takes a call whose arguments' cached parts all hold (no view) and whose rule is compiled,
+# and returns MISS, having run nothing, for every other call. None without the extension.
+_forward = None if _fastpath is None else _fastpath.forward_alone
+
+
+def entry(level):
+    """``level.process_alone``: ``process_alone`` bound to the level, entered in C where the
+    compiled fast path exists (``_fastpath.forward_entry``: a replayed call runs no Python)."""
+    if _fastpath is None:
+        return MethodType(process_alone, level)
+    return partial(_fastpath.forward_entry, level, _process_alone)
+
+
+def install_compiled(level_type: type) -> None:
+    """Give the compiled fast path this module's rule table and the dual level's slots
+    (``fwd.levels`` calls it once ``DualLevel`` exists)."""
+    if _fastpath is not None:
+        _fastpath.install_forward(_RULES, DEFAULT_DTYPE, level_type)
+
+
 def _compile(level, op, args: tuple, key: tuple, rule, owned: bool) -> None:
     """A call without a compiled rule (``rule``: the marker its signature ``key`` has):
     its signature is noted the first time (only a call with a tangent, ``owned``), compiled
@@ -240,9 +276,9 @@ def _compile(level, op, args: tuple, key: tuple, rule, owned: bool) -> None:
     elif rule == _SEEN_ONCE:
         compiled = _COMPILE(level, op, args)
         if compiled is not None:  # (replay, the output's shape and dtype)
-            replay, shape, dtype = compiled
+            replay, shape, dtype, copies = compiled
             part = piece((shape, dtype, shape, dtype))
-            compiled = None if part is None else (replay, part)
+            compiled = None if part is None else (replay, part, copies)
         _RULES[key] = _DECLINED if compiled is None else compiled
 
 

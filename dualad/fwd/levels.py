@@ -71,7 +71,7 @@ def _unshared(tangent, input_tangents: list):
 class DualLevel(Level):
     """One forward-mode level (``dual_level()`` enters one)."""
 
-    __slots__ = ("__weakref__", "fw_on", "holders", "prune_at", "title")
+    __slots__ = ("__weakref__", "fw_on", "holders", "process_alone", "prune_at", "title")
     kind = "dual_level"
     forbids_backward = False
 
@@ -83,6 +83,9 @@ class DualLevel(Level):
         self.prune_at = 1024
         # the transform as the user called it, for error messages (func.jvp/jacfwd rename it)
         self.title = "dualad.fwd.dual_level"
+        # forward mode's hot path (fwd/compiled.py), bound to this level: dispatch calls it
+        # directly, and where the compiled fast path exists a replayed call enters no Python
+        self.process_alone = compiled.entry(self)
 
     apply_function = function.apply_function  # (a custom Function call: fwd/function.py)
 
@@ -176,8 +179,6 @@ class DualLevel(Level):
         elif out_tangents is not None:
             self.attach(out, out_tangents if op.view else _unshared(out_tangents, tangents))
         return out
-
-    process_alone = compiled.process_alone  # (the compiled rules: fwd/compiled.py)
 
     def alone_general(self, op, args: tuple, stack):
         """``process_alone``'s general path: the general case's steps with fewer tests for a
@@ -354,6 +355,9 @@ class DualLevel(Level):
 
     def __repr__(self) -> str:
         return f"<dual level {self.index}{'' if self.alive else ' (exited)'}>"
+
+
+compiled.install_compiled(DualLevel)  # (the compiled fast path reads its slots)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ sigmoid_backward = binary(
     uses="ab",
     doc="``t * y * (1 - y)``: the logistic function's derivative at its output ``y`` times ``t``.",
 )
+sigmoid_backward.op.inline = "{0} * ({1} * (1 - {1}))"  # (dualad.jit's code generator's)
 
 
 # ---------------------------------------------------------------------------------------------

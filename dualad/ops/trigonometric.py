@@ -70,6 +70,11 @@ tanh_backward = binary(
     doc="``t * (1 - y**2)``: tanh's derivative at its output ``y`` times ``t``.",
 )
 
+# their impls on floating arrays, written inline by dualad.jit's code generator (OpDef.inline)
+sin_backward.op.inline = "{0} * xp.cos({1})"
+cos_backward.op.inline = "-({0} * xp.sin({1}))"
+tanh_backward.op.inline = "{0} * (1 - {1} * {1})"
+
 # ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic
 

@@ -118,6 +118,11 @@ def direct_function(impl, xp):
     return found
 
 
+def _floating_slots(program, instr) -> bool:
+    """Whether every argument of ``instr`` is a floating (or complex) array of the program."""
+    return all(r[0] == "s" and program.meta[r[1]][1].kind in "fc" for r in instr.args)
+
+
 def _finite(x) -> bool:
     """Whether every element of ``x`` is finite: a sum of finite values is finite unless it
     overflows (then this says False, and the caller takes its safe path), a sum with an inf or
@@ -172,7 +177,10 @@ def compile_program(program: Program, xp, fallback=None) -> tuple:
                 first = instr.args[0]
                 if first[0] == "s" and program.meta[first[1]][1].kind in "fc":
                     direct = direct_function(op.impl, xp)
-            if op.kernel is not None and not instr.params:
+            inline = op.inline is not None and not instr.params and _floating_slots(program, instr)
+            if inline:  # (``OpDef.inline``: the impl's expression, without its frame)
+                call = f"({op.inline.format(*args)})"
+            elif op.kernel is not None and not instr.params:
                 namespace[f"k{n}"] = op.kernel
                 call = f"k{n}({', '.join(args)})"
             elif direct is not None:

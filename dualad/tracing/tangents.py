@@ -52,9 +52,10 @@ _ndarray = np.ndarray
 
 def compile_rule(level, op, args: tuple):
     """Trace ``op`` and its JVP rule on ``args`` with dual ``level`` (alone on this thread's
-    stack) suspended: ``(replay, shape, dtype)``, the replay function of the arrays of the
-    arguments and their tangents at ``level`` (four slots, see the invariants) and the
-    output's shape and dtype (its tangent's too), or None (the general path runs such calls)."""
+    stack) suspended: ``(replay, shape, dtype, copies)``, the replay function of the arrays of
+    the arguments and their tangents at ``level`` (four slots, see the invariants), the
+    output's shape and dtype (its tangent's too) and whether the caller must copy the tangent
+    (the rule returns an argument's), or None (the general path runs such calls)."""
     if op.view or op.nout != 1 or op.fast is None or not op.differentiable or op.jvp is None:
         return None
     if len(args) > 2:
@@ -107,21 +108,11 @@ def compile_rule(level, op, args: tuple):
     optimise(program)
     replay, _ = compile_program(program, np)
     where, slot = program.outputs[1]
-    if where == "s" and slot < program.n_inputs:
-        replay = _copying_tangent(replay)
-    return replay, y.shape, y.dtype
-
-
-def _copying_tangent(replay):
-    """``replay``, its tangent copied: a rule returned an argument's tangent (d(x + c) = dx),
-    and an in-place op on the output must not write into the input's tangent (the general
-    path's ``_unshared`` copies it too)."""
-
-    def copying(*arrays):
-        y, ty = replay(*arrays)
-        return y, ty.copy()
-
-    return copying
+    # a rule that returned an argument's tangent (d(x + c) = dx): its caller copies it, since
+    # an in-place op on the output must not write into the input's tangent (the general
+    # path's ``_unshared`` copies it too)
+    copies = where == "s" and slot < program.n_inputs
+    return replay, y.shape, y.dtype, copies
 
 
 install_rule_compiler(compile_rule)
