@@ -5,6 +5,12 @@ built (no C compiler), the install goes on and dualad runs its Python fast path,
 the same results.
 """
 
+import sys
+import sysconfig
+
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("dualad._fastpath", ["dualad/_fastpath.c"], optional=True)])
+# CPython with its GIL only (the module reads and writes object slots at their offsets)
+COMPILED = sys.implementation.name == "cpython" and not sysconfig.get_config_var("Py_GIL_DISABLED")
+extensions = [Extension("dualad._fastpath", ["dualad/_fastpath.c"], optional=True)]
+setup(ext_modules=extensions if COMPILED else [])

@@ -29,6 +29,8 @@ anomaly mode are active, it packs what a new node saved and keeps its forward tr
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
 from collections.abc import Callable
 
 import numpy as np
@@ -51,6 +53,8 @@ from ._tracked_values import operand
 try:
     if os.environ.get("DUALAD_PURE_PYTHON", "") not in ("", "0"):
         raise ImportError("switched off by DUALAD_PURE_PYTHON")
+    if sys.implementation.name != "cpython" or sysconfig.get_config_var("Py_GIL_DISABLED"):
+        raise ImportError("written for CPython with its GIL (slots at their offsets)")
     from . import _fastpath
 except ImportError:
     _fastpath = None

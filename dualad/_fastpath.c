@@ -1187,6 +1187,78 @@ plain_tensor(PyObject *data)
     return t;
 }
 
+/* A forward rule's plan (``tracing.tangents._plan``): (slots, steps, y, ty), each step
+ * (function, out slot, to array, references), a reference a slot number or a 1-tuple holding
+ * a constant. Runs the generated replay's calls on ``inputs`` (its four arguments) and returns
+ * its ``(y, ty)``, or NULL with the exception a call raised. */
+#define PLAN_SLOTS 256
+
+static PyObject *
+run_plan(PyObject *plan, PyObject **inputs)
+{
+    PyObject *slots[PLAN_SLOTS] = {NULL};
+    PyObject *result = NULL;
+    Py_ssize_t used = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 0));
+    if (used < 4 || used > PLAN_SLOTS) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "_fastpath: a plan of too many slots");
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        slots[i] = Py_NewRef(inputs[i]);
+    PyObject *steps = PyTuple_GET_ITEM(plan, 1);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); k++) {
+        PyObject *step = PyTuple_GET_ITEM(steps, k);
+        PyObject *refs = PyTuple_GET_ITEM(step, 3), *args[4];
+        Py_ssize_t n = PyTuple_GET_SIZE(refs);
+        if (n > 4) {
+            PyErr_SetString(PyExc_ValueError, "_fastpath: a plan's call of over four arguments");
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *r = PyTuple_GET_ITEM(refs, j);
+            if (PyLong_CheckExact(r)) {
+                Py_ssize_t slot = PyLong_AsSsize_t(r);
+                args[j] = slot >= 0 && slot < used ? slots[slot] : NULL;
+            }
+            else
+                args[j] = PyTuple_GET_ITEM(r, 0);
+            if (args[j] == NULL) {
+                PyErr_SetString(PyExc_ValueError, "_fastpath: a plan reads an unset slot");
+                goto done;
+            }
+        }
+        PyObject *out = PyObject_Vectorcall(PyTuple_GET_ITEM(step, 0), args, n, NULL);
+        if (out == NULL)
+            goto done;
+        if (PyTuple_GET_ITEM(step, 2) == Py_True) { /* a NumPy scalar: a 0-d array (asarray) */
+            PyObject *array = PyObject_CallOneArg(ASARRAY, out);
+            Py_DECREF(out);
+            if (array == NULL)
+                goto done;
+            out = array;
+        }
+        Py_ssize_t target = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 1));
+        if (target < 0 || target >= used) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_ValueError, "_fastpath: a plan writes outside its slots");
+            goto done;
+        }
+        Py_XSETREF(slots[target], out);
+    }
+    Py_ssize_t y = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 2));
+    Py_ssize_t ty = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 3));
+    if (y < 0 || y >= used || ty < 0 || ty >= used || slots[y] == NULL || slots[ty] == NULL) {
+        PyErr_SetString(PyExc_ValueError, "_fastpath: a plan's results are unset");
+        goto done;
+    }
+    result = PyTuple_Pack(2, slots[y], slots[ty]);
+done:
+    for (Py_ssize_t i = 0; i < used; i++)
+        Py_XDECREF(slots[i]);
+    return result;
+}
+
 /* the compiled rule's result for ``op`` on ``call`` (a tuple) at ``level``, or MISS */
 static PyObject *
 forward(PyObject *level, PyObject *op, PyObject *call)
@@ -1218,14 +1290,17 @@ forward(PyObject *level, PyObject *op, PyObject *call)
             goto error;
         goto miss;
     }
-    if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 3)
+    if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 4)
         goto miss; /* (a marker: the Python code notes or compiles the signature) */
     Py_INCREF(rule); /* (the table may change while the replay runs) */
     PyObject *replay_args[4] = {
         PyTuple_GET_ITEM(first, 0), PyTuple_GET_ITEM(first, 2),
         second == NULL ? Py_None : PyTuple_GET_ITEM(second, 0),
         second == NULL ? Py_None : PyTuple_GET_ITEM(second, 2)};
-    PyObject *pair = PyObject_Vectorcall(PyTuple_GET_ITEM(rule, 0), replay_args, 4, NULL);
+    PyObject *plan = PyTuple_GET_ITEM(rule, 3);
+    PyObject *pair = plan == Py_None
+                         ? PyObject_Vectorcall(PyTuple_GET_ITEM(rule, 0), replay_args, 4, NULL)
+                         : run_plan(plan, replay_args);
     if (pair == NULL) {
         Py_DECREF(rule);
         if (!PyErr_ExceptionMatches(PyExc_Exception))
@@ -1308,6 +1383,18 @@ forward_alone(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     return forward(args[0], args[1], args[2]);
+}
+
+/* run_plan(plan, a, ta, b, tb): a forward rule's plan on its four arguments, (y, ty) */
+static PyObject *
+run_plan_entry(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "_fastpath.run_plan(plan, a, ta, b, tb)");
+        return NULL;
+    }
+    PyObject *inputs[4] = {args[1], args[2], args[3], args[4]};
+    return run_plan(args[0], inputs);
 }
 
 /* forward_entry(level, fallback, op, args, stack): a dual level's ``process_alone`` (bound to
@@ -1534,6 +1621,8 @@ static PyMethodDef methods[] = {
      "install_forward(RULES, DEFAULT_DTYPE, DualLevel): forward mode's rule table and slots."},
     {"forward_alone", (PyCFunction)(void (*)(void))forward_alone, METH_FASTCALL,
      "forward_alone(level, op, args): a compiled forward rule's dual result, or MISS."},
+    {"run_plan", (PyCFunction)(void (*)(void))run_plan_entry, METH_FASTCALL,
+     "run_plan(plan, a, ta, b, tb): a forward rule's plan (tracing.tangents._plan) run."},
     {"forward_entry", (PyCFunction)(void (*)(void))forward_entry, METH_FASTCALL,
      "forward_entry(level, fallback, op, args, stack): forward_alone, else fallback."},
     {"match_graph", (PyCFunction)(void (*)(void))match_graph, METH_FASTCALL,

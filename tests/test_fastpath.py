@@ -27,6 +27,7 @@ import pytest
 import dualad
 from dualad import _dispatch
 from dualad._tensor import wrap
+from dualad.fwd import compiled
 from dualad.rev import record
 from dualad.rev.node import ArgMeta
 from dualad.testing.opdb import all_ops
@@ -320,3 +321,146 @@ def test_pure_python_run():
         timeout=1200,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# forward mode's compiled rules (fwd/compiled.py's rule branch, _fastpath.forward_alone)
+
+
+def _dual_args(kinds, op, rng, level):
+    args = []
+    for i, kind in enumerate(kinds):
+        values = _values(op, i, rng, False)
+        if kind == "dual":
+            args.append(
+                dualad.fwd.make_dual(
+                    dualad.tensor(values), dualad.tensor(values * 0.5 + 0.25), level=level
+                )
+            )
+        elif kind == "plain":
+            args.append(dualad.tensor(values))
+        else:
+            args.append(kind)
+    return args
+
+
+FORWARD_KINDS = [
+    ("dual", "dual"),
+    ("dual", "plain"),
+    ("plain", "dual"),
+    ("dual", 0.75),
+    (2, "dual"),
+    ("dual", -0.0),
+    ("dual", float("nan")),
+]
+
+
+@pytest.mark.parametrize("op, fn, nargs", CALLERS, ids=[op.name for op, _, _ in CALLERS])
+def test_forward_rule_equals_python(op, fn, nargs):
+    """Each compiled rule (plan or replay) gives the Python path's primal and tangent, bit for
+    bit, with the same cached signature and holder bookkeeping."""
+    if _integer_only(op) or not op.differentiable:
+        pytest.skip("no tangent")
+    rng = np.random.default_rng(1)
+    cases = [("dual",)] if nargs == 1 else FORWARD_KINDS
+    ran = 0
+    for kinds in cases:
+        with dualad.fwd.dual_level() as level, np.errstate(all="ignore"):
+            dual = dualad._state.GRAD.duals[-1]
+            args = _dual_args(kinds, op, rng, level)
+            try:
+                for _ in range(3):  # noted, compiled, replayed
+                    fn(*args)
+            except Exception:
+                continue
+            key_args = tuple(args)
+            fast = _dispatch._fastpath.forward_alone(dual, op, key_args)
+            slow = compiled._process_alone(dual, op, key_args, dualad._state.GRAD.levels)
+            if fast is _dispatch.MISS:
+                continue  # (no compiled rule for this call: the Python path runs it)
+            ran += 1
+            ft, st = fast._fw[dual], slow._fw[dual]
+            assert type(fast._data) is type(slow._data)
+            np.testing.assert_array_equal(fast._data, slow._data)
+            np.testing.assert_array_equal(ft._data, st._data)
+            assert fast._data.dtype == slow._data.dtype and ft._data.dtype == st._data.dtype
+            assert fast._fwsig[3] is slow._fwsig[3] and fast._fwsig[1] is ft
+            assert fast._rg is False and ft._fw is None and ft._fwsig is None
+            for a in args:  # an argument's tangent is never the output's
+                if isinstance(a, dualad.Tensor) and a._fw:
+                    assert a._fw[dual]._data is not ft._data
+            assert any(ref() is fast for ref in dual.holders)
+    if op.name in ("sin", "exp", "tanh", "mul", "add", "div", "sub"):
+        assert ran, f"{op.name}: no compiled rule ran"
+
+
+def test_forward_rule_plans_are_used_and_equal_the_replay():
+    from dualad.tracing import tangents
+
+    x = dualad.tensor([0.5, 1.0, 1.5])
+    with dualad.fwd.dual_level() as level:
+        d = dualad.fwd.make_dual(x, dualad.tensor([1.0, 2.0, 3.0]), level=level)
+        for _ in range(3):
+            y = (d / (d + 1.0)) * 0.7
+    rules = [v for v in compiled._RULES.values() if type(v) is tuple and v[3] is not None]
+    assert rules, "no rule got a plan"
+    arrays = (
+        np.array([0.5, 1.0]),
+        np.array([1.0, -1.0]),
+        np.array([2.0, 3.0]),
+        np.array([0.5, 0.25]),
+    )
+    for replay, _, _, plan in rules:
+        used, steps, _, _ = plan
+        assert used <= tangents.PLAN_SLOTS and steps
+        with np.errstate(all="ignore"):
+            try:
+                expected = replay(*arrays)
+            except Exception:
+                continue
+            got = _dispatch._fastpath.run_plan(plan, *arrays)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+    assert y.shape == (3,)
+
+
+def test_forward_invalidation_is_seen_by_the_compiled_path():
+    with dualad.fwd.dual_level() as level:
+        d = dualad.fwd.make_dual(dualad.tensor([0.5, 1.0]), dualad.tensor([1.0, 1.0]), level=level)
+        for _ in range(3):
+            y = dualad.sin(d) * d
+        d.data = dualad.tensor([1.5, 2.0])  # rebinding the data: its cached part is stale
+        y = dualad.sin(d) * d
+        primal, tangent = dualad.fwd.unpack_dual(y, level=level)
+        v = np.array([1.5, 2.0])
+        np.testing.assert_array_equal(primal.numpy(), np.sin(v) * v)
+        np.testing.assert_array_equal(tangent.numpy(), np.cos(v) * v + np.sin(v))
+    assert dualad.fwd.unpack_dual(y).tangent is None  # (the level's exit stripped it)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensor's compiled operator methods (_fastpath.Method)
+
+
+def test_operator_methods_are_compiled_and_behave_as_the_functions():
+    import inspect
+
+    method = dualad.Tensor.__mul__
+    assert type(method) is _dispatch._fastpath.Method
+    assert method.__name__ == "mul" and method.__wrapped__ is dualad.mul
+    assert method.__doc__ == dualad.mul.__doc__
+    assert inspect.signature(method) == inspect.signature(dualad.mul)
+    x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    assert x.__mul__(3.0).tolist() == [3.0, 6.0]  # (bound like a function)
+    assert (2 * x).tolist() == [2.0, 4.0] and (-x).tolist() == [-1.0, -2.0]
+    assert abs(dualad.tensor([-1.5])).tolist() == [1.5]
+    with pytest.raises(TypeError):
+        x * "text"
+    assert (x * [1.0, 2.0]).tolist() == [1.0, 4.0]  # (lists take the Python path)
+    batched = dualad.func.vmap(lambda t: t * 2.0 + t)(dualad.tensor([[1.0], [2.0]]))
+    assert batched.tolist() == [[3.0], [6.0]]  # (a level without process_alone: Python's)
+    with dualad.fwd.dual_level():  # a dual level alone: its process_alone, from the method
+        d = dualad.fwd.make_dual(dualad.tensor([1.0]), dualad.tensor([2.0]))
+        for _ in range(3):
+            y = d * d + d
+        assert dualad.fwd.unpack_dual(y).tangent.tolist() == [6.0]

@@ -45,10 +45,11 @@ from .._dispatch import MISS, _fastpath
 from .._dtypes import _default as DEFAULT_DTYPE
 from .._tensor import Tensor, _new
 
-# Compiled forward rules: a call's signature -> ``(replay, piece, copies)`` (``replay(a, ta, b,
-# tb) -> (y, ty)`` from the arguments' arrays and their tangents', None where there is none;
-# ``piece`` the output's part of a signature; ``copies``: ty is an argument's tangent, to be
-# copied), or a marker: _SEEN_ONCE (compiled when met again: one-off
+# Compiled forward rules: a call's signature -> ``(replay, piece, copies, plan)`` (``replay(a,
+# ta, b, tb) -> (y, ty)`` from the arguments' arrays and their tangents', None where there is
+# none; ``piece`` the output's part of a signature; ``copies``: ty is an argument's tangent, to
+# be copied; ``plan``: replay as calls the compiled fast path makes itself, or None), or a
+# marker: _SEEN_ONCE (compiled when met again: one-off
 # calls cost no trace) or _DECLINED (the general path runs it). The compiler is installed from
 # above (``tracing.tangents``: fwd must not import the trace level), None while there is none.
 _RULES: dict = {}
@@ -216,7 +217,7 @@ def _process_alone(level, op, args: tuple, stack):
     if type(rule) is not tuple:
         _compile(level, op, args, key, rule, first[1] is not None or second[1] is not None)
         return level.alone_general(op, args, stack)
-    replay, part, copies = rule
+    replay, part, copies, _ = rule  # (the last: the compiled fast path's plan of replay)
     try:
         y, ty = replay(first[0], first[2], second[0], second[2])
         if copies:  # (the rule returned an argument's tangent: see tracing.tangents)
@@ -276,9 +277,9 @@ def _compile(level, op, args: tuple, key: tuple, rule, owned: bool) -> None:
     elif rule == _SEEN_ONCE:
         compiled = _COMPILE(level, op, args)
         if compiled is not None:  # (replay, the output's shape and dtype)
-            replay, shape, dtype, copies = compiled
+            replay, shape, dtype, copies, plan = compiled
             part = piece((shape, dtype, shape, dtype))
-            compiled = None if part is None else (replay, part, copies)
+            compiled = None if part is None else (replay, part, copies, plan)
         _RULES[key] = _DECLINED if compiled is None else compiled
 
 

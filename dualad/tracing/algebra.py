@@ -50,13 +50,14 @@ _NEW_ARRAY = frozenset(("matmul", *_ELEMENTWISE))
 class _Helper:
     """A pseudo-op of the simplified program: what ``codegen`` reads of an ``OpDef``."""
 
-    __slots__ = ("impl", "kernel", "name", "view")
+    __slots__ = ("impl", "inline", "kernel", "name", "view")
 
     def __init__(self, name: str, impl, kernel=None) -> None:
         self.name = name
         self.impl = impl
         self.kernel = kernel
         self.view = False
+        self.inline = None
 
 
 def _flat(xp, v):

@@ -177,7 +177,8 @@ def compile_program(program: Program, xp, fallback=None) -> tuple:
                 first = instr.args[0]
                 if first[0] == "s" and program.meta[first[1]][1].kind in "fc":
                     direct = direct_function(op.impl, xp)
-            inline = op.inline is not None and not instr.params and _floating_slots(program, instr)
+            inline = getattr(op, "inline", None)  # (OpDef.inline; pseudo-ops have none)
+            inline = inline is not None and not instr.params and _floating_slots(program, instr)
             if inline:  # (``OpDef.inline``: the impl's expression, without its frame)
                 call = f"({op.inline.format(*args)})"
             elif op.kernel is not None and not instr.params:

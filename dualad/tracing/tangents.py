@@ -43,7 +43,7 @@ from .._dispatch import EMPTY
 from .._state import pop_level, push_level, resume, suspend
 from .._tensor import Tensor
 from ..fwd.compiled import install_rule_compiler
-from .codegen import compile_program
+from .codegen import compile_program, direct_function
 from .program import optimise
 from .tracer import TraceLevel, TraceTensor
 
@@ -112,7 +112,52 @@ def compile_rule(level, op, args: tuple):
     # an in-place op on the output must not write into the input's tangent (the general
     # path's ``_unshared`` copies it too)
     copies = where == "s" and slot < program.n_inputs
-    return replay, y.shape, y.dtype, copies
+    return replay, y.shape, y.dtype, copies, _plan(program)
+
+
+PLAN_SLOTS = 256  # (the compiled fast path's: the slots a plan may use)
+
+
+def _plan(program):
+    """The program as the compiled fast path's straight-line calls (``_fastpath.forward``
+    runs them without the replay's Python frame), or None where it has an instruction that
+    the code generator writes otherwise than as one call of a kernel or a ufunc (``inline``
+    ops, impls with their frame, parameters): ``(slots, steps, y, ty)``, each step
+    ``(function, out slot, to array, argument references)``, a reference a slot number or a
+    1-tuple holding a constant. The calls are the generated replay's, in its order (it may
+    write into dead temporaries with ``out=``: the same values)."""
+    steps = []
+    used = program.n_inputs
+    for instr in program.instrs:
+        op = instr.op
+        scalars, multi = instr.extra
+        if instr.params or multi or len(instr.outs) != 1 or len(instr.args) > 4:
+            return None
+        if getattr(op, "inline", None) is not None and all(
+            r[0] == "s" and program.meta[r[1]][1].kind in "fc" for r in instr.args
+        ):
+            return None  # (written inline: the replay's frame is the cheaper one)
+        function = op.kernel
+        if function is None:
+            first = instr.args[0] if len(instr.args) == 1 else None
+            if first is not None and first[0] == "s" and program.meta[first[1]][1].kind in "fc":
+                function = direct_function(op.impl, np)
+            if function is None:
+                return None
+        refs = tuple(_reference(program, r) for r in instr.args)
+        steps.append((function, instr.outs[0], bool(scalars[0]), refs))
+        used = max(used, instr.outs[0] + 1, *(r + 1 for r in refs if type(r) is int))
+    y, ty = (_reference(program, r) for r in program.outputs)
+    if used > PLAN_SLOTS or type(y) is not int or type(ty) is not int:
+        return None
+    return used, tuple(steps), y, ty
+
+
+def _reference(program, r):
+    """A plan's reference to ``r``: its slot, or its constant in a 1-tuple."""
+    if r[0] == "s":
+        return r[1]
+    return (program.consts[r[1]] if r[0] == "c" else r[1],)
 
 
 install_rule_compiler(compile_rule)
