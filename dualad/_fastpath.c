@@ -1196,7 +1196,7 @@ plain_tensor(PyObject *data)
 static PyObject *
 run_plan(PyObject *plan, PyObject **inputs)
 {
-    PyObject *slots[PLAN_SLOTS] = {NULL};
+    PyObject *slots[PLAN_SLOTS]; /* (the first ``used`` are set: no memset of them all) */
     PyObject *result = NULL;
     Py_ssize_t used = PyLong_AsSsize_t(PyTuple_GET_ITEM(plan, 0));
     if (used < 4 || used > PLAN_SLOTS) {
@@ -1206,6 +1206,8 @@ run_plan(PyObject *plan, PyObject **inputs)
     }
     for (int i = 0; i < 4; i++)
         slots[i] = Py_NewRef(inputs[i]);
+    for (Py_ssize_t i = 4; i < used; i++)
+        slots[i] = NULL;
     PyObject *steps = PyTuple_GET_ITEM(plan, 1);
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); k++) {
         PyObject *step = PyTuple_GET_ITEM(steps, k);

@@ -114,10 +114,12 @@ class OpDef:
         self.nondiff_outputs = nondiff_outputs
         self.sparsity = sparsity
         self.view = view  # False, True (always a view of argument 0) or "maybe"
-        # the impl on floating arrays as a Python expression of its arguments ``{0}``, ``{1}``
-        # (and the array module ``xp``) computing the same values with the same operations,
-        # for ``dualad.jit``'s code generator to write inline (no Python frame per call); None
-        # for most ops (set after registration, e.g. ``sin_backward``'s)
+        # the impl on floating arrays as steps computing the same values with the same
+        # operations, for ``dualad.jit``'s code generator to write inline (no Python frame per
+        # call): ``((name, args), ...)``, each step the array module's function ``name`` on
+        # ``args`` (an int: the op's argument; ``("r", k)``: step k's result, used once;
+        # ``("c", value)``: a Python number), the last step's result the op's. None for most
+        # ops (set after registration, e.g. ``sin_backward``'s)
         self.inline = None
         self.fast = None  # the public caller with a fast path, for ops without parameters
         # the graph node class (``AddBackward0``): the tape makes it when it first records

@@ -64,23 +64,26 @@ def _jvp(
         raise RuntimeError(
             "dualad.func.jvp: Expected primals and tangents to have the same python structure"
         )
+    pairs = []
+    for p, t in zip(primal_leaves, tangent_leaves):
+        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+            raise TypeError("dualad.func.jvp: primals and tangents must be Tensors")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(
+                f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
+                f"shape {tuple(t.shape)}"
+            )
+        if t.dtype != p.dtype and t.dtype.kind == p.dtype.kind:
+            t = t.to(dtype=p.dtype)  # (another float width: the primal's, as torch does)
+        # the dual's primal is a copy: an in-place op of ``func`` on an argument must not write
+        # into the caller's tensor (nothing a user passes in is mutated; ``vjp`` and ``jacrev``
+        # leave it alone too), nor into another slot given the same tensor. (Copied before the
+        # level is entered: the copy has no tangent at it, so it is the same copy, made on the
+        # fast path.)
+        pairs.append((clone(p), t))
     with fwd.dual_level() as level:
         GRAD.duals[-1].title = f"dualad.func.{name}"  # (the level just entered)
-        duals = []
-        for p, t in zip(primal_leaves, tangent_leaves):
-            if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-                raise TypeError("dualad.func.jvp: primals and tangents must be Tensors")
-            if tuple(p.shape) != tuple(t.shape):
-                raise RuntimeError(
-                    f"dualad.func.jvp: a primal has shape {tuple(p.shape)} but its tangent has "
-                    f"shape {tuple(t.shape)}"
-                )
-            if t.dtype != p.dtype and t.dtype.kind == p.dtype.kind:
-                t = t.to(dtype=p.dtype)  # (another float width: the primal's, as torch does)
-            # the dual's primal is a copy: an in-place op of ``func`` on an argument must not
-            # write into the caller's tensor (nothing a user passes in is mutated; ``vjp`` and
-            # ``jacrev`` leave it alone too), nor into another slot given the same tensor
-            duals.append(fwd._make_dual(clone(p), t, level, copy_tangent=copy_tangents))
+        duals = [fwd._make_dual(p, t, level, copy_tangent=copy_tangents) for p, t in pairs]
         result = func(*rebuild(duals))
         aux = None
         if has_aux:

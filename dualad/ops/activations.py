@@ -25,7 +25,12 @@ sigmoid_backward = binary(
     uses="ab",
     doc="``t * y * (1 - y)``: the logistic function's derivative at its output ``y`` times ``t``.",
 )
-sigmoid_backward.op.inline = "{0} * ({1} * (1 - {1}))"  # (dualad.jit's code generator's)
+# (its impl on floating arrays as steps, for dualad.jit's code generator: OpDef.inline)
+sigmoid_backward.op.inline = (
+    ("subtract", (("c", 1), 1)),
+    ("multiply", (1, ("r", 0))),
+    ("multiply", (0, ("r", 1))),
+)
 
 
 # ---------------------------------------------------------------------------------------------

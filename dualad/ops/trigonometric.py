@@ -70,10 +70,15 @@ tanh_backward = binary(
     doc="``t * (1 - y**2)``: tanh's derivative at its output ``y`` times ``t``.",
 )
 
-# their impls on floating arrays, written inline by dualad.jit's code generator (OpDef.inline)
-sin_backward.op.inline = "{0} * xp.cos({1})"
-cos_backward.op.inline = "-({0} * xp.sin({1}))"
-tanh_backward.op.inline = "{0} * (1 - {1} * {1})"
+# their impls on floating arrays as steps, written inline by dualad.jit's code generator
+# (OpDef.inline: the same operations in the same order, so the same values)
+sin_backward.op.inline = (("cos", (1,)), ("multiply", (0, ("r", 0))))
+cos_backward.op.inline = (("sin", (1,)), ("multiply", (0, ("r", 0))), ("negative", (("r", 1),)))
+tanh_backward.op.inline = (
+    ("multiply", (1, 1)),
+    ("subtract", (("c", 1), ("r", 0))),
+    ("multiply", (0, ("r", 1))),
+)
 
 # ---------------------------------------------------------------------------------------------
 # trigonometric and hyperbolic

@@ -118,6 +118,25 @@ def direct_function(impl, xp):
     return found
 
 
+def inline_expression(steps: tuple, args: list) -> str:
+    """The source of ``OpDef.inline`` steps on the argument sources ``args``: nested calls of
+    the array module's functions (each step's result is used once)."""
+
+    def source(k: int) -> str:
+        name, refs = steps[k]
+        parts = []
+        for r in refs:
+            if type(r) is int:
+                parts.append(args[r])
+            elif r[0] == "r":
+                parts.append(source(r[1]))
+            else:
+                parts.append(repr(r[1]))
+        return f"xp.{name}({', '.join(parts)})"
+
+    return source(len(steps) - 1)
+
+
 def _floating_slots(program, instr) -> bool:
     """Whether every argument of ``instr`` is a floating (or complex) array of the program."""
     return all(r[0] == "s" and program.meta[r[1]][1].kind in "fc" for r in instr.args)
@@ -179,8 +198,8 @@ def compile_program(program: Program, xp, fallback=None) -> tuple:
                     direct = direct_function(op.impl, xp)
             inline = getattr(op, "inline", None)  # (OpDef.inline; pseudo-ops have none)
             inline = inline is not None and not instr.params and _floating_slots(program, instr)
-            if inline:  # (``OpDef.inline``: the impl's expression, without its frame)
-                call = f"({op.inline.format(*args)})"
+            if inline:  # (``OpDef.inline``: the impl's steps, without its frame)
+                call = inline_expression(op.inline, args)
             elif op.kernel is not None and not instr.params:
                 namespace[f"k{n}"] = op.kernel
                 call = f"k{n}({', '.join(args)})"

@@ -121,22 +121,39 @@ PLAN_SLOTS = 256  # (the compiled fast path's: the slots a plan may use)
 def _plan(program):
     """The program as the compiled fast path's straight-line calls (``_fastpath.forward``
     runs them without the replay's Python frame), or None where it has an instruction that
-    the code generator writes otherwise than as one call of a kernel or a ufunc (``inline``
-    ops, impls with their frame, parameters): ``(slots, steps, y, ty)``, each step
+    the code generator writes otherwise than as calls of a kernel, a ufunc or an op's
+    ``inline`` steps (impls with their frame, parameters): ``(slots, steps, y, ty)``, each step
     ``(function, out slot, to array, argument references)``, a reference a slot number or a
     1-tuple holding a constant. The calls are the generated replay's, in its order (it may
     write into dead temporaries with ``out=``: the same values)."""
     steps = []
     used = program.n_inputs
+    for instr in program.instrs:  # (slots past the program's hold inline steps' results)
+        read = [r[1] + 1 for r in instr.args if r[0] == "s"]
+        used = max(used, *(s + 1 for s in instr.outs), *read)
     for instr in program.instrs:
         op = instr.op
         scalars, multi = instr.extra
         if instr.params or multi or len(instr.outs) != 1 or len(instr.args) > 4:
             return None
-        if getattr(op, "inline", None) is not None and all(
+        inline = getattr(op, "inline", None)
+        if inline is not None and all(
             r[0] == "s" and program.meta[r[1]][1].kind in "fc" for r in instr.args
         ):
-            return None  # (written inline: the replay's frame is the cheaper one)
+            # (the code generator writes it inline: its steps, into temporary slots)
+            refs = [_reference(program, r) for r in instr.args]
+            results = []
+            for k, (name, step_refs) in enumerate(inline):
+                out = instr.outs[0] if k == len(inline) - 1 else used
+                used = max(used, out + 1)
+                step_args = tuple(
+                    refs[r] if type(r) is int else results[r[1]] if r[0] == "r" else (r[1],)
+                    for r in step_refs
+                )
+                last = k == len(inline) - 1
+                steps.append((getattr(np, name), out, last and bool(scalars[0]), step_args))
+                results.append(out)
+            continue
         function = op.kernel
         if function is None:
             first = instr.args[0] if len(instr.args) == 1 else None
@@ -146,7 +163,6 @@ def _plan(program):
                 return None
         refs = tuple(_reference(program, r) for r in instr.args)
         steps.append((function, instr.outs[0], bool(scalars[0]), refs))
-        used = max(used, instr.outs[0] + 1, *(r + 1 for r in refs if type(r) is int))
     y, ty = (_reference(program, r) for r in program.outputs)
     if used > PLAN_SLOTS or type(y) is not int or type(ty) is not int:
         return None
