@@ -4,6 +4,9 @@ with readable failure messages, and running an entry on its sample's leaves."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -145,3 +148,16 @@ def forward_tangents(info: OpInfo, sample: SampleInput, rng: np.random.Generator
         outputs = flatten_outputs(info.fn(*args, **kwargs))
         actual = [fwd.unpack_dual(o).tangent for o in outputs]
     return actual, expected, outputs
+
+
+def run_pytest(arguments: list, env: dict) -> subprocess.CompletedProcess:
+    """A child pytest run from the repository's root with ``env`` (captured, 20 minutes at
+    most): for tests of a mode that must be set before dualad is imported."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *arguments],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )

@@ -10,10 +10,9 @@ same command with real CuPy runs it on a GPU (docs/gpu.md).
 
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from _helpers import run_pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -22,14 +21,6 @@ def test_composition_fuzz_with_cuda_semantics():
     if os.environ.get("DUALAD_TEST_DEVICE"):
         pytest.skip("this run is on a test device already: the fuzz test runs in it directly")
     env = {**os.environ, "DUALAD_TEST_DEVICE": "cuda", "DUALAD_FAKE_CUPY": "1"}
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts="]
-    run = subprocess.run(
-        [*command, str(ROOT / "tests" / "test_composition_fuzz.py")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    run = run_pytest(["-o", "addopts=", str(ROOT / "tests" / "test_composition_fuzz.py")], env)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert "dualad test device: cuda (fake CuPy)" in run.stdout

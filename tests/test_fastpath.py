@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _helpers import run_pytest
 
 import dualad
 from dualad import _dispatch
@@ -312,14 +313,7 @@ def test_pure_python_run():
     probe = "import dualad._dispatch as d; assert d._fastpath is None"
     assert subprocess.run([sys.executable, "-c", probe], env=env, timeout=300).returncode == 0
     tests = ["tests/rev/test_graph_match.py", "tests/test_composition_fuzz.py", "-k", "not thread"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *tests],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    done = run_pytest(["-q", "-x", *tests], env)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
 
 
