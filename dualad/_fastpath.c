@@ -1051,27 +1051,30 @@ release_graph(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
  * (nothing run) for everything else, where ``process_alone`` runs its Python code. */
 static int forward_ready = 0;
 static PyObject *RULES = NULL, *DTYPE_BOX = NULL;
-static PyTypeObject *DualLevelType = NULL;
+static PyTypeObject *DualLevelType = NULL, *ViewInfoType = NULL;
+static Py_ssize_t V_version, V_base;
 static Py_ssize_t L_fw_on, L_holders, L_prune_at;
 static PyObject *str_prune = NULL, *str_version = NULL, *str_base = NULL, *str_copy = NULL;
 
 static PyObject *
 install_forward(PyObject *mod, PyObject *args)
 {
-    PyObject *rules, *dtype_box, *level_type;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &rules, &PyList_Type, &dtype_box,
-                          &PyType_Type, &level_type))
+    PyObject *rules, *dtype_box, *level_type, *view_type;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyDict_Type, &rules, &PyList_Type, &dtype_box,
+                          &PyType_Type, &level_type, &PyType_Type, &view_type))
         return NULL;
     if (TensorType == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_fastpath: install_core first");
         return NULL;
     }
-    if (offset_of(level_type, "fw_on", &L_fw_on) || offset_of(level_type, "holders", &L_holders) ||
+    if (offset_of(view_type, "version", &V_version) || offset_of(view_type, "base", &V_base) ||
+        offset_of(level_type, "fw_on", &L_fw_on) || offset_of(level_type, "holders", &L_holders) ||
         offset_of(level_type, "prune_at", &L_prune_at))
         return NULL;
     keep(&RULES, rules);
     keep(&DTYPE_BOX, dtype_box);
     keep((PyObject **)&DualLevelType, level_type);
+    keep((PyObject **)&ViewInfoType, view_type);
     if ((str_prune = PyUnicode_InternFromString("_prune")) == NULL ||
         (str_version = PyUnicode_InternFromString("version")) == NULL ||
         (str_base = PyUnicode_InternFromString("base")) == NULL ||
@@ -1085,24 +1088,15 @@ install_forward(PyObject *mod, PyObject *args)
 static int
 view_fresh(PyObject *view)
 {
-    PyObject *version = PyObject_GetAttr(view, str_version);
-    if (version == NULL) {
-        PyErr_Clear();
+    if (Py_TYPE(view) != ViewInfoType)
         return -1;
-    }
-    PyObject *base = PyObject_GetAttr(view, str_base);
-    if (base == NULL || Py_TYPE(base) != TensorType || SLOT(base, T_vc) == NULL ||
-        SLOT(base, T_vc) == Py_None) {
-        PyErr_Clear();
-        Py_DECREF(version);
-        Py_XDECREF(base);
+    PyObject *version = SLOT(view, V_version), *base = SLOT(view, V_base);
+    if (version == NULL || base == NULL || Py_TYPE(base) != TensorType ||
+        SLOT(base, T_vc) == NULL || SLOT(base, T_vc) == Py_None)
         return -1;
-    }
     PyObject *now = PySequence_GetItem(SLOT(base, T_vc), 0);
-    Py_DECREF(base);
     int same = now == NULL ? -1 : equal(now, version);
     Py_XDECREF(now);
-    Py_DECREF(version);
     if (same < 0)
         PyErr_Clear();
     return same;
@@ -1438,10 +1432,30 @@ typedef struct {
 static PyObject *str_levels = NULL, *str_process_alone = NULL;
 
 /* the one level alone on this thread takes it (``process_alone``), or MISS */
+/* This thread's level stack (``GRAD.levels``, a new reference). A thread's stack is one list
+ * for the thread's life (made once by its GRAD state, changed in place only), so the last
+ * thread's is kept, keyed by its thread-state id (unique in the process, never reused). */
+static unsigned long long levels_thread = 0;
+static PyObject *levels_cached = NULL;
+
+static PyObject *
+thread_levels(void)
+{
+    unsigned long long id = PyThreadState_GetID(PyThreadState_Get());
+    if (levels_cached != NULL && id == levels_thread)
+        return Py_NewRef(levels_cached);
+    PyObject *levels = PyObject_GetAttr(GRAD, str_levels);
+    if (levels == NULL)
+        return NULL;
+    levels_thread = id;
+    Py_XSETREF(levels_cached, Py_NewRef(levels));
+    return levels;
+}
+
 static PyObject *
 to_level(PyObject *op, PyObject *const *args, Py_ssize_t n)
 {
-    PyObject *levels = PyObject_GetAttr(GRAD, str_levels);
+    PyObject *levels = thread_levels();
     if (levels == NULL)
         return NULL;
     PyObject *result = MISS;

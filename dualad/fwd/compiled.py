@@ -43,6 +43,7 @@ import numpy as np
 
 from .._dispatch import MISS, _fastpath
 from .._dtypes import _default as DEFAULT_DTYPE
+from .._meta import ViewInfo
 from .._tensor import Tensor, _new
 
 # Compiled forward rules: a call's signature -> ``(replay, piece, copies, plan)`` (``replay(a,
@@ -262,7 +263,7 @@ def install_compiled(level_type: type) -> None:
     """Give the compiled fast path this module's rule table and the dual level's slots
     (``fwd.levels`` calls it once ``DualLevel`` exists)."""
     if _fastpath is not None:
-        _fastpath.install_forward(_RULES, DEFAULT_DTYPE, level_type)
+        _fastpath.install_forward(_RULES, DEFAULT_DTYPE, level_type, ViewInfo)
 
 
 def _compile(level, op, args: tuple, key: tuple, rule, owned: bool) -> None:
