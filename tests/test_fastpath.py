@@ -458,3 +458,29 @@ def test_operator_methods_are_compiled_and_behave_as_the_functions():
         for _ in range(3):
             y = d * d + d
         assert dualad.fwd.unpack_dual(y).tangent.tolist() == [6.0]
+
+
+def test_operator_methods_find_each_threads_own_levels():
+    """The compiled methods keep the last thread's level stack (by thread-state id): two
+    threads with their own dual levels, interleaved, each see their own tangents."""
+    import threading
+
+    barrier = threading.Barrier(2)
+    results = {}
+
+    def work(name, scale):
+        with dualad.fwd.dual_level():
+            d = dualad.fwd.make_dual(dualad.tensor([1.0, 2.0]), dualad.tensor([scale, scale]))
+            for _ in range(50):
+                barrier.wait()
+                y = d * d + d * 0.5
+            results[name] = dualad.fwd.unpack_dual(y).tangent.tolist()
+
+    threads = [threading.Thread(target=work, args=(n, s)) for n, s in (("a", 1.0), ("b", 3.0))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {"a": [2.5, 4.5], "b": [7.5, 13.5]}
+    x = dualad.tensor([1.0, 2.0])  # and this thread has no level: no tangent
+    assert dualad.fwd.unpack_dual(x * x).tangent is None
