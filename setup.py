@@ -7,10 +7,15 @@ the same results.
 
 import sys
 import sysconfig
+from pathlib import Path
 
 from setuptools import Extension, setup
 
 # CPython with its GIL only (the module reads and writes object slots at their offsets)
 COMPILED = sys.implementation.name == "cpython" and not sysconfig.get_config_var("Py_GIL_DISABLED")
-extensions = [Extension("dualad._fastpath", ["dualad/_fastpath.c"], optional=True)]
+# (_fastpath.c includes its parts, one subject each: a change to one rebuilds the module)
+PARTS = sorted(str(p) for p in Path("dualad").glob("_fastpath_*.c"))
+extensions = [
+    Extension("dualad._fastpath", ["dualad/_fastpath.c"], depends=PARTS, optional=True),
+]
 setup(ext_modules=extensions if COMPILED else [])
