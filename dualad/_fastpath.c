@@ -170,6 +170,29 @@ install_tape(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A fresh Tensor holding ``data`` (a reference it steals): ``_tensor.wrap``'s slots (no grad,
+ * no node, no tangent); NULL on error (``data`` released). The recorder then sets ``_rg`` and
+ * ``_node`` of a result it records. */
+static PyObject *
+new_tensor(PyObject *data)
+{
+    PyObject *t = TensorType->tp_alloc(TensorType, 0);
+    if (t == NULL) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    SLOT(t, T_data) = data;
+    SLOT(t, T_rg) = Py_NewRef(Py_False);
+    SLOT(t, T_out_nr) = Py_NewRef(ZERO);
+    SLOT(t, T_node) = Py_NewRef(Py_None);
+    SLOT(t, T_meta) = Py_NewRef(Py_None);
+    SLOT(t, T_vc) = Py_NewRef(Py_None);
+    SLOT(t, T_view) = Py_NewRef(Py_None);
+    SLOT(t, T_fw) = Py_NewRef(Py_None);
+    SLOT(t, T_fwsig) = Py_NewRef(Py_None);
+    return t;
+}
+
 /* the parts, by subject (one translation unit: they share the state above) */
 #include "_fastpath_eager.c"
 #include "_fastpath_match.c"

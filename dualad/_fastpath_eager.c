@@ -356,18 +356,9 @@ static PyObject *
 finish(PyObject *state, PyObject *out, PyObject *a, PyObject *b, int nargs, int ta, int tb,
        int rg)
 {
-    PyObject *r = TensorType->tp_alloc(TensorType, 0);
-    if (r == NULL) {
-        Py_DECREF(out);
+    PyObject *r = new_tensor(out);
+    if (r == NULL)
         return NULL;
-    }
-    SLOT(r, T_data) = out;
-    SLOT(r, T_out_nr) = Py_NewRef(ZERO);
-    SLOT(r, T_meta) = Py_NewRef(Py_None);
-    SLOT(r, T_fw) = Py_NewRef(Py_None);
-    SLOT(r, T_fwsig) = Py_NewRef(Py_None);
-    SLOT(r, T_vc) = Py_NewRef(Py_None);
-    SLOT(r, T_view) = Py_NewRef(Py_None);
     int records = 0;
     if (rg && PyTuple_GET_ITEM(state, 3) == Py_True) {
         PyObject *enabled = PyObject_GetAttr(GRAD, str_enabled);
@@ -382,15 +373,9 @@ finish(PyObject *state, PyObject *out, PyObject *a, PyObject *b, int nargs, int 
             return NULL;
         }
     }
-    if (records) {
-        if (record(PyTuple_GET_ITEM(state, 0), a, b, nargs, ta, tb, r) < 0) {
-            Py_DECREF(r);
-            return NULL;
-        }
-    }
-    else {
-        SLOT(r, T_rg) = Py_NewRef(Py_False);
-        SLOT(r, T_node) = Py_NewRef(Py_None);
+    if (records && record(PyTuple_GET_ITEM(state, 0), a, b, nargs, ta, tb, r) < 0) {
+        Py_DECREF(r);
+        return NULL;
     }
     return r;
 }

@@ -17,7 +17,7 @@ static PyObject *RULES = NULL, *DTYPE_BOX = NULL;
 static PyTypeObject *DualLevelType = NULL, *ViewInfoType = NULL;
 static Py_ssize_t V_version, V_base;
 static Py_ssize_t L_fw_on, L_holders, L_prune_at;
-static PyObject *str_prune = NULL, *str_version = NULL, *str_base = NULL, *str_copy = NULL;
+static PyObject *str_prune = NULL, *str_copy = NULL;
 
 static PyObject *
 install_forward(PyObject *mod, PyObject *args)
@@ -39,8 +39,6 @@ install_forward(PyObject *mod, PyObject *args)
     keep((PyObject **)&DualLevelType, level_type);
     keep((PyObject **)&ViewInfoType, view_type);
     if ((str_prune = PyUnicode_InternFromString("_prune")) == NULL ||
-        (str_version = PyUnicode_InternFromString("version")) == NULL ||
-        (str_base = PyUnicode_InternFromString("base")) == NULL ||
         (str_copy = PyUnicode_InternFromString("copy")) == NULL)
         return NULL;
     forward_ready = 1;
@@ -126,23 +124,6 @@ part_of(PyObject *level, PyObject *a, PyObject **made)
     return NULL;
 }
 
-static PyObject *
-plain_tensor(PyObject *data)
-{
-    PyObject *t = TensorType->tp_alloc(TensorType, 0);
-    if (t == NULL)
-        return NULL;
-    SLOT(t, T_data) = Py_NewRef(data);
-    SLOT(t, T_rg) = Py_NewRef(Py_False);
-    SLOT(t, T_out_nr) = Py_NewRef(ZERO);
-    SLOT(t, T_node) = Py_NewRef(Py_None);
-    SLOT(t, T_meta) = Py_NewRef(Py_None);
-    SLOT(t, T_vc) = Py_NewRef(Py_None);
-    SLOT(t, T_view) = Py_NewRef(Py_None);
-    SLOT(t, T_fw) = Py_NewRef(Py_None);
-    SLOT(t, T_fwsig) = Py_NewRef(Py_None);
-    return t;
-}
 
 /* A forward rule's plan (``tracing.tangents._plan``): (slots, steps, y, ty), each step
  * (function, out slot, to array, references), a reference a slot number or a 1-tuple holding
@@ -283,7 +264,7 @@ forward(PyObject *level, PyObject *op, PyObject *call)
             goto error;
         }
     }
-    PyObject *out = plain_tensor(y), *tangent = plain_tensor(ty);
+    PyObject *out = new_tensor(Py_NewRef(y)), *tangent = new_tensor(Py_NewRef(ty));
     PyObject *fw = PyDict_New();
     PyObject *sig = tangent == NULL ? NULL : PyTuple_Pack(4, y, tangent, ty, PyTuple_GET_ITEM(rule, 1));
     Py_DECREF(rule);

@@ -41,7 +41,7 @@ from types import MethodType
 
 import numpy as np
 
-from .._dispatch import MISS, _fastpath
+from .._dispatch import _fastpath
 from .._dtypes import _default as DEFAULT_DTYPE
 from .._meta import ViewInfo
 from .._tensor import Tensor, _new
@@ -184,16 +184,8 @@ def process_alone(level, op, args: tuple, stack):
     history or tangents of their own, NumPy arrays and Python float/int scalars, with at least
     one tangent at this level and not one tensor in both slots (``x * x``: a rule may tell them
     apart); the compiler (``tracing.tangents``) declines the rest. A rule takes four arrays,
-    each argument's and its tangent's (None where there is none)."""
-    if _forward is not None:  # the steps below, compiled, for a call they would replay
-        out = _forward(level, op, args)
-        if out is not MISS:
-            return out
-    return _process_alone(level, op, args, stack)
-
-
-def _process_alone(level, op, args: tuple, stack):
-    """``process_alone`` in Python (what the compiled fast path does not take)."""
+    each argument's and its tangent's (None where there is none). Where the compiled fast
+    path exists, the level enters it first (``entry``) and calls this for what it declines."""
     if not level.fw_on:
         return level.alone_general(op, args, stack)
     n = len(args)
@@ -245,18 +237,14 @@ def _process_alone(level, op, args: tuple, stack):
     return out
 
 
-# The compiled fast path's version of ``process_alone``'s rule branch (``_fastpath.c``):
-# it takes a call whose arguments' cached parts all hold (no view) and whose rule is compiled,
-# and returns MISS, having run nothing, for every other call. None without the extension.
-_forward = None if _fastpath is None else _fastpath.forward_alone
-
-
 def entry(level):
     """``level.process_alone``: ``process_alone`` bound to the level, entered in C where the
     compiled fast path exists (``_fastpath.forward_entry``: a replayed call runs no Python)."""
     if _fastpath is None:
         return MethodType(process_alone, level)
-    return partial(_fastpath.forward_entry, level, _process_alone)
+    # (the rule branch of process_alone, in C, for a call whose cached parts all hold and whose
+    # rule is compiled; process_alone itself for every other call)
+    return partial(_fastpath.forward_entry, level, process_alone)
 
 
 def install_compiled(level_type: type) -> None:
